@@ -1,0 +1,99 @@
+# Anvil. `make` builds the four programs into build/; `make check` installs what is missing,
+# builds, and runs every test; `make demo` runs the example and the escapes end to end.
+# Dependencies come from Debian's archive only (see `make deps`).
+
+BUILD    ?= build
+CC       ?= cc
+PKG_CONFIG ?= pkg-config
+
+# Debian's interpreter, with the data stack: never a python3-config found earlier on PATH.
+PY_CFLAGS := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --cflags python3-embed 2>/dev/null)
+PY_LIBS   := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --libs python3-embed 2>/dev/null)
+
+WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
+            -Werror=implicit-function-declaration -Werror=format-security \
+            -Werror=incompatible-pointer-types -Werror=return-type -Werror=int-conversion
+HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection \
+            -fcf-protection -fPIE
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
+LDFLAGS  += -pie -Wl,-z,relro,-z,now -Wl,--as-needed
+
+LIB_SRCS := $(wildcard lib/*.c) $(wildcard proto/*.c) $(wildcard policy/*.c) $(wildcard jail/*.c)
+LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
+
+SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
+BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
+CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
+PY_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard jail/runner/*.c))
+
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
+E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
+
+PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py
+
+LIB_A := $(BUILD)/libanvil.a
+
+.PHONY: all check demo deps fuzz format bench clean tests
+all: $(PROGRAMS)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) -c $< -o $@
+
+# The runner's objects see Python's headers; nothing else does.
+$(BUILD)/obj/jail/runner/%.o: jail/runner/%.c
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) $(PY_CFLAGS) -c $< -o $@
+
+$(LIB_A): $(LIB_OBJS)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd
+
+$(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson
+
+$(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson
+
+$(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc
+
+$(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap
+
+$(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lmsgpackc
+
+tests: $(UNIT_BINS) $(E2E_TOOLS)
+
+deps:
+	@scripts/deps.sh
+
+check: deps
+	$(MAKE) all tests
+	@tests/run.sh $(BUILD)
+
+demo: deps
+	$(MAKE) all
+	@scripts/demo.sh $(BUILD)
+
+bench: deps
+	$(MAKE) all
+	@bench/cold_print.sh $(BUILD)
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,112 @@
+/* Building the jail, one file per kernel mechanism (CONVENTIONS §5). Each has the same verbs:
+ * _prepare before clone, _parent in the supervisor after clone, _child inside the new
+ * namespaces. contain.c lists the child's steps in order, on one screen.
+ *
+ * Nothing here logs or exits the supervisor: errors come back as anvil_err. In the child,
+ * errors go to the supervisor as a jail_msg record on the sync socket. */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lib/err.h"
+
+/* The jail's view: where things are mounted. Paths the tool sees (DESIGN §4). */
+#define JAIL_WORKDIR "/work"
+#define JAIL_INPUTS "/work/inputs"
+#define JAIL_ARTIFACTS "/work/artifacts"
+#define JAIL_TMP "/tmp"
+#define JAIL_RUNNER "/anvil/anvil-py"
+#define JAIL_MPLCONFIGDIR "/tmp/matplotlib"
+#define JAIL_UID 1000 /* the tool's uid and gid inside; mapped to one host uid per run */
+#define JAIL_HOSTNAME "anvil"
+
+/* fds as the runner receives them. */
+#define JAIL_FD_SPEC 0
+#define JAIL_FD_EVENTS 3
+#define JAIL_FD_SYNC 4 /* pid 1 only */
+#define JAIL_FD_INITEXE 5 /* pid 1's exec, only until then */
+
+/* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
+enum jail_msg_kind {
+        JAIL_MSG_GO = 1,      /* supervisor -> child: maps and cgroup are in place;
+                                 supervisor -> pid 1: the jail is verified, start the runner */
+        JAIL_MSG_ERROR = 2,   /* child or pid 1 -> supervisor: building the jail failed */
+        JAIL_MSG_READY = 3,   /* pid 1 -> supervisor: built; verify me before any tool code runs */
+        JAIL_MSG_EXEC_OK = 4, /* pid 1 -> supervisor: the runner exec'd */
+        JAIL_MSG_EXIT = 5,    /* pid 1 -> supervisor: the runner's wait status and rusage */
+};
+
+struct jail_msg {
+        uint32_t kind;
+        int32_t err_no;
+        int32_t status;
+        int32_t pid;
+        uint64_t utime_us;
+        uint64_t stime_us;
+        uint64_t maxrss_kb;
+        char msg[200];
+};
+
+struct jail_rlimits {
+        uint64_t cpu_s;    /* soft; the hard limit is one second more */
+        uint64_t as_bytes; /* 0: not set (a memory cgroup is in force instead) */
+        uint64_t fsize_bytes;
+        uint64_t nproc;
+        uint64_t nofile;
+};
+
+struct jail_config {
+        /* identity */
+        uid_t host_uid; /* what JAIL_UID maps to on the host */
+        gid_t host_gid;
+        /* filesystem: host paths */
+        const char *root_dir;      /* an empty directory to build the root on */
+        const char *inputs_dir;    /* bound read-only at JAIL_INPUTS */
+        const char *artifacts_dir; /* bound read-write at JAIL_ARTIFACTS */
+        const char *runner_path;   /* anvil-py, bound read-only at JAIL_RUNNER */
+        const char *font_cache_dir; /* its files bound read-only into JAIL_MPLCONFIGDIR; may be NULL */
+        uint64_t tmp_bytes;        /* size of the private /tmp */
+        struct jail_rlimits rlimits;
+        /* fds, the child's ends */
+        int stdin_fd, stdout_fd, stderr_fd, events_fd, sync_fd;
+        int init_exe_fd; /* the supervisor binary, re-executed as the jail's pid 1 */
+        char *const *env; /* the runner's whole environment */
+};
+
+/* A read-only bind of the host into the jail; the list is also what the blast radius shows. */
+struct jail_ro_bind {
+        const char *path;     /* same path on host and in the jail */
+        bool optional;        /* skipped if absent on the host */
+};
+extern const struct jail_ro_bind jail_ro_binds[];
+extern const unsigned jail_n_ro_binds;
+
+/* contain.c: clone into new namespaces and run the child's steps. Returns the child's pid
+ * and a pidfd for it. */
+int jail_contain_clone(const struct jail_config *cfg, pid_t *pid, int *pidfd, struct anvil_err *err);
+
+/* userns.c */
+int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_err *err);
+int jail_userns_child(struct anvil_err *err);
+
+/* mountns.c */
+int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err);
+
+/* utsns: hostname; cgroupns: after the supervisor moved us into the run's cgroup. */
+int jail_utsns_child(struct anvil_err *err);
+
+/* rlimit.c */
+int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
+
+/* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
+ * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
+int jail_caps_child(struct anvil_err *err);
+
+/* pid1.c: the jail's pid 1, a fresh exec of the supervisor binary named "anvil-init": it
+ * forks and execs the runner, reaps, and reports the runner's end on JAIL_FD_SYNC. */
+int jail_pid1_main(int argc, char **argv);
+
+/* Sends a record on the sync socket; used by the child and pid 1. */
+void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg);

@@ -1,0 +1,233 @@
+/* The mount namespace: a root of our own on tmpfs, holding only
+ *   /usr and a few named files of /etc, read-only (jail_ro_binds; no host secrets: no
+ *     passwd, shadow, ssh, ssl keys, hostname, resolv.conf),
+ *   a synthetic /etc (passwd, group, hosts, hostname, nsswitch.conf),
+ *   a fresh /proc for the jail's own pid namespace,
+ *   /dev with null, zero and urandom only,
+ *   a private tmpfs /tmp (thrown away with the jail), with matplotlib's font cache bound
+ *     read-only into it,
+ *   /work/inputs read-only and /work/artifacts writable, the run's own directories,
+ *   /anvil/anvil-py, the runner, read-only.
+ * then pivot_root into it, the old root detached, and the root itself made read-only.
+ *
+ * Read-only binds use mount_setattr(AT_RECURSIVE) (Linux 5.12) so that submounts of /usr are
+ * read-only too and mount flags the host locked (in a user namespace they cannot be
+ * cleared) are left alone rather than failing a remount. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "jail/jail.h"
+#include "lib/cleanup.h"
+#include "lib/fd.h"
+
+const struct jail_ro_bind jail_ro_binds[] = {
+        { "/usr", false },
+        { "/etc/alternatives", true }, /* numpy's BLAS is found through these symlinks */
+        { "/etc/ld.so.cache", true },
+        { "/etc/matplotlibrc", true }, /* Debian's matplotlib refuses to start without it */
+};
+const unsigned jail_n_ro_binds = ELEMENTSOF(jail_ro_binds);
+
+/* Debian 12 is /usr-merged: these are symlinks into /usr, recreated as such. */
+static const char *const usr_links[] = { "bin", "lib", "lib64", "sbin", "lib32", "libx32" };
+
+static const struct {
+        const char *name;
+        const char *text;
+} synthetic_etc[] = {
+        { "passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+                    "tool:x:1000:1000:Anvil tool:/work:/usr/sbin/nologin\n"
+                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
+        { "group", "root:x:0:\ntool:x:1000:\nnogroup:x:65534:\n" },
+        { "hostname", JAIL_HOSTNAME "\n" },
+        { "hosts", "127.0.0.1\tlocalhost " JAIL_HOSTNAME "\n::1\tlocalhost\n" },
+        { "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n" },
+};
+
+static int setattr(const char *path, unsigned flags, uint64_t set, struct anvil_err *err)
+{
+        struct mount_attr a = { .attr_set = set };
+        if (mount_setattr(AT_FDCWD, path, flags, &a, sizeof(a)) < 0)
+                return anvil_err_sys(err, errno, "Failed to set mount attributes on %s", path);
+        return 0;
+}
+
+static int make_target(const char *dst, bool is_dir, struct anvil_err *err)
+{
+        if (is_dir) {
+                if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+                        return anvil_err_sys(err, errno, "Failed to create %s", dst);
+                return 0;
+        }
+        _cleanup_close_ int fd = open(dst, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0444);
+        if (fd < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", dst);
+        return 0;
+}
+
+/* dst is relative to the new root (the cwd); src a host path. */
+static int bind(const char *src, const char *dst, bool writable, struct anvil_err *err)
+{
+        struct stat st;
+        if (stat(src, &st) < 0)
+                return anvil_err_sys(err, errno, "Failed to stat %s", src);
+        int r = make_target(dst, S_ISDIR(st.st_mode), err);
+        if (r < 0)
+                return r;
+        if (mount(src, dst, NULL, MS_BIND | MS_REC, NULL) < 0)
+                return anvil_err_sys(err, errno, "Failed to bind %s", src);
+        uint64_t attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        attrs |= writable ? MOUNT_ATTR_NOEXEC : MOUNT_ATTR_RDONLY;
+        return setattr(dst, AT_RECURSIVE, attrs, err);
+}
+
+static int tmpfs(const char *dst, const char *opts, unsigned long flags, struct anvil_err *err)
+{
+        if (mkdir(dst, 0755) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", dst);
+        if (mount("tmpfs", dst, "tmpfs", flags, opts) < 0)
+                return anvil_err_sys(err, errno, "Failed to mount a tmpfs on %s", dst);
+        return 0;
+}
+
+static int build_usr_and_etc(struct anvil_err *err)
+{
+        int r;
+        for (unsigned i = 0; i < ELEMENTSOF(usr_links); i++) {
+                char host[32], target[64];
+                snprintf(host, sizeof(host), "/%s", usr_links[i]);
+                ssize_t n = readlink(host, target, sizeof(target) - 1);
+                if (n < 0)
+                        continue; /* absent, or a real directory: not on a /usr-merged host */
+                target[n] = 0;
+                if (symlink(target, usr_links[i]) < 0)
+                        return anvil_err_sys(err, errno, "Failed to create /%s", usr_links[i]);
+        }
+        if (mkdir("etc", 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create /etc");
+        for (unsigned i = 0; i < ELEMENTSOF(synthetic_etc); i++) {
+                char p[64];
+                snprintf(p, sizeof(p), "etc/%s", synthetic_etc[i].name);
+                if ((r = fd_write_file_at(AT_FDCWD, p, synthetic_etc[i].text,
+                                          strlen(synthetic_etc[i].text), 0644, err)) < 0)
+                        return r;
+        }
+        for (unsigned i = 0; i < jail_n_ro_binds; i++) {
+                const char *src = jail_ro_binds[i].path;
+                if (jail_ro_binds[i].optional && access(src, F_OK) < 0)
+                        continue;
+                if ((r = bind(src, src + 1, false, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int build_dev(struct anvil_err *err)
+{
+        int r;
+        if ((r = tmpfs("dev", "mode=0755,size=64k", MS_NOSUID | MS_NOEXEC, err)) < 0)
+                return r;
+        static const char *const nodes[] = { "null", "zero", "urandom" };
+        for (unsigned i = 0; i < ELEMENTSOF(nodes); i++) {
+                char src[32], dst[32];
+                snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
+                snprintf(dst, sizeof(dst), "dev/%s", nodes[i]);
+                if ((r = make_target(dst, false, err)) < 0)
+                        return r;
+                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+                        return anvil_err_sys(err, errno, "Failed to bind %s", src);
+                if ((r = setattr(dst, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err)) < 0)
+                        return r;
+        }
+        static const char *const links[][2] = {
+                { "/proc/self/fd", "dev/fd" },
+                { "/proc/self/fd/0", "dev/stdin" },
+                { "/proc/self/fd/1", "dev/stdout" },
+                { "/proc/self/fd/2", "dev/stderr" },
+        };
+        for (unsigned i = 0; i < ELEMENTSOF(links); i++)
+                if (symlink(links[i][0], links[i][1]) < 0)
+                        return anvil_err_sys(err, errno, "Failed to create /%s", links[i][1]);
+        return setattr("dev", 0, MOUNT_ATTR_RDONLY, err);
+}
+
+static int build_tmp(const struct jail_config *cfg, struct anvil_err *err)
+{
+        char opts[64];
+        int r;
+        snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)cfg->tmp_bytes);
+        if ((r = tmpfs("tmp", opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
+                return r;
+        if (mkdir("tmp/matplotlib", 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", JAIL_MPLCONFIGDIR);
+        if (!cfg->font_cache_dir)
+                return 0;
+        /* matplotlib wants its config directory writable, and rebuilds its font cache (with a
+         * fork of fc-list) when the file is missing: the directory is the jail's own, the
+         * cache files in it are the supervisor's, read-only. */
+        _cleanup_closedir_ DIR *d = opendir(cfg->font_cache_dir);
+        if (!d)
+                return anvil_err_sys(err, errno, "Failed to open %s", cfg->font_cache_dir);
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_type != DT_REG)
+                        continue;
+                char src[4096], dst[512];
+                snprintf(src, sizeof(src), "%s/%s", cfg->font_cache_dir, de->d_name);
+                snprintf(dst, sizeof(dst), "tmp/matplotlib/%s", de->d_name);
+                if ((r = bind(src, dst, false, err)) < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int build_work(const struct jail_config *cfg, struct anvil_err *err)
+{
+        int r;
+        if (mkdir("work", 0755) < 0 || mkdir("anvil", 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create /work or /anvil");
+        if ((r = bind(cfg->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0 ||
+            (r = bind(cfg->artifacts_dir, JAIL_ARTIFACTS + 1, true, err)) < 0 ||
+            (r = bind(cfg->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
+                return r;
+        return 0;
+}
+
+int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
+{
+        int r;
+        umask(022);
+        /* Nothing done here may reach the host's mount table. */
+        if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+                return anvil_err_sys(err, errno, "Failed to make the mount tree private");
+        if (mount("tmpfs", cfg->root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+                return anvil_err_sys(err, errno, "Failed to mount the jail's root");
+        if (chdir(cfg->root_dir) < 0)
+                return anvil_err_sys(err, errno, "Failed to enter the jail's root");
+        if ((r = build_usr_and_etc(err)) < 0 || (r = build_dev(err)) < 0 ||
+            (r = build_tmp(cfg, err)) < 0 || (r = build_work(cfg, err)) < 0)
+                return r;
+        if (mkdir("proc", 0555) < 0)
+                return anvil_err_sys(err, errno, "Failed to create /proc");
+        if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                return anvil_err_sys(err, errno, "Failed to mount /proc");
+        /* pivot_root(".", "."): the old root ends up stacked on the new one, and is detached. */
+        if (syscall(SYS_pivot_root, ".", ".") < 0)
+                return anvil_err_sys(err, errno, "Failed to pivot_root");
+        if (umount2(".", MNT_DETACH) < 0)
+                return anvil_err_sys(err, errno, "Failed to detach the host's root");
+        if (chdir("/") < 0)
+                return anvil_err_sys(err, errno, "Failed to enter /");
+        if ((r = setattr("/", 0, MOUNT_ATTR_RDONLY, err)) < 0)
+                return r;
+        if (chdir(JAIL_WORKDIR) < 0)
+                return anvil_err_sys(err, errno, "Failed to enter %s", JAIL_WORKDIR);
+        return 0;
+}

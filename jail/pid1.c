@@ -1,0 +1,127 @@
+/* The jail's pid 1: a fresh exec of the supervisor binary as "anvil-init", so that nothing of
+ * the supervisor's memory (other runs, other clients) is left in any process of the jail.
+ *
+ *   P1 not dumpable (the tool runs as the same uid and must not ptrace or read us)
+ *   P2 report READY and wait for GO: the supervisor checks this process's namespaces,
+ *      capabilities, no_new_privs, rlimits and cgroup from outside before any tool code
+ *      exists; the runner inherits all of them and cannot gain any back
+ *   P3 fork the runner: new session (no terminal to push input into with TIOCSTI),
+ *      parent-death signal, exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
+ *   P4 report EXEC_OK, or ERROR, on the sync socket
+ *   P5 reap every process; when the runner ends, report its wait status and rusage, and
+ *      exit: the kernel then kills whatever else is left in the pid namespace.
+ *
+ * Signals sent from inside the namespace to pid 1 are ignored unless handled, and we handle
+ * none, so the tool cannot kill this process; the supervisor can. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "jail/jail.h"
+
+extern char **environ;
+
+static uint64_t tv_us(struct timeval tv)
+{
+        return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
+}
+
+int jail_pid1_main(int argc, char **argv)
+{
+        (void)argc;
+        (void)argv;
+        int sync_fd = JAIL_FD_SYNC;
+        char msg[160];
+
+        /* P1 */
+        if (prctl(PR_SET_DUMPABLE, 0) < 0) {
+                jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to clear the dumpable flag");
+                return 127;
+        }
+        /* P2 */
+        jail_sync_send(sync_fd, JAIL_MSG_READY, 0, NULL);
+        struct jail_msg go;
+        ssize_t n;
+        do
+                n = recv(sync_fd, &go, sizeof(go), 0);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
+                return 127; /* refused, or the supervisor is gone */
+        /* P3 */
+        int ep[2];
+        if (pipe2(ep, O_CLOEXEC) < 0) {
+                jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to create a pipe");
+                return 127;
+        }
+        pid_t runner = fork();
+        if (runner < 0) {
+                jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to fork the runner");
+                return 127;
+        }
+        if (runner == 0) {
+                (void)close(ep[0]);
+                (void)close(sync_fd);
+                if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+                        int e = errno;
+                        (void)!write(ep[1], &e, sizeof(e));
+                        _exit(127);
+                }
+                char *const rargv[] = { "anvil-py", NULL };
+                execve(JAIL_RUNNER, rargv, environ);
+                int e = errno;
+                (void)!write(ep[1], &e, sizeof(e));
+                _exit(127);
+        }
+        (void)close(ep[1]);
+        /* Our copies of the runner's fds go, so that the supervisor sees their end when the
+         * jail's processes end; /dev/null stands in for them. */
+        int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+        for (int fd = 0; fd <= JAIL_FD_EVENTS; fd++)
+                if (devnull >= 0)
+                        (void)dup2(devnull, fd);
+        /* P4 */
+        int child_errno = 0;
+        do
+                n = read(ep[0], &child_errno, sizeof(child_errno));
+        while (n < 0 && errno == EINTR);
+        (void)close(ep[0]);
+        if (n > 0) {
+                snprintf(msg, sizeof(msg), "pid 1: failed to execute %s: %s", JAIL_RUNNER, strerror(child_errno));
+                jail_sync_send(sync_fd, JAIL_MSG_ERROR, child_errno, msg);
+                return 127;
+        }
+        struct jail_msg ok = { .kind = JAIL_MSG_EXEC_OK, .pid = runner };
+        (void)send(sync_fd, &ok, sizeof(ok), MSG_NOSIGNAL);
+        /* P5 */
+        for (;;) {
+                int status;
+                struct rusage ru;
+                pid_t p = wait4(-1, &status, 0, &ru);
+                if (p < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: wait failed");
+                        return 127;
+                }
+                if (p != runner)
+                        continue;
+                struct jail_msg ex = {
+                        .kind = JAIL_MSG_EXIT,
+                        .status = status,
+                        .pid = runner,
+                        .utime_us = tv_us(ru.ru_utime),
+                        .stime_us = tv_us(ru.ru_stime),
+                        .maxrss_kb = (uint64_t)ru.ru_maxrss,
+                };
+                (void)send(sync_fd, &ex, sizeof(ex), MSG_NOSIGNAL);
+                return 0;
+        }
+}

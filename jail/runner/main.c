@@ -1,0 +1,256 @@
+/* anvil-py: the runner, the first program of the jail that is not ours alone. It embeds
+ * Debian's libpython3 and runs the tool as __main__ from a code object named "<tool>".
+ *
+ *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there
+ *   R2  not dumpable; parent-death signal and no_new_privs are inherited from pid 1
+ *   R3  [issue 3] the audit hook: PySys_AddAuditHook here, before Py_InitializeFromConfig,
+ *       so Python code can never remove it
+ *   R4  start the interpreter: isolated config, no bytecode written, Debian's sys.path
+ *   R5  [issue 3] the pre-check: parse the source with ast and walk it, nothing executed;
+ *       a blocked tool stops here
+ *   R6  [issue 4] seccomp: installed after our own start-up, before the tool's first line;
+ *       and the fail-closed checks of the tier's promises
+ *   R7  event "started"
+ *   R8  compile as "<tool>", run in __main__
+ *   R9  event "exception" with the traceback, if one escaped the tool
+ *   R10 finalize (flushes the tool's output), event "finished", exit with the tool's code
+ *
+ * Events go to fd 3 as runner_event frames. Everything here is on the untrusted side: the
+ * supervisor decodes these frames as strictly as a client's, and only trusts what the kernel
+ * tells it (the exit status, cgroup figures). */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <unistd.h>
+
+#include "jail/jail.h"
+#include "lib/fd.h"
+#include "proto/proto.h"
+
+#define TOOL_NAME "<tool>"
+
+static uint64_t t0;
+
+static void send_event(const char *kind, const char *op, const char *message, long line, const char *tb)
+{
+        struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
+        struct proto_event *e = &m.u.runner_event.event;
+        e->t_ms = now_ms() - t0;
+        e->layer = (char *)"runner";
+        e->kind = (char *)kind;
+        e->op = (char *)op;
+        e->message = (char *)message;
+        if (line > 0) {
+                e->line.set = true;
+                e->line.v = line;
+        }
+        e->traceback = (char *)tb;
+        (void)proto_write_msg(JAIL_FD_EVENTS, &m, NULL);
+}
+
+static int read_spec(struct proto_run_spec *spec)
+{
+        struct proto_reader r;
+        struct proto_msg m;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        proto_reader_init(&r, PROTO_FRAME_MAX);
+        int k = proto_read_msg(JAIL_FD_SPEC, &r, &m, &err);
+        proto_reader_free(&r);
+        if (k <= 0) {
+                fprintf(stderr, "anvil-py: cannot read the run spec: %s\n", k == 0 ? "no input" : err.msg);
+                return -1;
+        }
+        if (m.type != PROTO_RUN_SPEC) {
+                fprintf(stderr, "anvil-py: expected a run_spec, got %s\n", proto_type_name(m.type));
+                proto_msg_free(&m);
+                return -1;
+        }
+        *spec = m.u.run_spec; /* ownership moves to the caller */
+        int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        if (null < 0 || dup2(null, JAIL_FD_SPEC) < 0) {
+                perror("anvil-py: cannot reopen stdin on /dev/null");
+                return -1;
+        }
+        (void)close(null);
+        return 0;
+}
+
+static int start_python(void)
+{
+        PyConfig config;
+        PyConfig_InitIsolatedConfig(&config);
+        config.write_bytecode = 0;
+        config.parse_argv = 0;
+        config.site_import = 1; /* Debian's site adds /usr/lib/python3/dist-packages */
+        PyStatus st = PyConfig_SetString(&config, &config.program_name, L"/usr/bin/python3");
+        if (!PyStatus_Exception(st))
+                st = PyConfig_SetString(&config, &config.home, L"/usr");
+        if (!PyStatus_Exception(st)) {
+                wchar_t *argv[] = { (wchar_t *)L"" TOOL_NAME };
+                st = PyConfig_SetArgv(&config, 1, argv);
+        }
+        if (!PyStatus_Exception(st))
+                st = Py_InitializeFromConfig(&config);
+        PyConfig_Clear(&config);
+        if (PyStatus_Exception(st)) {
+                fprintf(stderr, "anvil-py: cannot start the interpreter: %s\n", st.err_msg ? st.err_msg : "?");
+                return -1;
+        }
+        return 0;
+}
+
+/* The innermost line of the traceback that is in the tool's own code. */
+static long tool_line(PyObject *tb)
+{
+        long line = 0;
+        for (PyObject *t = tb; t && t != Py_None;) {
+                PyObject *frame = PyObject_GetAttrString(t, "tb_frame");
+                PyObject *lineno = PyObject_GetAttrString(t, "tb_lineno");
+                if (frame && lineno) {
+                        PyCodeObject *code = PyFrame_GetCode((PyFrameObject *)frame);
+                        PyObject *fname = code ? PyObject_GetAttrString((PyObject *)code, "co_filename") : NULL;
+                        const char *fn = fname ? PyUnicode_AsUTF8(fname) : NULL;
+                        if (fn && strcmp(fn, TOOL_NAME) == 0)
+                                line = PyLong_AsLong(lineno);
+                        Py_XDECREF(fname);
+                        Py_XDECREF(code);
+                }
+                Py_XDECREF(frame);
+                Py_XDECREF(lineno);
+                PyObject *next = PyObject_GetAttrString(t, "tb_next");
+                if (t != tb)
+                        Py_DECREF(t);
+                t = next;
+                if (!t)
+                        break;
+        }
+        PyErr_Clear();
+        return line;
+}
+
+/* The pending exception, normalized, with its traceback attached (Python 3.11 API). */
+static PyObject *take_exception(void)
+{
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyErr_NormalizeException(&type, &value, &tb);
+        if (tb && value)
+                PyException_SetTraceback(value, tb);
+        Py_XDECREF(type);
+        Py_XDECREF(tb);
+        if (!value) {
+                value = Py_None;
+                Py_INCREF(value);
+        }
+        return value;
+}
+
+/* Reports the pending exception (R9), prints it as Python would, returns the exit code. */
+static int report_exception(void)
+{
+        if (PyErr_ExceptionMatches(PyExc_SystemExit)) {
+                /* sys.exit(n): Python's own rules for the exit code, and no "exception" event. */
+                PyObject *exc = take_exception();
+                PyObject *code = PyObject_GetAttrString(exc, "code");
+                int rc = 0;
+                if (code && PyLong_Check(code))
+                        rc = (int)PyLong_AsLong(code);
+                else if (code && code != Py_None) {
+                        PyObject_Print(code, stderr, Py_PRINT_RAW);
+                        fputc('\n', stderr);
+                        rc = 1;
+                }
+                Py_XDECREF(code);
+                Py_DECREF(exc);
+                PyErr_Clear();
+                return rc;
+        }
+        PyObject *exc = take_exception();
+        PyObject *tb = PyException_GetTraceback(exc);
+        PyObject *type_name = PyObject_GetAttrString((PyObject *)Py_TYPE(exc), "__name__");
+        PyObject *tbmod = PyImport_ImportModule("traceback");
+        PyObject *lines = tbmod ? PyObject_CallMethod(tbmod, "format_exception", "O", exc) : NULL;
+        PyObject *only = tbmod ? PyObject_CallMethod(tbmod, "format_exception_only", "O", exc) : NULL;
+        PyObject *empty = PyUnicode_FromString("");
+        PyObject *text = (lines && empty) ? PyUnicode_Join(empty, lines) : NULL;
+        PyObject *msg = (only && empty) ? PyUnicode_Join(empty, only) : NULL;
+        PyErr_Clear();
+        const char *ttext = text ? PyUnicode_AsUTF8(text) : NULL;
+        const char *tmsg = msg ? PyUnicode_AsUTF8(msg) : NULL;
+        PyErr_Clear();
+        char *m = tmsg ? strdup(tmsg) : NULL;
+        if (m && *m && m[strlen(m) - 1] == '\n')
+                m[strlen(m) - 1] = 0; /* "KeyError: 'x'" */
+        const char *op = type_name ? PyUnicode_AsUTF8(type_name) : "exception";
+        PyErr_Clear();
+        send_event("exception", op, m ? m : "exception", tool_line(tb), ttext);
+        if (ttext)
+                fputs(ttext, stderr);
+        free(m);
+        Py_XDECREF(text);
+        Py_XDECREF(msg);
+        Py_XDECREF(empty);
+        Py_XDECREF(lines);
+        Py_XDECREF(only);
+        Py_XDECREF(tbmod);
+        Py_XDECREF(type_name);
+        Py_XDECREF(tb);
+        Py_DECREF(exc);
+        return 1;
+}
+
+static int run_tool(const char *source)
+{
+        PyObject *main_mod = PyImport_AddModule("__main__"); /* borrowed */
+        if (!main_mod)
+                return report_exception();
+        PyObject *globals = PyModule_GetDict(main_mod); /* borrowed */
+        PyObject *code = Py_CompileString(source, TOOL_NAME, Py_file_input);
+        if (!code)
+                return report_exception();
+        PyObject *res = PyEval_EvalCode(code, globals, globals);
+        Py_DECREF(code);
+        if (!res)
+                return report_exception();
+        Py_DECREF(res);
+        return 0;
+}
+
+int main(void)
+{
+        t0 = now_ms();
+        /* R1 */
+        struct proto_run_spec spec;
+        if (read_spec(&spec) < 0)
+                return 125;
+        /* R2 */
+        if (prctl(PR_SET_DUMPABLE, 0) < 0) {
+                perror("anvil-py: cannot clear the dumpable flag");
+                return 125;
+        }
+        /* R3: the audit hook (issue 3) is added here. */
+        /* R4 */
+        if (start_python() < 0)
+                return 125;
+        /* R5: the pre-check (issue 3) runs here, on spec.source, before any of it executes. */
+        /* R6: seccomp and the fail-closed checks (issue 4) go here. */
+        pid_t self = getpid();
+        /* R7 */
+        send_event("started", NULL, "tool started", 0, NULL);
+        /* R8, R9 */
+        int rc = run_tool(spec.source);
+        /* R10. A process the tool forked returns here too: it finishes quietly, the run's
+         * events are the first process's. */
+        bool forked = getpid() != self;
+        if (Py_FinalizeEx() < 0 && rc == 0)
+                rc = 120; /* as python3 does when flushing stdout fails */
+        if (!forked) {
+                char msg[64];
+                snprintf(msg, sizeof(msg), "tool finished with exit code %d", rc);
+                send_event("finished", NULL, msg, 0, NULL);
+        }
+        return rc;
+}

@@ -1,0 +1,22 @@
+/* Verifying a jail from outside, before any tool code runs (pid1.c P2): what a RunResult
+ * lists as "in force" is only what was read back here from /proc for this run's pid 1, never
+ * what was merely configured. The runner is forked from that process after the check and
+ * inherits every property checked (none of them can be regained after no_new_privs). */
+#pragma once
+
+#include <sys/types.h>
+
+#include "jail/cgroup.h"
+#include "jail/jail.h"
+#include "proto/proto.h"
+
+struct jail_expect {
+        uid_t host_uid;
+        const struct jail_rlimits *rlimits;
+        const struct jail_cgroup *cgroup; /* mode NONE: not checked */
+};
+
+/* Appends the mechanisms found in force to *mechanisms. On a missing one, returns -EPERM and
+ * err holds the refusal: "refused: <layer> not in force (<evidence>)". */
+int jail_verify_parent(pid_t pid, const struct jail_expect *x, struct proto_strv *mechanisms,
+                       struct anvil_err *err);

@@ -1,0 +1,25 @@
+/* fd helpers. Every fd Anvil opens is O_CLOEXEC; these retry on EINTR and never log. */
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "err.h"
+
+/* Writes all of buf, retrying on EINTR and short writes. */
+int fd_write_all(int fd, const void *buf, size_t len, struct anvil_err *err);
+
+/* Reads exactly len bytes. Returns 0, -EPIPE at a clean end of file before len, or -errno. */
+int fd_read_exact(int fd, void *buf, size_t len, struct anvil_err *err);
+
+/* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated buffer.
+ * A file larger than max is an error (-EFBIG), never silently cut. */
+int fd_read_file(const char *path, size_t max, uint8_t **out, size_t *out_len, struct anvil_err *err);
+
+/* Writes a file of mode `mode` with O_CREAT|O_EXCL|O_NOFOLLOW relative to dirfd. */
+int fd_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
+                     struct anvil_err *err);
+
+/* Milliseconds on CLOCK_MONOTONIC. */
+uint64_t now_ms(void);

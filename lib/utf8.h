@@ -1,0 +1,14 @@
+/* UTF-8: every string on the wire is valid UTF-8 without NUL (proto/), and what a tool prints
+ * is made so before it is sent (invalid bytes become U+FFFD), so JSON can always carry it. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* True if buf[0..len) is well-formed UTF-8 (no overlongs, no surrogates, <= U+10FFFF). */
+bool utf8_valid(const uint8_t *buf, size_t len);
+
+/* Copies buf into a malloc'd NUL-terminated string with each invalid byte, and each NUL,
+ * replaced by U+FFFD. Returns NULL only when out of memory. */
+char *utf8_sanitize(const uint8_t *buf, size_t len, size_t *out_len);

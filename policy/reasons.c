@@ -1,0 +1,27 @@
+#include "policy/reasons.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static const char *const formats[_POL_REASON_MAX] = {
+#define X(id, fmt) [POL_##id] = fmt,
+        POL_REASONS(X)
+#undef X
+};
+
+const char *pol_reason_format(enum pol_reason r)
+{
+        return (unsigned)r < _POL_REASON_MAX ? formats[r] : "unknown reason";
+}
+
+char *pol_reason(char *buf, size_t size, enum pol_reason r, ...)
+{
+        va_list ap;
+        va_start(ap, r);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        (void)vsnprintf(buf, size, pol_reason_format(r), ap);
+#pragma GCC diagnostic pop
+        va_end(ap);
+        return buf;
+}

@@ -1,0 +1,231 @@
+/* The schema of every message: one table each, from which the codec and the JSON renderer work.
+ * Field names here are the wire names and the JSON names (DESIGN §4), exactly. */
+#include <stddef.h>
+
+#include "proto/proto.h"
+
+#define F(st, member, name, type, req, max, sub) { name, type, offsetof(st, member), req, max, sub }
+#define SCHEMA(var, st, name, fields) \
+        const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]) }
+#define REQ true
+#define OPT false
+
+/* Sizes of the text fields of an event: a path fits in op, a traceback in traceback. */
+#define EV_SHORT 256
+#define EV_OP 1024
+#define EV_MESSAGE 4096
+#define EV_TRACEBACK 16384
+
+static const struct proto_field hello_f[] = {
+        F(struct proto_hello, role, "role", PF_STR, REQ, 32, NULL),
+        F(struct proto_hello, software, "software", PF_STR, OPT, 128, NULL),
+};
+static SCHEMA(hello_s, struct proto_hello, "hello", hello_f);
+
+static const struct proto_field input_f[] = {
+        F(struct proto_input, name, "name", PF_STR, REQ, PROTO_NAME_MAX, NULL),
+        F(struct proto_input, data, "data", PF_BIN, REQ, PROTO_FRAME_MAX, NULL),
+};
+static SCHEMA(input_s, struct proto_input, "input", input_f);
+
+static const struct proto_field limits_f[] = {
+        F(struct proto_limits, wall_s, "wall_s", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, cpu_s, "cpu_s", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, memory_mb, "memory_mb", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, output_bytes, "output_bytes", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, files_bytes, "files_bytes", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, pids, "pids", PF_UINT, OPT, 0, NULL),
+};
+static SCHEMA(limits_s, struct proto_limits, "limits", limits_f);
+
+static const struct proto_field run_request_f[] = {
+        F(struct proto_run_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_run_request, source, "source", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
+        F(struct proto_run_request, inputs, "inputs", PF_ARRAY, OPT, PROTO_INPUTS_MAX, &input_s),
+        F(struct proto_run_request, limits, "limits", PF_STRUCT, OPT, 0, &limits_s),
+        F(struct proto_run_request, capabilities_requested, "capabilities_requested", PF_STRV, OPT,
+          PROTO_CAPS_MAX, NULL),
+        F(struct proto_run_request, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
+          PROTO_CAPS_MAX, NULL),
+        F(struct proto_run_request, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
+};
+static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
+
+static const struct proto_field event_f[] = {
+        F(struct proto_event, t_ms, "t_ms", PF_UINT, REQ, 0, NULL),
+        F(struct proto_event, layer, "layer", PF_STR, REQ, 32, NULL),
+        F(struct proto_event, kind, "kind", PF_STR, REQ, 64, NULL),
+        F(struct proto_event, op, "op", PF_STR, OPT, EV_OP, NULL),
+        F(struct proto_event, reason, "reason", PF_STR, OPT, EV_SHORT, NULL),
+        F(struct proto_event, message, "message", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_event, line, "line", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_event, traceback, "traceback", PF_STR, OPT, EV_TRACEBACK, NULL),
+};
+SCHEMA(proto_event_schema, struct proto_event, "event", event_f);
+
+static const struct proto_field run_event_f[] = {
+        F(struct proto_run_event, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_run_event, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_run_event, event, "event", PF_STRUCT, REQ, 0, &proto_event_schema),
+};
+static SCHEMA(run_event_s, struct proto_run_event, "run_event", run_event_f);
+
+static const struct proto_field isolation_f[] = {
+        F(struct proto_isolation, tier, "tier", PF_STR, REQ, 64, NULL),
+        F(struct proto_isolation, mechanisms, "mechanisms", PF_STRV, REQ, 64, NULL),
+};
+static SCHEMA(isolation_s, struct proto_isolation, "isolation", isolation_f);
+
+static const struct proto_field artifact_f[] = {
+        F(struct proto_artifact, path, "path", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_artifact, bytes, "bytes", PF_UINT, REQ, 0, NULL),
+        F(struct proto_artifact, sha256, "sha256", PF_STR, REQ, 64, NULL),
+};
+static SCHEMA(artifact_s, struct proto_artifact, "artifact", artifact_f);
+
+static const struct proto_field capabilities_f[] = {
+        F(struct proto_capabilities, requested, "requested", PF_STRV, REQ, PROTO_CAPS_MAX, NULL),
+        F(struct proto_capabilities, granted, "granted", PF_STRV, REQ, PROTO_CAPS_MAX, NULL),
+        F(struct proto_capabilities, denied, "denied", PF_STRV, REQ, PROTO_CAPS_MAX, NULL),
+};
+static SCHEMA(capabilities_s, struct proto_capabilities, "capabilities", capabilities_f);
+
+static const struct proto_field blast_radius_f[] = {
+        F(struct proto_blast_radius, read, "read", PF_STRV, REQ, 64, NULL),
+        F(struct proto_blast_radius, write, "write", PF_STRV, REQ, 64, NULL),
+        F(struct proto_blast_radius, network, "network", PF_STR, REQ, EV_SHORT, NULL),
+        F(struct proto_blast_radius, processes, "processes", PF_STR, REQ, EV_SHORT, NULL),
+        F(struct proto_blast_radius, limits, "limits", PF_STRUCT, REQ, 0, &limits_s),
+};
+static SCHEMA(blast_radius_s, struct proto_blast_radius, "blast_radius", blast_radius_f);
+
+static const struct proto_field run_result_f[] = {
+        F(struct proto_run_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_run_result, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_run_result, status, "status", PF_STR, REQ, 16, NULL),
+        F(struct proto_run_result, exit_code, "exit_code", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_run_result, signal, "signal", PF_STR, OPT, 16, NULL),
+        F(struct proto_run_result, killed, "killed", PF_STR, OPT, EV_SHORT, NULL),
+        F(struct proto_run_result, isolation, "isolation", PF_STRUCT, REQ, 0, &isolation_s),
+        F(struct proto_run_result, events, "events", PF_ARRAY, REQ, PROTO_EVENTS_MAX, &proto_event_schema),
+        F(struct proto_run_result, out_text, "stdout", PF_STR, REQ, PROTO_OUTPUT_MAX, NULL),
+        F(struct proto_run_result, stdout_truncated, "stdout_truncated", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_run_result, stdout_bytes, "stdout_bytes", PF_UINT, REQ, 0, NULL),
+        F(struct proto_run_result, err_text, "stderr", PF_STR, REQ, PROTO_OUTPUT_MAX, NULL),
+        F(struct proto_run_result, stderr_truncated, "stderr_truncated", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_run_result, stderr_bytes, "stderr_bytes", PF_UINT, REQ, 0, NULL),
+        F(struct proto_run_result, artifacts_dir, "artifacts_dir", PF_STR, OPT, PROTO_PATH_MAX, NULL),
+        F(struct proto_run_result, artifacts, "artifacts", PF_ARRAY, REQ, PROTO_ARTIFACTS_MAX, &artifact_s),
+        F(struct proto_run_result, peak_rss_mb, "peak_rss_mb", PF_DOUBLE, REQ, 0, NULL),
+        F(struct proto_run_result, cpu_ms, "cpu_ms", PF_UINT, REQ, 0, NULL),
+        F(struct proto_run_result, wall_ms, "wall_ms", PF_UINT, REQ, 0, NULL),
+        F(struct proto_run_result, capabilities, "capabilities", PF_STRUCT, REQ, 0, &capabilities_s),
+        F(struct proto_run_result, blast_radius, "blast_radius", PF_STRUCT, REQ, 0, &blast_radius_s),
+};
+SCHEMA(proto_run_result_schema, struct proto_run_result, "run_result", run_result_f);
+
+static const struct proto_field probe_request_f[] = {
+        F(struct proto_probe_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+};
+static SCHEMA(probe_request_s, struct proto_probe_request, "probe_request", probe_request_f);
+
+static const struct proto_field mechanism_f[] = {
+        F(struct proto_mechanism, name, "name", PF_STR, REQ, 64, NULL),
+        F(struct proto_mechanism, available, "available", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_mechanism, probed, "probed", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_mechanism, in_force, "in_force", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_mechanism, evidence, "evidence", PF_STR, REQ, EV_MESSAGE, NULL),
+};
+static SCHEMA(mechanism_s, struct proto_mechanism, "mechanism", mechanism_f);
+
+static const struct proto_field probe_result_f[] = {
+        F(struct proto_probe_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_probe_result, tier, "tier", PF_STR, REQ, 64, NULL),
+        F(struct proto_probe_result, mechanisms, "mechanisms", PF_ARRAY, REQ, 64, &mechanism_s),
+};
+static SCHEMA(probe_result_s, struct proto_probe_result, "probe_result", probe_result_f);
+
+static const struct proto_field model_f[] = {
+        F(struct proto_model, url, "url", PF_STR, OPT, 2048, NULL),
+        F(struct proto_model, name, "name", PF_STR, OPT, 256, NULL),
+};
+static SCHEMA(model_s, struct proto_model, "model", model_f);
+
+static const struct proto_field task_submit_f[] = {
+        F(struct proto_task_submit, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_task_submit, task, "task", PF_STR, REQ, 64 * 1024, NULL),
+        F(struct proto_task_submit, inputs, "inputs", PF_ARRAY, OPT, PROTO_INPUTS_MAX, &input_s),
+        F(struct proto_task_submit, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
+          PROTO_CAPS_MAX, NULL),
+        F(struct proto_task_submit, max_steps, "max_steps", PF_UINT, OPT, 100, NULL),
+        F(struct proto_task_submit, model, "model", PF_OPT_STRUCT, OPT, 0, &model_s),
+};
+static SCHEMA(task_submit_s, struct proto_task_submit, "task_submit", task_submit_f);
+
+static const struct proto_field task_event_f[] = {
+        F(struct proto_task_event, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_task_event, step, "step", PF_UINT, REQ, 0, NULL),
+        F(struct proto_task_event, kind, "kind", PF_STR, REQ, 64, NULL),
+        F(struct proto_task_event, message, "message", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_task_event, code, "code", PF_STR, OPT, PROTO_SOURCE_MAX, NULL),
+        F(struct proto_task_event, event, "event", PF_OPT_STRUCT, OPT, 0, &proto_event_schema),
+};
+static SCHEMA(task_event_s, struct proto_task_event, "task_event", task_event_f);
+
+static const struct proto_field task_step_f[] = {
+        F(struct proto_task_step, code, "code", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
+        F(struct proto_task_step, run, "run", PF_STRUCT, REQ, 0, &proto_run_result_schema),
+};
+static SCHEMA(task_step_s, struct proto_task_step, "task_step", task_step_f);
+
+static const struct proto_field deliverable_f[] = {
+        F(struct proto_deliverable, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_deliverable, source, "source", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
+        F(struct proto_deliverable, artifacts, "artifacts", PF_ARRAY, REQ, PROTO_ARTIFACTS_MAX, &artifact_s),
+};
+static SCHEMA(deliverable_s, struct proto_deliverable, "deliverable", deliverable_f);
+
+static const struct proto_field task_result_f[] = {
+        F(struct proto_task_result, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_task_result, status, "status", PF_STR, REQ, 16, NULL),
+        F(struct proto_task_result, error, "error", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_task_result, steps, "steps", PF_ARRAY, REQ, 100, &task_step_s),
+        F(struct proto_task_result, deliverable, "deliverable", PF_OPT_STRUCT, OPT, 0, &deliverable_s),
+};
+static SCHEMA(task_result_s, struct proto_task_result, "task_result", task_result_f);
+
+static const struct proto_field cancel_f[] = {
+        F(struct proto_cancel, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_cancel, run_id, "run_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_cancel, task_id, "task_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+};
+static SCHEMA(cancel_s, struct proto_cancel, "cancel", cancel_f);
+
+static const struct proto_field error_f[] = {
+        F(struct proto_error, code, "code", PF_STR, REQ, 32, NULL),
+        F(struct proto_error, message, "message", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_error, field, "field", PF_STR, OPT, EV_SHORT, NULL),
+        F(struct proto_error, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+};
+static SCHEMA(error_s, struct proto_error, "error", error_f);
+
+static const struct proto_field run_spec_f[] = {
+        F(struct proto_run_spec, source, "source", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
+        F(struct proto_run_spec, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
+        F(struct proto_run_spec, read_roots, "read_roots", PF_STRV, REQ, 64, NULL),
+        F(struct proto_run_spec, write_roots, "write_roots", PF_STRV, REQ, 64, NULL),
+};
+static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
+
+static const struct proto_field runner_event_f[] = {
+        F(struct proto_runner_event, event, "event", PF_STRUCT, REQ, 0, &proto_event_schema),
+};
+static SCHEMA(runner_event_s, struct proto_runner_event, "runner_event", runner_event_f);
+
+#define run_result_s proto_run_result_schema
+
+const struct proto_schema *const proto_schemas[_PROTO_TYPE_MAX] = {
+#define X(up, low) [PROTO_##up] = &low##_s,
+        PROTO_MESSAGES(X)
+#undef X
+};

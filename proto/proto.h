@@ -1,0 +1,293 @@
+/* The wire protocol (DESIGN §3): a frame is a 4-byte big-endian length, then one msgpack map
+ * with string keys, at most PROTO_FRAME_MAX bytes. Every map has "v" (PROTO_VERSION) and
+ * "type". Decoding is strict (see schema.h); an error names the field.
+ *
+ * run_spec and runner_event are internal: supervisor -> anvil-py on stdin, and anvil-py ->
+ * supervisor on fd 3. They use the same framing and the same strict decoder, because what
+ * comes back out of the jail is as untrusted as what comes in from a client. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "proto/schema.h"
+
+#define PROTO_VERSION 1
+#define PROTO_FRAME_MAX (16u * 1024 * 1024)
+#define PROTO_DEPTH_MAX 8 /* deepest legitimate message (task_result) has 6 levels */
+
+#define PROTO_SOURCE_MAX (1024u * 1024)
+#define PROTO_VARIABLES_MAX (1024u * 1024)
+#define PROTO_INPUTS_MAX 32
+#define PROTO_NAME_MAX 128
+#define PROTO_ID_MAX 64
+#define PROTO_OUTPUT_MAX (2u * 1024 * 1024) /* per stream, after the run's own cap */
+#define PROTO_EVENTS_MAX 256
+#define PROTO_ARTIFACTS_MAX 1000
+#define PROTO_PATH_MAX 4096
+#define PROTO_CAPS_MAX 16
+
+/* One list, from which the type enum, the type names and the schema table are made. */
+#define PROTO_MESSAGES(X)                \
+        X(HELLO, hello)                  \
+        X(RUN_REQUEST, run_request)      \
+        X(RUN_EVENT, run_event)          \
+        X(RUN_RESULT, run_result)        \
+        X(PROBE_REQUEST, probe_request)  \
+        X(PROBE_RESULT, probe_result)    \
+        X(TASK_SUBMIT, task_submit)      \
+        X(TASK_EVENT, task_event)        \
+        X(TASK_RESULT, task_result)      \
+        X(CANCEL, cancel)                \
+        X(ERROR, error)                  \
+        X(RUN_SPEC, run_spec)            \
+        X(RUNNER_EVENT, runner_event)
+
+enum proto_type {
+#define X(up, low) PROTO_##up,
+        PROTO_MESSAGES(X)
+#undef X
+        _PROTO_TYPE_MAX
+};
+
+struct proto_hello {
+        char *role;     /* "client", "broker" or "supervisor" */
+        char *software; /* optional, e.g. "anvilctl 0.1" */
+};
+
+struct proto_input {
+        char *name; /* a plain file name: [A-Za-z0-9._-], no leading dot (checked by receivers) */
+        struct proto_bytes data;
+};
+
+/* 0 means "the server's default"; receivers check the ranges. */
+struct proto_limits {
+        uint64_t wall_s;
+        uint64_t cpu_s;
+        uint64_t memory_mb;
+        uint64_t output_bytes; /* per stream */
+        uint64_t files_bytes;  /* total size of artifacts/ */
+        uint64_t pids;
+};
+
+struct proto_run_request {
+        char *request_id; /* optional, echoed in run_event/run_result/error */
+        char *source;
+        struct proto_array inputs; /* of struct proto_input */
+        struct proto_limits limits;
+        struct proto_strv capabilities_requested;
+        struct proto_strv capabilities_approved;
+        char *variables; /* optional JSON text, for agent steps */
+};
+
+struct proto_event {
+        uint64_t t_ms; /* since the run started */
+        char *layer;   /* precheck|audit|seccomp|landlock|namespace|rlimit|cgroup|supervisor|runner|python */
+        char *kind;
+        char *op;
+        char *reason;
+        char *message;
+        struct proto_opt_int line;
+        char *traceback;
+};
+
+struct proto_run_event {
+        char *request_id;
+        char *run_id;
+        struct proto_event event;
+};
+
+struct proto_isolation {
+        char *tier;
+        struct proto_strv mechanisms; /* only what was observed in force for this run */
+};
+
+struct proto_artifact {
+        char *path; /* relative to artifacts_dir */
+        uint64_t bytes;
+        char *sha256; /* lowercase hex */
+};
+
+struct proto_capabilities {
+        struct proto_strv requested;
+        struct proto_strv granted;
+        struct proto_strv denied;
+};
+
+struct proto_blast_radius {
+        struct proto_strv read;  /* paths inside the jail the tool could read */
+        struct proto_strv write; /* paths inside the jail the tool could write */
+        char *network;
+        char *processes;
+        struct proto_limits limits; /* as applied to this run, beside the observed peaks */
+};
+
+struct proto_run_result {
+        char *request_id;
+        char *run_id;
+        char *status; /* ok|error|blocked|killed */
+        struct proto_opt_int exit_code;
+        char *signal; /* e.g. "SIGSEGV" when the tool died of a signal */
+        char *killed; /* e.g. "killed: timeout", NULL unless killed */
+        struct proto_isolation isolation;
+        struct proto_array events; /* of struct proto_event */
+        char *out_text;            /* "stdout" */
+        bool stdout_truncated;
+        uint64_t stdout_bytes; /* everything the tool wrote, kept or not */
+        char *err_text;        /* "stderr" */
+        bool stderr_truncated;
+        uint64_t stderr_bytes;
+        char *artifacts_dir;
+        struct proto_array artifacts; /* of struct proto_artifact */
+        double peak_rss_mb;
+        uint64_t cpu_ms;
+        uint64_t wall_ms;
+        struct proto_capabilities capabilities;
+        struct proto_blast_radius blast_radius;
+};
+
+struct proto_probe_request {
+        char *request_id;
+};
+
+struct proto_mechanism {
+        char *name;
+        bool available;
+        bool probed;
+        bool in_force;
+        char *evidence;
+};
+
+struct proto_probe_result {
+        char *request_id;
+        char *tier;
+        struct proto_array mechanisms; /* of struct proto_mechanism */
+};
+
+struct proto_model {
+        char *url;
+        char *name;
+};
+
+struct proto_task_submit {
+        char *request_id;
+        char *task;
+        struct proto_array inputs; /* of struct proto_input */
+        struct proto_strv capabilities_approved;
+        uint64_t max_steps;
+        struct proto_model *model; /* optional */
+};
+
+struct proto_task_event {
+        char *task_id;
+        uint64_t step;
+        char *kind;
+        char *message;
+        char *code;
+        struct proto_event *event; /* optional */
+};
+
+struct proto_task_step {
+        char *code;
+        struct proto_run_result run;
+};
+
+struct proto_deliverable {
+        char *run_id;
+        char *source;
+        struct proto_array artifacts; /* of struct proto_artifact */
+};
+
+struct proto_task_result {
+        char *task_id;
+        char *status; /* ok|failed|cancelled */
+        char *error;
+        struct proto_array steps; /* of struct proto_task_step */
+        struct proto_deliverable *deliverable;
+};
+
+struct proto_cancel {
+        char *request_id;
+        char *run_id;
+        char *task_id;
+};
+
+struct proto_error {
+        char *code; /* bad_frame|bad_message|forbidden|busy|bad_request|sandbox_failed|internal */
+        char *message;
+        char *field; /* the offending field's path, when one is to blame */
+        char *request_id;
+};
+
+struct proto_run_spec {
+        char *source;
+        char *variables;
+        struct proto_strv read_roots;
+        struct proto_strv write_roots;
+};
+
+struct proto_runner_event {
+        struct proto_event event;
+};
+
+struct proto_msg {
+        enum proto_type type;
+        union {
+#define X(up, low) struct proto_##low low;
+                PROTO_MESSAGES(X)
+#undef X
+        } u;
+};
+
+extern const struct proto_schema *const proto_schemas[_PROTO_TYPE_MAX];
+extern const struct proto_schema proto_event_schema, proto_run_result_schema;
+
+const char *proto_type_name(enum proto_type t);
+
+/* Decodes one frame's payload (without the 4-byte length). On error, err's message starts
+ * with the field's path: "run_request.limits.wall_s: expected an unsigned integer, got a
+ * string"; proto_err_field() extracts it. */
+int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *out, struct anvil_err *err);
+
+/* Encodes a whole frame, 4-byte length included, into a malloc'd buffer. */
+int proto_encode(const struct proto_msg *m, uint8_t **out, size_t *out_len, struct anvil_err *err);
+
+void proto_msg_free(struct proto_msg *m);
+
+/* Builds and encodes an error frame. */
+int proto_encode_error(const char *code, const char *message, const char *field,
+                       const char *request_id, uint8_t **out, size_t *out_len);
+
+/* The field path an error message starts with ("run_request.limits.wall_s"), copied into
+ * buf; empty when the error is about the frame as a whole. */
+void proto_err_field(const struct anvil_err *err, char *buf, size_t size);
+
+/* Incremental frame reader: feed bytes as they arrive, take whole frames out. */
+struct proto_reader {
+        uint8_t *buf;
+        size_t len, cap;
+        size_t pending; /* bytes of the frame last handed out, dropped at the next call */
+        size_t max;     /* largest frame accepted, PROTO_FRAME_MAX unless lowered */
+};
+
+void proto_reader_init(struct proto_reader *r, size_t max);
+void proto_reader_free(struct proto_reader *r);
+int proto_reader_feed(struct proto_reader *r, const void *data, size_t n, struct anvil_err *err);
+/* 1: payload and len describe the next frame, valid until the next call; 0: need more bytes;
+ * <0: the stream is corrupt (a length over the limit, or zero). */
+int proto_reader_next(struct proto_reader *r, const uint8_t **payload, size_t *len,
+                      struct anvil_err *err);
+/* True if bytes of an unfinished frame are buffered (a truncated frame at end of stream). */
+bool proto_reader_partial(const struct proto_reader *r);
+
+/* Blocking helpers for simple clients and the runner: one whole frame. */
+int proto_write_msg(int fd, const struct proto_msg *m, struct anvil_err *err);
+/* Returns 1 with *m filled, 0 at a clean end of stream, <0 on error. */
+int proto_read_msg(int fd, struct proto_reader *r, struct proto_msg *m, struct anvil_err *err);
+
+/* Helpers to build messages. */
+int proto_strv_push(struct proto_strv *v, const char *s);
+void *proto_array_push(struct proto_array *a, size_t item_size);
+char *proto_strdup(const char *s);

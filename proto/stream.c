@@ -1,0 +1,187 @@
+#include "proto/stream.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+
+#define STREAM_QUEUE_MAX (64u * 1024 * 1024)
+
+struct write_req {
+        uv_write_t req;
+        uint8_t *buf;
+        bool close_after;
+};
+
+static void on_closed(uv_handle_t *h)
+{
+        struct proto_stream *s = h->data;
+        proto_reader_free(&s->reader);
+        if (s->on_close)
+                s->on_close(s);
+}
+
+void proto_stream_close(struct proto_stream *s)
+{
+        if (s->closing)
+                return;
+        s->closing = true;
+        s->paused = true;
+        uv_close((uv_handle_t *)&s->pipe, on_closed);
+}
+
+static void on_written(uv_write_t *req, int status)
+{
+        struct write_req *w = (struct write_req *)req;
+        struct proto_stream *s = req->handle->data;
+        bool close_after = w->close_after;
+        free(w->buf);
+        free(w);
+        if (status < 0 || close_after)
+                proto_stream_close(s);
+}
+
+static int stream_write(struct proto_stream *s, uint8_t *buf, size_t len, bool close_after)
+{
+        if (s->closing) {
+                free(buf);
+                return -EPIPE;
+        }
+        if (uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe) + len > s->max_queue) {
+                log_warn("%s: dropped, %zu bytes unread", s->name,
+                         uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe));
+                free(buf);
+                proto_stream_close(s);
+                return -ENOBUFS;
+        }
+        struct write_req *w = calloc(1, sizeof(*w));
+        if (!w) {
+                free(buf);
+                proto_stream_close(s);
+                return -ENOMEM;
+        }
+        w->buf = buf;
+        w->close_after = close_after;
+        uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
+        int r = uv_write(&w->req, (uv_stream_t *)&s->pipe, &b, 1, on_written);
+        if (r < 0) {
+                free(buf);
+                free(w);
+                proto_stream_close(s);
+                return r;
+        }
+        return 0;
+}
+
+int proto_stream_send(struct proto_stream *s, const struct proto_msg *m)
+{
+        uint8_t *buf;
+        size_t len;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        int r = proto_encode(m, &buf, &len, &err);
+        if (r < 0) {
+                log_error("%s: cannot encode %s: %s", s->name, proto_type_name(m->type), err.msg);
+                proto_stream_fail(s, "internal", err.msg, NULL, NULL);
+                return r;
+        }
+        return stream_write(s, buf, len, false);
+}
+
+void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
+                       const char *field, const char *request_id)
+{
+        if (s->paused)
+                return;
+        s->paused = true;
+        (void)uv_read_stop((uv_stream_t *)&s->pipe);
+        uint8_t *buf;
+        size_t len;
+        if (proto_encode_error(code, message, field, request_id, &buf, &len) < 0) {
+                proto_stream_close(s);
+                return;
+        }
+        (void)stream_write(s, buf, len, true);
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+        (void)h;
+        (void)suggested;
+        static char slab[65536]; /* the loop is single-threaded; data is copied in on_read */
+        *buf = uv_buf_init(slab, sizeof(slab));
+}
+
+static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+        struct proto_stream *s = st->data;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        char field[256];
+        if (s->paused)
+                return;
+        if (nread == UV_EOF) {
+                if (proto_reader_partial(&s->reader))
+                        proto_stream_fail(s, "bad_frame", "message: truncated frame at end of stream",
+                                          NULL, NULL);
+                else
+                        proto_stream_close(s);
+                return;
+        }
+        if (nread < 0) {
+                proto_stream_close(s);
+                return;
+        }
+        if (proto_reader_feed(&s->reader, buf->base, (size_t)nread, &err) < 0) {
+                proto_stream_fail(s, "bad_frame", err.msg, NULL, NULL);
+                return;
+        }
+        for (;;) {
+                const uint8_t *p;
+                size_t n;
+                int r = proto_reader_next(&s->reader, &p, &n, &err);
+                if (r < 0) {
+                        proto_stream_fail(s, "bad_frame", err.msg, NULL, NULL);
+                        return;
+                }
+                if (r == 0)
+                        return;
+                struct proto_msg m;
+                if (proto_decode(p, n, &m, &err) < 0) {
+                        proto_err_field(&err, field, sizeof(field));
+                        proto_stream_fail(s, "bad_message", err.msg, field, NULL);
+                        return;
+                }
+                s->on_msg(s, &m);
+                if (s->paused)
+                        return;
+        }
+}
+
+int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                      proto_stream_close_cb on_close, void *data)
+{
+        memset(s, 0, sizeof(*s));
+        int r = uv_pipe_init(loop, &s->pipe, 0);
+        if (r < 0)
+                return r;
+        s->pipe.data = s;
+        s->on_msg = on_msg;
+        s->on_close = on_close;
+        s->data = data;
+        s->max_queue = STREAM_QUEUE_MAX;
+        proto_reader_init(&s->reader, PROTO_FRAME_MAX);
+        snprintf(s->name, sizeof(s->name), "connection");
+        return 0;
+}
+
+int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err)
+{
+        int r = uv_pipe_open(&s->pipe, fd);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to adopt fd %d: %s", fd, uv_strerror(r));
+        return 0;
+}
+
+int proto_stream_start(struct proto_stream *s)
+{
+        return uv_read_start((uv_stream_t *)&s->pipe, on_alloc, on_read);
+}

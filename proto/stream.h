@@ -1,0 +1,41 @@
+/* A framed msgpack connection on the libuv loop, shared by both daemons. It reads frames,
+ * decodes them strictly and hands whole messages to its owner. A malformed frame or message
+ * gets an `error` frame naming the field and the connection is closed after it is written;
+ * the loop, and every other connection, goes on. */
+#pragma once
+
+#include <stdbool.h>
+#include <uv.h>
+
+#include "proto/proto.h"
+
+struct proto_stream;
+
+/* The callee owns *m (proto_msg_free). */
+typedef void (*proto_stream_msg_cb)(struct proto_stream *s, struct proto_msg *m);
+/* Called once, from the libuv close callback: the owner may free the stream's memory. */
+typedef void (*proto_stream_close_cb)(struct proto_stream *s);
+
+struct proto_stream {
+        uv_pipe_t pipe;
+        struct proto_reader reader;
+        proto_stream_msg_cb on_msg;
+        proto_stream_close_cb on_close;
+        void *data;
+        size_t max_queue; /* a peer that lets more than this pile up unread is dropped */
+        bool closing;
+        bool paused; /* no further messages are delivered */
+        char name[48]; /* for logs: "client uid 1000" */
+};
+
+int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                      proto_stream_close_cb on_close, void *data);
+/* Adopts a connected fd (e.g. from a blocking connect()). */
+int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err);
+int proto_stream_start(struct proto_stream *s);
+/* Queues m. Returns <0 (and closes the stream) if it cannot be encoded or sent. */
+int proto_stream_send(struct proto_stream *s, const struct proto_msg *m);
+/* Sends an error frame, stops delivering messages, closes once it is written. */
+void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
+                       const char *field, const char *request_id);
+void proto_stream_close(struct proto_stream *s);
