@@ -16,7 +16,7 @@ WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prot
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection \
             -fcf-protection -fPIE
 CFLAGS   ?= -O2 -g
-CFLAGS   += -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
+CFLAGS   += -DANVIL_VERSION=\"0.1\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
 LDFLAGS  += -pie -Wl,-z,relro,-z,now -Wl,--as-needed
 
 LIB_SRCS := $(wildcard lib/*.c) $(wildcard proto/*.c) $(wildcard policy/*.c) $(wildcard jail/*.c)

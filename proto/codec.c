@@ -302,6 +302,7 @@ static int dec_struct(struct dec *d, const struct proto_schema *s, const msgpack
         if (r < 0)
                 return r;
         uint64_t seen = 0; /* schemas have fewer than 64 fields (checked by the unit tests) */
+        unsigned envelope = 0; /* "v" and "type" seen, at the top level */
         size_t saved = d->path_len;
         for (uint32_t i = 0; i < o->via.map.size; i++) {
                 const msgpack_object *k = &o->via.map.ptr[i].key;
@@ -310,8 +311,16 @@ static int dec_struct(struct dec *d, const struct proto_schema *s, const msgpack
                         return dec_fail(d, "map key is %s, expected a string", mp_type_name(k->type));
                 const char *kp = k->via.str.ptr;
                 size_t kn = k->via.str.size;
-                if (top && ((kn == 1 && kp[0] == 'v') || (kn == 4 && memcmp(kp, "type", 4) == 0)))
-                        continue; /* checked by proto_decode */
+                if (top && ((kn == 1 && kp[0] == 'v') || (kn == 4 && memcmp(kp, "type", 4) == 0))) {
+                        /* Checked by proto_decode, which reads the first of each. A second one is
+                         * refused like any duplicate: another decoder might take the last. */
+                        unsigned bit = kn == 1 ? 1u : 2u;
+                        if (envelope & bit)
+                                return anvil_err_set(d->err, EBADMSG, "message.%s: duplicate field",
+                                                     kn == 1 ? "v" : "type");
+                        envelope |= bit;
+                        continue;
+                }
                 size_t fi;
                 for (fi = 0; fi < s->n_fields; fi++)
                         if (strlen(s->fields[fi].name) == kn && memcmp(s->fields[fi].name, kp, kn) == 0)

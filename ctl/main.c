@@ -1,0 +1,336 @@
+/* anvilctl: the command line. Talks to the broker at $ANVIL_SOCKET (default /run/anvil.sock).
+ *
+ * Exit status: 0 when the run was carried out, whatever the tool did (its status is in the
+ * output); 1 when the server refused or could not carry it out (an error frame); 2 for a
+ * usage error; 3 when the server cannot be reached or the connection broke. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <libgen.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "lib/utf8.h"
+#include "policy/limits.h"
+#include "proto/json.h"
+#include "proto/proto.h"
+
+#define EXIT_REFUSED 1
+#define EXIT_USAGE 2
+#define EXIT_CONNECT 3
+
+static const char *socket_path(void)
+{
+        const char *p = getenv("ANVIL_SOCKET");
+        return p && *p ? p : "/run/anvil.sock";
+}
+
+static void usage(FILE *f)
+{
+        fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
+                   "                    [--cap NAME]... [--json]\n"
+                   "       anvilctl help\n"
+                   "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
+}
+
+static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die_usage(const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "anvilctl: ");
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+        return EXIT_USAGE;
+}
+
+static int parse_seconds(const char *s, uint64_t max, uint64_t *out)
+{
+        char *end;
+        errno = 0;
+        unsigned long long v = strtoull(s, &end, 10);
+        if (errno || !*s || *end || *s == '-' || v == 0 || v > max)
+                return -1;
+        *out = v;
+        return 0;
+}
+
+static int connect_broker(void)
+{
+        const char *path = socket_path();
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                fprintf(stderr, "anvilctl: socket path %s is too long\n", path);
+                return -1;
+        }
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                fprintf(stderr, "anvilctl: cannot reach Anvil at %s: %s (is anvil-broker running? set ANVIL_SOCKET)\n",
+                        path, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* ---- human output ---- */
+
+static void print_event(const struct proto_event *e)
+{
+        printf("  %7" PRIu64 " ms  %-10s %-14s", e->t_ms, e->layer, e->kind);
+        if (e->message)
+                printf(" %s", e->message);
+        else if (e->op)
+                printf(" %s", e->op);
+        if (e->line.set)
+                printf(" (line %" PRId64 ")", e->line.v);
+        putchar('\n');
+        if (e->traceback) {
+                /* Indented, so that it reads as part of the event. */
+                for (const char *l = e->traceback; *l;) {
+                        size_t n = strcspn(l, "\n");
+                        printf("            %.*s\n", (int)n, l);
+                        l += n + (l[n] == '\n');
+                }
+        }
+}
+
+static void print_block(const char *title, const char *text, bool truncated, uint64_t total)
+{
+        if (!*text && !truncated)
+                return;
+        printf("%s:%s\n", title, truncated ? "" : "");
+        for (const char *l = text; *l;) {
+                size_t n = strcspn(l, "\n");
+                printf("  %.*s\n", (int)n, l);
+                l += n + (l[n] == '\n');
+        }
+        if (truncated)
+                printf("  [... truncated: %" PRIu64 " bytes written, %zu kept]\n", total, strlen(text));
+}
+
+static void print_human(const struct proto_run_result *r)
+{
+        printf("run %s: %s", r->run_id, r->killed ? r->killed : r->status);
+        if (r->exit_code.set)
+                printf(" (exit code %" PRId64 ")", r->exit_code.v);
+        if (r->signal)
+                printf(" (%s)", r->signal);
+        printf(" in %" PRIu64 " ms, cpu %" PRIu64 " ms, peak %.1f MB; isolation: %s\n", r->wall_ms, r->cpu_ms,
+               r->peak_rss_mb, r->isolation.tier);
+        printf("trace:\n");
+        const struct proto_event *ev = r->events.items;
+        for (size_t i = 0; i < r->events.n; i++)
+                print_event(&ev[i]);
+        print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
+        print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        const struct proto_artifact *a = r->artifacts.items;
+        if (r->artifacts.n)
+                printf("artifacts:\n");
+        for (size_t i = 0; i < r->artifacts.n; i++)
+                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", r->artifacts_dir ? r->artifacts_dir : ".", a[i].path,
+                       a[i].bytes, a[i].sha256);
+        if (r->capabilities.denied.n) {
+                printf("capabilities denied:");
+                for (size_t i = 0; i < r->capabilities.denied.n; i++)
+                        printf(" %s", r->capabilities.denied.items[i]);
+                putchar('\n');
+        }
+}
+
+/* ---- run ---- */
+
+static int read_input(const char *path, struct proto_input *in)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *data;
+        size_t len;
+        if (fd_read_file(path, PROTO_FRAME_MAX, &data, &len, &err) < 0) {
+                fprintf(stderr, "anvilctl: --input %s: %s\n", path, err.msg);
+                return -1;
+        }
+        _cleanup_free_ char *copy = strdup(path);
+        in->name = strdup(basename(copy));
+        in->data.data = data;
+        in->data.len = len;
+        return 0;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+        static const struct option opts[] = {
+                { "input", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
+                { "cpu", required_argument, NULL, 'c' },   { "memory", required_argument, NULL, 'm' },
+                { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
+                { "help", no_argument, NULL, 'h' },        { 0 },
+        };
+        struct proto_msg m = { .type = PROTO_RUN_REQUEST };
+        struct proto_run_request *req = &m.u.run_request;
+        _cleanup_close_ int fd = -EBADF;
+        bool json = false;
+        int c, rc = EXIT_USAGE;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case 'i': {
+                        if (req->inputs.n >= PROTO_INPUTS_MAX) {
+                                rc = die_usage("at most %d --input files", PROTO_INPUTS_MAX);
+                                goto out;
+                        }
+                        struct proto_input *in = proto_array_push(&req->inputs, sizeof(*in));
+                        if (!in || read_input(optarg, in) < 0)
+                                goto out;
+                        break;
+                }
+                case 't':
+                        if (parse_seconds(optarg, POL_WALL_S_MAX, &req->limits.wall_s) < 0) {
+                                rc = die_usage("--timeout: expected whole seconds, 1..3600, not '%s'", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'c':
+                        if (parse_seconds(optarg, POL_CPU_S_MAX, &req->limits.cpu_s) < 0) {
+                                rc = die_usage("--cpu: expected whole seconds, 1..3600, not '%s'", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'm':
+                        if (parse_seconds(optarg, POL_MEMORY_MB_MAX, &req->limits.memory_mb) < 0 ||
+                            req->limits.memory_mb < POL_MEMORY_MB_MIN) {
+                                rc = die_usage("--memory: expected megabytes, 64..65536, not '%s'", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'p':
+                        if (strlen(optarg) == 0 || strlen(optarg) > 32 || req->capabilities_requested.n >= PROTO_CAPS_MAX ||
+                            proto_strv_push(&req->capabilities_requested, optarg) < 0) {
+                                rc = die_usage("--cap: '%s' is not a capability name", optarg);
+                                goto out;
+                        }
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        rc = 0;
+                        goto out;
+                default:
+                        usage(stderr);
+                        goto out;
+                }
+        }
+        if (optind != argc - 1) {
+                rc = die_usage("run: expected one TOOL.py");
+                goto out;
+        }
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *src;
+        size_t len;
+        if (fd_read_file(argv[optind], PROTO_SOURCE_MAX, &src, &len, &err) < 0) {
+                fprintf(stderr, "anvilctl: %s\n", err.msg);
+                goto out;
+        }
+        req->source = (char *)src;
+        if (memchr(src, 0, len) || !utf8_valid(src, len)) {
+                rc = die_usage("%s: the tool's source must be UTF-8 text", argv[optind]);
+                goto out;
+        }
+        if (pol_inputs_check(&req->inputs, &err) < 0) {
+                rc = die_usage("--input: %s", err.msg);
+                goto out;
+        }
+        char rid[32];
+        snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
+        req->request_id = strdup(rid);
+
+        fd = connect_broker();
+        if (fd < 0) {
+                rc = EXIT_CONNECT;
+                goto out;
+        }
+        if (proto_write_msg(fd, &m, &err) < 0) {
+                fprintf(stderr, "anvilctl: cannot send the run to %s: %s\n", socket_path(), err.msg);
+                rc = EXIT_CONNECT;
+                goto out;
+        }
+        struct proto_reader rd;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        rc = EXIT_CONNECT;
+        for (;;) {
+                struct proto_msg in;
+                int k = proto_read_msg(fd, &rd, &in, &err);
+                if (k <= 0) {
+                        fprintf(stderr, "anvilctl: %s\n",
+                                k == 0 ? "the connection closed before the run ended" : err.msg);
+                        break;
+                }
+                if (in.type == PROTO_RUN_EVENT) {
+                        proto_msg_free(&in);
+                        continue;
+                }
+                if (in.type == PROTO_ERROR) {
+                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                        proto_msg_free(&in);
+                        rc = EXIT_REFUSED;
+                        break;
+                }
+                if (in.type == PROTO_RUN_RESULT) {
+                        if (json) {
+                                json_t *j = proto_to_json(proto_schemas[PROTO_RUN_RESULT], &in.u.run_result);
+                                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                                if (s)
+                                        printf("%s\n", s);
+                                free(s);
+                                json_decref(j);
+                                rc = s ? 0 : EXIT_REFUSED;
+                        } else {
+                                print_human(&in.u.run_result);
+                                rc = 0;
+                        }
+                        proto_msg_free(&in);
+                        break;
+                }
+                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
+                proto_msg_free(&in);
+                break;
+        }
+        proto_reader_free(&rd);
+out:
+        proto_msg_free(&m);
+        return rc;
+}
+
+int main(int argc, char **argv)
+{
+        if (argc < 2) {
+                usage(stderr);
+                return EXIT_USAGE;
+        }
+        if (strcmp(argv[1], "run") == 0)
+                return cmd_run(argc - 1, argv + 1);
+        if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
+                usage(stdout);
+                return 0;
+        }
+        if (strcmp(argv[1], "submit") == 0 || strcmp(argv[1], "probe") == 0 || strcmp(argv[1], "trace") == 0 ||
+            strcmp(argv[1], "verify") == 0) {
+                fprintf(stderr, "anvilctl: '%s' is not implemented yet\n", argv[1]);
+                return EXIT_USAGE;
+        }
+        fprintf(stderr, "anvilctl: unknown command '%s'\n", argv[1]);
+        usage(stderr);
+        return EXIT_USAGE;
+}

@@ -1,0 +1,101 @@
+/* matplotlib's font cache, built once at start-up outside any jail (DESIGN §5, "pre-warm,
+ * don't whitelist"): building it inside would mean a fork of fc-list and writes the jail
+ * must refuse. It is built by Debian's python3 running as an unprivileged uid (uid_base,
+ * which no run uses), then handed to root and bound read-only into every jail. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "supervisor/supervisor.h"
+
+static const char build_script[] =
+        "import sys, matplotlib\n"
+        "matplotlib.use('Agg')\n"
+        "from matplotlib import font_manager\n"
+        "sys.exit(0 if font_manager.fontManager.ttflist else 3)\n";
+
+int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
+{
+        char dir[PATH_MAX];
+        if (snprintf(dir, sizeof(dir), "%s/mplcache", srv->cfg.state_dir) >= (int)sizeof(dir))
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", dir);
+        uid_t builder = srv->cfg.uid_base;
+        if (chown(dir, builder, builder) < 0 || chmod(dir, 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to hand %s to uid %u", dir, (unsigned)builder);
+        {
+                /* A cache from an earlier start is the builder's again, so that matplotlib can
+                 * replace it if its version changed. */
+                _cleanup_closedir_ DIR *old = opendir(dir);
+                struct dirent *de;
+                while (old && (de = readdir(old)))
+                        if (de->d_name[0] != '.' &&
+                            fchownat(dirfd(old), de->d_name, builder, builder, AT_SYMLINK_NOFOLLOW) < 0)
+                                return anvil_err_sys(err, errno, "Failed to hand %s/%s to uid %u", dir, de->d_name,
+                                                     (unsigned)builder);
+        }
+        char env_dir[PATH_MAX + 16];
+        snprintf(env_dir, sizeof(env_dir), "MPLCONFIGDIR=%s", dir);
+        char *const env[] = { env_dir, "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+        pid_t pid = fork();
+        if (pid < 0)
+                return anvil_err_sys(err, errno, "Failed to fork the font cache builder");
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(builder, builder, builder) < 0 ||
+                    setresuid(builder, builder, builder) < 0)
+                        _exit(126);
+                int null = open("/dev/null", O_RDWR);
+                if (null >= 0) {
+                        (void)dup2(null, 0);
+                        (void)dup2(null, 1);
+                }
+                execle("/usr/bin/python3", "python3", "-I", "-c", build_script, (char *)NULL, env);
+                _exit(127);
+        }
+        int status;
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return anvil_err_sys(err, errno, "Failed to wait for the font cache builder");
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return anvil_err_set(err, EIO,
+                                     "Building matplotlib's font cache with /usr/bin/python3 failed (status %d); "
+                                     "is python3-matplotlib installed?",
+                                     status);
+        /* Back to root, read-only to everyone else. */
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        if (!d)
+                return anvil_err_sys(err, errno, "Failed to open %s", dir);
+        struct dirent *de;
+        bool found = false;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.')
+                        continue;
+                struct stat st;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        continue;
+                if (!S_ISREG(st.st_mode)) {
+                        /* Only regular files are bound into jails; anything else is dropped. */
+                        (void)unlinkat(dirfd(d), de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
+                        continue;
+                }
+                if (fchownat(dirfd(d), de->d_name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    fchmodat(dirfd(d), de->d_name, 0644, 0) < 0)
+                        return anvil_err_sys(err, errno, "Failed to hand %s/%s to root", dir, de->d_name);
+                if (strncmp(de->d_name, "fontlist-", 9) == 0)
+                        found = true;
+        }
+        if (chown(dir, 0, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to hand %s to root", dir);
+        if (!found)
+                return anvil_err_set(err, ENOENT, "matplotlib wrote no fontlist-*.json into %s", dir);
+        snprintf(srv->font_cache_dir, sizeof(srv->font_cache_dir), "%s", dir);
+        return 0;
+}

@@ -1,0 +1,279 @@
+/* anvil-supervisor: builds jails and runs tools in them (DESIGN §1, §4).
+ *
+ * Theory of operation
+ * -------------------
+ * Processes: the supervisor (root, started by systemd, never setuid); per run, the jail's
+ * pid 1 (a fresh exec of this binary as "anvil-init", jail/pid1.c) and the runner
+ * (anvil-py, jail/runner/main.c) with whatever the tool starts.
+ *
+ * Privilege: root in the initial namespaces, for: creating user namespaces with a uid map to
+ * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
+ * run's artifacts tmpfs, creating cgroups. No Python, no libcurl, no JSON here: clients'
+ * frames are decoded by the strict msgpack decoder (proto/) and re-checked (policy/limits.c).
+ *
+ * fds of a run: stdin (the run spec, written then closed), stdout, stderr, fd 3 (events),
+ * all pipes; a SOCK_SEQPACKET sync socket to pid 1; a pidfd for pid 1.
+ *
+ * Synchronisation points (the child's steps C*, pid 1's P*, the runner's R* are listed in
+ * jail/contain.c, jail/pid1.c and jail/runner/main.c):
+ *   S1  run directory, cgroup, pipes, handles; clone (C1)              run.c run_spawn
+ *   S2  supervisor: child into the cgroup, uid/gid maps, GO  ->  C3 waits for it
+ *   S3  child: C4-C10, ends in the exec of pid 1; an error is an ERROR record
+ *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
+ *       namespaces differ from ours, capabilities all zero, no_new_privs, uid, rlimits,
+ *       cgroup; only then GO. A failed check refuses the run: no tool code ever ran.
+ *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
+ *   S6  the runner reads the spec (R1), sends events on fd 3 (R7-R10)
+ *   S7  wall-clock timer and the 20 ms memory sampler may kill pid 1 (SIGKILL by pidfd):
+ *       the kernel then kills every process of the pid namespace
+ *   S8  pid 1 reports EXIT with the runner's wait status and rusage (P5) and exits
+ *   S9  the pidfd turns readable: reaped; stdout, stderr and events reach end of file
+ *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
+ *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
+ *       reported as the tool's) to the client
+ *   S12 cgroup removed, slot freed, handles closed, old run directories pruned
+ *
+ * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
+ * supervisor sweeps the mounts and cgroups left behind at start-up. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <grp.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/log.h"
+#include "policy/limits.h"
+#include "supervisor/supervisor.h"
+
+#define UID_BASE_DEFAULT 2000000000u
+
+static void usage(FILE *f)
+{
+        fprintf(f,
+                "usage: anvil-supervisor --listen PATH --state-dir DIR [options]\n"
+                "  --listen PATH       Unix socket for the broker (created 0660)\n"
+                "  --state-dir DIR     run directories, font cache (created 0711)\n"
+                "  --allow-uid UID     a uid besides root that may connect (repeatable)\n"
+                "  --max-runs N        concurrent runs (default 32, at most %d)\n"
+                "  --keep-runs N       run directories kept (default 200)\n"
+                "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
+                "                      UID+1 .. UID+max-runs (default %u)\n"
+                "  --runner PATH       anvil-py (default: beside this binary)\n",
+                SUP_MAX_RUNS, UID_BASE_DEFAULT);
+}
+
+static int parse_uint(const char *s, unsigned long max, unsigned long *out)
+{
+        char *end;
+        errno = 0;
+        unsigned long v = strtoul(s, &end, 10);
+        if (errno || *s == 0 || *end || *s == '-' || v > max)
+                return -1;
+        *out = v;
+        return 0;
+}
+
+static int parse_args(int argc, char **argv, struct sup_config *cfg)
+{
+        static const struct option opts[] = {
+                { "listen", required_argument, NULL, 'l' },   { "state-dir", required_argument, NULL, 's' },
+                { "allow-uid", required_argument, NULL, 'u' }, { "max-runs", required_argument, NULL, 'm' },
+                { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
+                { "runner", required_argument, NULL, 'r' },    { "help", no_argument, NULL, 'h' },
+                { 0 },
+        };
+        cfg->max_runs = 32;
+        cfg->keep_runs = 200;
+        cfg->uid_base = UID_BASE_DEFAULT;
+        int c;
+        unsigned long v;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                switch (c) {
+                case 'l':
+                        cfg->listen_path = optarg;
+                        break;
+                case 's':
+                        cfg->state_dir = optarg;
+                        break;
+                case 'u':
+                        if (cfg->n_allow >= SUP_MAX_ALLOW || parse_uint(optarg, 0xFFFFFFFEul, &v) < 0) {
+                                fprintf(stderr, "anvil-supervisor: --allow-uid: '%s' is not a uid (at most %d)\n", optarg,
+                                        SUP_MAX_ALLOW);
+                                return -1;
+                        }
+                        cfg->allow_uids[cfg->n_allow++] = (uid_t)v;
+                        break;
+                case 'm':
+                        if (parse_uint(optarg, SUP_MAX_RUNS, &v) < 0 || v == 0) {
+                                fprintf(stderr, "anvil-supervisor: --max-runs: expected 1..%d\n", SUP_MAX_RUNS);
+                                return -1;
+                        }
+                        cfg->max_runs = (unsigned)v;
+                        break;
+                case 'k':
+                        if (parse_uint(optarg, 1000000, &v) < 0) {
+                                fprintf(stderr, "anvil-supervisor: --keep-runs: expected 0..1000000\n");
+                                return -1;
+                        }
+                        cfg->keep_runs = (unsigned)v;
+                        break;
+                case 'b':
+                        if (parse_uint(optarg, 0xFFFFFFFEul - SUP_MAX_RUNS - 1, &v) < 0 || v < 65536) {
+                                fprintf(stderr, "anvil-supervisor: --uid-base: expected a uid of 65536 or more\n");
+                                return -1;
+                        }
+                        cfg->uid_base = (uid_t)v;
+                        break;
+                case 'r':
+                        if (!realpath(optarg, cfg->runner_path)) {
+                                fprintf(stderr, "anvil-supervisor: --runner %s: %s\n", optarg, strerror(errno));
+                                return -1;
+                        }
+                        break;
+                case 'h':
+                        usage(stdout);
+                        exit(0);
+                default:
+                        usage(stderr);
+                        return -1;
+                }
+        }
+        if (optind < argc || !cfg->listen_path || !cfg->state_dir) {
+                usage(stderr);
+                return -1;
+        }
+        return 0;
+}
+
+/* The jail's uid must reach what is bound in: every directory above it searchable by others. */
+static int check_reachable(const char *path, struct anvil_err *err)
+{
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s", path);
+        for (char *slash = strrchr(p, '/'); slash && slash != p; slash = strrchr(p, '/')) {
+                *slash = 0;
+                struct stat st;
+                if (stat(p, &st) < 0)
+                        return anvil_err_sys(err, errno, "Failed to stat %s", p);
+                if (!(st.st_mode & S_IXOTH))
+                        return anvil_err_set(err, EACCES,
+                                             "%s is not searchable by other users, so jails cannot reach %s below it",
+                                             p, path);
+        }
+        return 0;
+}
+
+static int setup_state(struct sup_server *srv, struct anvil_err *err)
+{
+        const char *sd = srv->cfg.state_dir;
+        if (mkdir(sd, 0711) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", sd);
+        struct stat st;
+        if (lstat(sd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
+                return anvil_err_set(err, EPERM, "%s must be a directory owned by root", sd);
+        if (chmod(sd, 0711) < 0)
+                return anvil_err_sys(err, errno, "Failed to chmod %s", sd);
+        char real[PATH_MAX];
+        if (!realpath(sd, real))
+                return anvil_err_sys(err, errno, "Failed to resolve %s", sd);
+        if (snprintf(srv->runs_dir, sizeof(srv->runs_dir), "%s/runs", real) >= (int)sizeof(srv->runs_dir))
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
+        if (mkdir(srv->runs_dir, 0711) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", srv->runs_dir);
+        if (chmod(srv->runs_dir, 0711) < 0)
+                return anvil_err_sys(err, errno, "Failed to chmod %s", srv->runs_dir);
+        return check_reachable(srv->runs_dir, err);
+}
+
+static void on_signal(uv_signal_t *s, int signum)
+{
+        struct sup_server *srv = s->data;
+        log_info("signal %d: stopping; live runs are killed", signum);
+        srv->stopping = true;
+        sup_runs_kill_all(srv);
+        if (!uv_is_closing((uv_handle_t *)&srv->listener))
+                uv_close((uv_handle_t *)&srv->listener, NULL);
+        for (struct sup_client *c = srv->clients; c; c = c->next)
+                proto_stream_close(&c->stream);
+        uv_close((uv_handle_t *)&srv->sigterm, NULL);
+        uv_close((uv_handle_t *)&srv->sigint, NULL);
+        /* The loop ends once every run has finished and every handle is closed. */
+}
+
+int main(int argc, char **argv)
+{
+        const char *base = strrchr(argv[0], '/');
+        if (strcmp(base ? base + 1 : argv[0], "anvil-init") == 0)
+                return jail_pid1_main(argc, argv);
+
+        log_set_program("anvil-supervisor");
+        static struct sup_server srv;
+        if (parse_args(argc, argv, &srv.cfg) < 0)
+                return 2;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (geteuid() != 0) {
+                log_error("must run as root (started by systemd); rootless mode is not implemented yet");
+                return 1;
+        }
+        (void)signal(SIGPIPE, SIG_IGN);
+        umask(022);
+        /* Root's supplementary groups would otherwise be inherited, unmapped, by every jail. */
+        if (setgroups(0, NULL) < 0) {
+                log_error("Failed to drop supplementary groups: %s", strerror(errno));
+                return 1;
+        }
+        srv.self_exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+        if (srv.self_exe_fd < 0) {
+                log_error("Failed to open /proc/self/exe: %s", strerror(errno));
+                return 1;
+        }
+        if (!srv.cfg.runner_path[0]) {
+                char self[PATH_MAX];
+                ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+                if (n < 0) {
+                        log_error("Failed to find this binary: %s", strerror(errno));
+                        return 1;
+                }
+                self[n] = 0;
+                snprintf(srv.cfg.runner_path, sizeof(srv.cfg.runner_path), "%s/anvil-py", dirname(self));
+        }
+        if (access(srv.cfg.runner_path, X_OK) < 0) {
+                log_error("runner %s: %s", srv.cfg.runner_path, strerror(errno));
+                return 1;
+        }
+        if (check_reachable(srv.cfg.runner_path, &err) < 0 || setup_state(&srv, &err) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
+        sup_rundir_sweep_mounts(&srv);
+        jail_cgroup_sys_init(&srv.cg);
+        jail_cgroup_sys_sweep(&srv.cg);
+        log_info("%s", srv.cg.description);
+        if (sup_fontcache_build(&srv, &err) < 0)
+                log_warn("matplotlib's font cache is not available to jails: %s", err.msg);
+        srv.loop = uv_default_loop();
+        if (sup_server_listen(&srv, &err) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
+        uv_signal_init(srv.loop, &srv.sigterm);
+        uv_signal_init(srv.loop, &srv.sigint);
+        srv.sigterm.data = srv.sigint.data = &srv;
+        uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
+        uv_signal_start(&srv.sigint, on_signal, SIGINT);
+        log_info("listening on %s (state in %s, runner %s)", srv.cfg.listen_path, srv.cfg.state_dir,
+                 srv.cfg.runner_path);
+        uv_run(srv.loop, UV_RUN_DEFAULT);
+        (void)unlink(srv.cfg.listen_path);
+        log_info("stopped");
+        return 0;
+}

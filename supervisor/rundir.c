@@ -1,0 +1,277 @@
+/* Run directories: state/runs/<run_id>/
+ *   tool.py      the source, as received (never inside the jail: the runner gets it on stdin)
+ *   inputs/      the input files, root-owned, read-only in the jail
+ *   artifacts/   during the run a tmpfs of the run's files cap, owned by the run's uid, so the
+ *                cap is enforced by the kernel as the tool writes; after it, a plain directory
+ *                holding the copies of the regular files found there
+ *   root/        an empty directory the jail mounts its root on (in its own namespace only)
+ *
+ * Every directory on the way is 0711 or 0755 so the jail's uid can reach what is bound in,
+ * but cannot list the runs; run ids carry 64 random bits. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <sha2.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "supervisor/supervisor.h"
+
+#define COLLECT_MAX_DEPTH 16
+
+int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
+                      uid_t uid, uint64_t files_bytes, char *dir, size_t size, struct anvil_err *err)
+{
+        int r;
+        if (snprintf(dir, size, "%s/%s", srv->runs_dir, run_id) >= (int)size)
+                return anvil_err_set(err, ENAMETOOLONG, "Run directory path is too long");
+        if (mkdir(dir, 0711) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", dir);
+        _cleanup_close_ int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s", dir);
+        if ((r = fd_write_file_at(dfd, "tool.py", req->source, strlen(req->source), 0644, err)) < 0)
+                return r;
+        if (mkdirat(dfd, "inputs", 0755) < 0 || mkdirat(dfd, "artifacts", 0700) < 0 || mkdirat(dfd, "root", 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create the directories of %s", dir);
+        _cleanup_close_ int ifd = openat(dfd, "inputs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (ifd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s/inputs", dir);
+        const struct proto_input *in = req->inputs.items;
+        for (size_t i = 0; i < req->inputs.n; i++)
+                if ((r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err)) < 0)
+                        return r;
+        (void)fchmod(ifd, 0755);
+        char art[PATH_MAX], opts[128];
+        if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art))
+                return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
+        snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=4096,mode=0700,uid=%u,gid=%u",
+                 (unsigned long long)files_bytes, (unsigned)uid, (unsigned)uid);
+        if (mount("tmpfs", art, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+                return anvil_err_sys(err, errno, "Failed to mount the artifacts tmpfs on %s", art);
+        return 0;
+}
+
+void sup_rundir_unmount(const char *dir)
+{
+        char art[PATH_MAX];
+        if (snprintf(art, sizeof(art), "%s/artifacts", dir) < (int)sizeof(art))
+                (void)umount2(art, MNT_DETACH);
+}
+
+struct collect {
+        uint64_t total;
+        struct proto_array *artifacts, *notes;
+};
+
+static int add_note(struct proto_array *notes, const char *kind, const char *op, const char *message)
+{
+        struct proto_event *e = proto_array_push(notes, sizeof(*e));
+        if (!e)
+                return -ENOMEM;
+        e->layer = strdup("supervisor");
+        e->kind = strdup(kind);
+        e->op = strdup(op);
+        e->message = strdup(message);
+        return (e->layer && e->kind && e->op && e->message) ? 0 : -ENOMEM;
+}
+
+static int note(struct collect *c, const char *path)
+{
+        char msg[PROTO_PATH_MAX + 80];
+        return add_note(c->notes, "artifact_skipped", path,
+                        pol_reason(msg, sizeof(msg), POL_ARTIFACT_NOT_REGULAR, path));
+}
+
+/* Copies one regular file, opened without following links, hashing what it copies. */
+static int copy_file(int sfd, int dfd, const char *name, const char *rel, struct collect *c, struct anvil_err *err)
+{
+        _cleanup_close_ int in = openat(sfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (in < 0)
+                return anvil_err_sys(err, errno, "Failed to open artifact %s", rel);
+        struct stat st;
+        if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
+                return note(c, rel);
+        _cleanup_close_ int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (out < 0)
+                return anvil_err_sys(err, errno, "Failed to create the copy of artifact %s", rel);
+        SHA2_CTX h;
+        SHA256Init(&h);
+        uint8_t buf[65536];
+        uint64_t n_total = 0;
+        for (;;) {
+                ssize_t n = read(in, buf, sizeof(buf));
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return anvil_err_sys(err, errno, "Failed to read artifact %s", rel);
+                }
+                if (n == 0)
+                        break;
+                SHA256Update(&h, buf, (size_t)n);
+                int r = fd_write_all(out, buf, (size_t)n, err);
+                if (r < 0)
+                        return r;
+                n_total += (uint64_t)n;
+        }
+        struct proto_artifact *a = proto_array_push(c->artifacts, sizeof(*a));
+        if (!a)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        char hex[SHA256_DIGEST_STRING_LENGTH];
+        a->path = strdup(rel);
+        a->bytes = n_total;
+        a->sha256 = strdup(SHA256End(&h, hex));
+        c->total += n_total;
+        return (a->path && a->sha256) ? 0 : anvil_err_set(err, ENOMEM, "Out of memory");
+}
+
+static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct collect *c, struct anvil_err *err)
+{
+        int dup_fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
+        if (dup_fd < 0)
+                return anvil_err_sys(err, errno, "Failed to read the artifacts directory");
+        _cleanup_closedir_ DIR *d = fdopendir(dup_fd);
+        if (!d) {
+                (void)close(dup_fd);
+                return anvil_err_sys(err, errno, "Failed to read the artifacts directory");
+        }
+        struct dirent *de;
+        int r = 0;
+        while (r >= 0 && (de = readdir(d))) {
+                if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                        continue;
+                char rel[PROTO_PATH_MAX];
+                if (snprintf(rel, sizeof(rel), "%s%s", prefix, de->d_name) >= (int)sizeof(rel))
+                        continue;
+                if (c->artifacts->n >= PROTO_ARTIFACTS_MAX)
+                        return note(c, rel);
+                struct stat st;
+                if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                        return anvil_err_sys(err, errno, "Failed to stat artifact %s", rel);
+                if (S_ISREG(st.st_mode)) {
+                        r = copy_file(sfd, dfd, de->d_name, rel, c, err);
+                } else if (S_ISDIR(st.st_mode) && depth < COLLECT_MAX_DEPTH) {
+                        if (mkdirat(dfd, de->d_name, 0755) < 0)
+                                return anvil_err_sys(err, errno, "Failed to create %s", rel);
+                        _cleanup_close_ int s2 = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        _cleanup_close_ int d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                        if (s2 < 0 || d2 < 0)
+                                return anvil_err_sys(err, errno, "Failed to open directory %s", rel);
+                        char sub[PROTO_PATH_MAX];
+                        if (snprintf(sub, sizeof(sub), "%s/", rel) >= (int)sizeof(sub))
+                                continue;
+                        r = walk(s2, d2, sub, depth + 1, c, err);
+                } else
+                        r = note(c, rel) < 0 ? anvil_err_set(err, ENOMEM, "Out of memory") : 0;
+        }
+        return r;
+}
+
+int sup_rundir_collect(const char *dir, uint64_t files_bytes, struct proto_array *artifacts,
+                       struct proto_array *notes, struct anvil_err *err)
+{
+        char art[PATH_MAX], keep[PATH_MAX];
+        if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art) ||
+            snprintf(keep, sizeof(keep), "%s/artifacts.collected", dir) >= (int)sizeof(keep))
+                return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
+        if (mkdir(keep, 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", keep);
+        struct collect c = { .artifacts = artifacts, .notes = notes };
+        int r;
+        /* The tmpfs refused what went over the cap (ENOSPC to the tool): say so. */
+        struct statfs sf;
+        if (statfs(art, &sf) == 0 && sf.f_bavail == 0) {
+                char msg[128];
+                (void)add_note(notes, "artifacts_full", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_OVER_CAP, (unsigned long long)files_bytes));
+        }
+        {
+                _cleanup_close_ int sfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                _cleanup_close_ int dfd = open(keep, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (sfd < 0 || dfd < 0)
+                        return anvil_err_sys(err, errno, "Failed to open the artifacts of %s", dir);
+                r = walk(sfd, dfd, "", 0, &c, err);
+        }
+        /* The copies stay even if one file failed: what was collected is reported. */
+        if (umount2(art, MNT_DETACH) < 0 && r >= 0)
+                r = anvil_err_sys(err, errno, "Failed to unmount %s", art);
+        if (rmdir(art) < 0 || rename(keep, art) < 0)
+                if (r >= 0)
+                        r = anvil_err_sys(err, errno, "Failed to move the collected artifacts to %s", art);
+        return r;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st;
+        (void)ftw;
+        if (flag == FTW_DP)
+                (void)rmdir(path);
+        else
+                (void)unlink(path);
+        return 0;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Keeps the newest keep_runs run directories (names sort by time) and never a live run's. */
+void sup_rundir_prune(struct sup_server *srv)
+{
+        _cleanup_closedir_ DIR *d = opendir(srv->runs_dir);
+        if (!d)
+                return;
+        char **names = NULL;
+        size_t n = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+                        continue;
+                char **nn = realloc(names, (n + 1) * sizeof(char *));
+                if (!nn)
+                        break;
+                names = nn;
+                if (!(names[n] = strdup(de->d_name)))
+                        break;
+                n++;
+        }
+        qsort(names, n, sizeof(char *), cmp_names);
+        size_t excess = n > srv->cfg.keep_runs ? n - srv->cfg.keep_runs : 0;
+        for (size_t i = 0; i < n; i++) {
+                if (i < excess && !sup_run_is_live(srv, names[i])) {
+                        char p[PATH_MAX];
+                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, names[i]) < (int)sizeof(p)) {
+                                sup_rundir_unmount(p);
+                                /* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never
+                                 * into a mount that is somehow still there. */
+                                (void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+                        }
+                }
+                free(names[i]);
+        }
+        free(names);
+}
+
+/* A supervisor that died mid-run leaves artifact tmpfs mounts behind: unmount them. */
+void sup_rundir_sweep_mounts(struct sup_server *srv)
+{
+        _cleanup_fclose_ FILE *mi = fopen("/proc/self/mountinfo", "re");
+        if (!mi)
+                return;
+        char line[4096], mp[PATH_MAX];
+        size_t n = strlen(srv->runs_dir);
+        while (fgets(line, sizeof(line), mi))
+                if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && strncmp(mp, srv->runs_dir, n) == 0 &&
+                    mp[n] == '/')
+                        (void)umount2(mp, MNT_DETACH);
+}

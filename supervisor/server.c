@@ -1,0 +1,154 @@
+/* The supervisor's socket: who may connect (SO_PEERCRED), and the closed list of operations
+ * a client may ask for. Anything else gets an error frame and the connection is closed. */
+#define _GNU_SOURCE
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "supervisor/supervisor.h"
+
+void sup_client_send(struct sup_client *c, const struct proto_msg *m)
+{
+        (void)proto_stream_send(&c->stream, m);
+}
+
+void sup_client_error(struct sup_client *c, const char *code, const char *message, const char *field,
+                      const char *request_id)
+{
+        struct proto_msg m = { .type = PROTO_ERROR };
+        m.u.error.code = (char *)code;
+        m.u.error.message = (char *)message;
+        m.u.error.field = (field && *field) ? (char *)field : NULL;
+        m.u.error.request_id = (char *)request_id;
+        sup_client_send(c, &m);
+}
+
+static void on_client_closed(struct proto_stream *s)
+{
+        struct sup_client *c = s->data;
+        sup_runs_client_gone(c->srv, c);
+        *c->pprev = c->next;
+        if (c->next)
+                c->next->pprev = c->pprev;
+        c->srv->n_clients--;
+        free(c);
+}
+
+static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
+{
+        struct sup_client *c = s->data;
+        switch (m->type) {
+        case PROTO_HELLO: {
+                struct proto_msg r = { .type = PROTO_HELLO };
+                r.u.hello.role = "supervisor";
+                r.u.hello.software = "anvil-supervisor " ANVIL_VERSION;
+                sup_client_send(c, &r);
+                break;
+        }
+        case PROTO_RUN_REQUEST:
+                sup_run_start(c, &m->u.run_request);
+                break;
+        case PROTO_CANCEL:
+                sup_run_cancel(c, &m->u.cancel);
+                break;
+        case PROTO_PROBE_REQUEST:
+                sup_client_error(c, "unsupported", "probe_request: the isolation probe is not implemented yet",
+                                 "probe_request", m->u.probe_request.request_id);
+                break;
+        default: {
+                char msg[96];
+                snprintf(msg, sizeof(msg), "message.type: '%s' is not accepted by the supervisor",
+                         proto_type_name(m->type));
+                proto_stream_fail(s, "bad_request", msg, "message.type", NULL);
+        }
+        }
+        proto_msg_free(m);
+}
+
+static bool allowed(const struct sup_server *srv, uid_t uid)
+{
+        if (uid == 0)
+                return true;
+        for (unsigned i = 0; i < srv->cfg.n_allow; i++)
+                if (srv->cfg.allow_uids[i] == uid)
+                        return true;
+        return false;
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+        struct sup_server *srv = listener->data;
+        if (status < 0)
+                return;
+        struct sup_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return;
+        c->srv = srv;
+        if (proto_stream_init(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
+                free(c);
+                return;
+        }
+        c->next = srv->clients;
+        if (srv->clients)
+                srv->clients->pprev = &c->next;
+        c->pprev = &srv->clients;
+        srv->clients = c;
+        srv->n_clients++;
+        if (uv_accept(listener, (uv_stream_t *)&c->stream.pipe) < 0) {
+                proto_stream_close(&c->stream);
+                return;
+        }
+        uv_os_fd_t fd;
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (uv_fileno((uv_handle_t *)&c->stream.pipe, &fd) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                proto_stream_close(&c->stream);
+                return;
+        }
+        c->uid = cred.uid;
+        c->pid = cred.pid;
+        snprintf(c->stream.name, sizeof(c->stream.name), "client pid %d uid %u", (int)cred.pid, (unsigned)cred.uid);
+        if (!allowed(srv, cred.uid)) {
+                log_warn("%s: refused, uid not allowed", c->stream.name);
+                proto_stream_fail(&c->stream, "forbidden", "This uid may not use the supervisor (see --allow-uid)",
+                                  NULL, NULL);
+                return;
+        }
+        if (srv->n_clients > SUP_MAX_CLIENTS || srv->stopping) {
+                proto_stream_fail(&c->stream, "busy", "Too many connections", NULL, NULL);
+                return;
+        }
+        (void)proto_stream_start(&c->stream);
+}
+
+int sup_server_listen(struct sup_server *srv, struct anvil_err *err)
+{
+        const char *path = srv->cfg.listen_path;
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return anvil_err_set(err, EEXIST, "%s exists and is not a socket", path);
+                (void)unlink(path); /* a socket left by an earlier supervisor */
+        }
+        int r = uv_pipe_init(srv->loop, &srv->listener, 0);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to create the listener: %s", uv_strerror(r));
+        srv->listener.data = srv;
+        /* Created 0600, then opened to the group: never a moment of wider access. */
+        mode_t old = umask(0177);
+        r = uv_pipe_bind(&srv->listener, path);
+        umask(old);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to bind %s: %s", path, uv_strerror(r));
+        if (chmod(path, 0660) < 0)
+                return anvil_err_sys(err, errno, "Failed to chmod %s", path);
+        r = uv_listen((uv_stream_t *)&srv->listener, 64, on_connection);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to listen on %s: %s", path, uv_strerror(r));
+        return 0;
+}

@@ -1,0 +1,86 @@
+/* anvil-supervisor's shared state. See main.c for the theory of operation. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "jail/cgroup.h"
+#include "jail/jail.h"
+#include "policy/reasons.h"
+#include "proto/stream.h"
+
+#define SUP_MAX_ALLOW 32
+#define SUP_MAX_RUNS 256
+#define SUP_MAX_CLIENTS 128
+
+struct sup_config {
+        const char *listen_path;
+        const char *state_dir;
+        uid_t allow_uids[SUP_MAX_ALLOW];
+        unsigned n_allow;
+        uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
+        unsigned max_runs;  /* concurrent */
+        unsigned keep_runs; /* run directories kept */
+        char runner_path[PATH_MAX];
+};
+
+struct sup_run;
+struct sup_client;
+
+struct sup_server {
+        uv_loop_t *loop;
+        struct sup_config cfg;
+        uv_pipe_t listener;
+        uv_signal_t sigterm, sigint;
+        int self_exe_fd; /* re-executed as each jail's pid 1 */
+        char runs_dir[PATH_MAX];
+        char font_cache_dir[PATH_MAX]; /* "" if matplotlib's cache could not be built */
+        struct jail_cgroup_sys cg;
+        bool slots[SUP_MAX_RUNS];
+        unsigned n_runs;
+        unsigned n_clients;
+        struct sup_run *runs; /* every live run */
+        struct sup_client *clients;
+        bool stopping;
+};
+
+struct sup_client {
+        struct proto_stream stream;
+        struct sup_server *srv;
+        uid_t uid;
+        pid_t pid;
+        struct sup_client *next, **pprev;
+};
+
+/* server.c */
+int sup_server_listen(struct sup_server *srv, struct anvil_err *err);
+void sup_client_send(struct sup_client *c, const struct proto_msg *m);
+void sup_client_error(struct sup_client *c, const char *code, const char *message, const char *field,
+                      const char *request_id);
+
+/* run.c */
+void sup_run_start(struct sup_client *c, struct proto_run_request *req);
+void sup_run_cancel(struct sup_client *c, const struct proto_cancel *cancel);
+void sup_runs_client_gone(struct sup_server *srv, struct sup_client *c);
+void sup_runs_kill_all(struct sup_server *srv);
+bool sup_run_is_live(struct sup_server *srv, const char *run_id);
+
+/* rundir.c: run directories under state/runs/<run_id> */
+int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
+                      uid_t uid, uint64_t files_bytes, char *dir, size_t size, struct anvil_err *err);
+/* Copies artifacts out of the run's tmpfs into a plain directory, hashing as it goes, and
+ * unmounts the tmpfs. Runs on the thread pool: touches nothing but its arguments. */
+int sup_rundir_collect(const char *dir, uint64_t files_bytes, struct proto_array *artifacts,
+                       struct proto_array *notes, struct anvil_err *err);
+void sup_rundir_unmount(const char *dir);
+void sup_rundir_prune(struct sup_server *srv);
+void sup_rundir_sweep_mounts(struct sup_server *srv);
+
+/* fontcache.c */
+int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);
+
+/* The jail's environment: the whole of it, fixed (README lists it). */
+extern char *const sup_jail_env[];
