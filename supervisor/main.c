@@ -50,6 +50,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fd.h"
 #include "lib/log.h"
 #include "policy/limits.h"
 #include "supervisor/supervisor.h"
@@ -194,6 +195,35 @@ static int setup_state(struct sup_server *srv, struct anvil_err *err)
         return check_reachable(srv->runs_dir, err);
 }
 
+/* The runner is copied into the state directory: jails reach it there whatever the
+ * permissions of the directory it was built in (a checkout under /root, say), and a rebuild
+ * of the checkout never changes the binary under a live supervisor. */
+static int install_runner(struct sup_server *srv, struct anvil_err *err)
+{
+        char dir[PATH_MAX], tmp[PATH_MAX + 16], dst[PATH_MAX + 16];
+        if (snprintf(dir, sizeof(dir), "%s/bin", srv->cfg.state_dir) >= (int)sizeof(dir))
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
+        if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", dir);
+        snprintf(tmp, sizeof(tmp), "%s/.anvil-py.new", dir);
+        snprintf(dst, sizeof(dst), "%s/anvil-py", dir);
+        uint8_t *data;
+        size_t len;
+        int r = fd_read_file(srv->cfg.runner_path, 64u << 20, &data, &len, err);
+        if (r < 0)
+                return r;
+        (void)unlink(tmp);
+        r = fd_write_file_at(AT_FDCWD, tmp, data, len, 0755, err);
+        free(data);
+        if (r < 0)
+                return r;
+        if (rename(tmp, dst) < 0)
+                return anvil_err_sys(err, errno, "Failed to install %s", dst);
+        if (!realpath(dst, srv->cfg.runner_path))
+                return anvil_err_sys(err, errno, "Failed to resolve %s", dst);
+        return check_reachable(srv->cfg.runner_path, err);
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
         struct sup_server *srv = s->data;
@@ -250,7 +280,7 @@ int main(int argc, char **argv)
                 log_error("runner %s: %s", srv.cfg.runner_path, strerror(errno));
                 return 1;
         }
-        if (check_reachable(srv.cfg.runner_path, &err) < 0 || setup_state(&srv, &err) < 0) {
+        if (setup_state(&srv, &err) < 0 || install_runner(&srv, &err) < 0) {
                 log_error("%s", err.msg);
                 return 1;
         }

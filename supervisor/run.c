@@ -62,6 +62,7 @@ struct sup_run {
         bool cg_made;
         pid_t pid;
         int pidfd, sync_fd;
+        int mntns_fd; /* holds the jail's mount namespace; see hold_mntns */
         uv_poll_t pidfd_poll, sync_poll;
         uv_pipe_t in_pipe, out_pipe, err_pipe, ev_pipe;
         uv_timer_t wall_timer, sample_timer;
@@ -75,8 +76,15 @@ struct sup_run {
         struct proto_strv mechanisms;
         /* what happened */
         bool cloned, verified, exec_ok, got_exit, reaped, out_eof, err_eof, ev_eof, finishing;
+        bool ready;           /* pid 1 said READY */
+        bool attach_pending;  /* the cgroup attach is on the thread pool */
+        bool attached;
+        uv_work_t attach_work;
+        int attach_r;
+        struct anvil_err attach_err;
         int wait_status;
         uint64_t rusage_cpu_us;
+        uint64_t rusage_maxrss_kb;
         bool is_killed;
         enum pol_reason killed;
         const char *killed_layer;
@@ -375,7 +383,8 @@ static void sync_drain(struct sup_run *run)
                         run_fail(run, m.msg[0] ? m.msg : "Building the jail failed");
                         break;
                 case JAIL_MSG_READY:
-                        if (!run->verified && !run->failed)
+                        run->ready = true;
+                        if (run->attached && !run->verified && !run->failed)
                                 on_verified(run);
                         break;
                 case JAIL_MSG_EXEC_OK:
@@ -387,6 +396,7 @@ static void sync_drain(struct sup_run *run)
                                 run->got_exit = true;
                                 run->wait_status = m.status;
                                 run->rusage_cpu_us = m.utime_us + m.stime_us;
+                                run->rusage_maxrss_kb = m.maxrss_kb;
                         }
                         break;
                 default:
@@ -464,6 +474,42 @@ static void on_sample(uv_timer_t *t)
                 run->peak_mb = mb;
         if (mb > (double)run->lim.memory_mb)
                 run_kill_for(run, POL_KILLED_MEMORY, "supervisor", run->peak_mb);
+}
+
+/* Tearing down a mount namespace waits for an RCU grace period, and the last process in it
+ * pays, in its exit, before its parent hears of it: a whole grace period on every run's way
+ * out. The supervisor holds the namespace instead (an nsfs fd) and lets go of it on the
+ * thread pool after the result is sent. */
+static void hold_mntns(struct sup_run *run)
+{
+        char p[64];
+        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)run->pid);
+        run->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
+}
+
+/* ---- the cgroup attach (S2) ----
+ * Moving a task into a cgroup v1 hierarchy waits for an RCU grace period (the write side of
+ * cgroup_threadgroup_rwsem): 10-15 ms here, longer than building the jail. So it runs on the
+ * thread pool while the child builds its root, and pid 1 is verified (membership included)
+ * and let go only once both are done. */
+
+static void attach_work(uv_work_t *w)
+{
+        struct sup_run *run = w->data;
+        run->attach_r = jail_cgroup_parent(&run->cg, run->pid, &run->attach_err);
+}
+
+static void attach_done(uv_work_t *w, int status)
+{
+        struct sup_run *run = w->data;
+        run->attach_pending = false;
+        if (status < 0 || run->attach_r < 0)
+                run_fail(run, status < 0 ? "The cgroup attach was cancelled" : run->attach_err.msg);
+        else
+                run->attached = true;
+        if (run->attached && run->ready && !run->verified && !run->failed)
+                on_verified(run);
+        run_maybe_finish(run);
 }
 
 /* ---- start (S1-S2) ---- */
@@ -628,6 +674,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         if (r < 0)
                 return r;
         run->cloned = true;
+        hold_mntns(run);
         if (uv_poll_init(srv->loop, &run->pidfd_poll, run->pidfd) < 0 ||
             uv_poll_start(&run->pidfd_poll, UV_READABLE, on_pidfd) < 0) {
                 /* Without a watch on the child there is no asynchronous end: end it here. */
@@ -644,10 +691,16 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         (void)uv_poll_start(&run->sync_poll, UV_READABLE, on_sync);
         (void)uv_timer_start(&run->wall_timer, on_wall, run->lim.wall_s * 1000, 0);
         (void)uv_timer_start(&run->sample_timer, on_sample, SAMPLE_MS, SAMPLE_MS);
-        /* S2: cgroup, then the maps, then GO. */
-        if ((r = jail_cgroup_parent(&run->cg, run->pid, err)) < 0 ||
-            (r = jail_userns_parent(run->pid, run->uid, run->uid, err)) < 0)
+        /* S2: the maps, GO; the cgroup attach in parallel (see attach_work). */
+        if ((r = jail_userns_parent(run->pid, run->uid, run->uid, err)) < 0)
                 return r;
+        run->attach_work.data = run;
+        if (run->cg.mode == JAIL_CG_NONE)
+                run->attached = true;
+        else if ((r = uv_queue_work(srv->loop, &run->attach_work, attach_work, attach_done)) < 0)
+                return anvil_err_set(err, -r, "Failed to queue the cgroup attach: %s", uv_strerror(r));
+        else
+                run->attach_pending = true;
         struct jail_msg go = { .kind = JAIL_MSG_GO };
         if (send(run->sync_fd, &go, sizeof(go), MSG_NOSIGNAL) != sizeof(go))
                 return anvil_err_sys(err, errno, "Failed to release the jail's child");
@@ -695,7 +748,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->slot = slot;
         run->uid = srv->cfg.uid_base + 1 + (uid_t)slot;
         run->lim = lim;
-        run->pidfd = run->sync_fd = -1;
+        run->pidfd = run->sync_fd = run->mntns_fd = -1;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
@@ -724,7 +777,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
 
 static void run_maybe_finish(struct sup_run *run)
 {
-        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->finishing)
+        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing)
                 run_finish(run);
 }
 
@@ -796,7 +849,11 @@ static void build_result(struct sup_run *run, struct proto_run_result *res)
                         run->peak_mb = kpeak;
                 run_kill_for(run, POL_KILLED_MEMORY, "cgroup", run->peak_mb);
         }
-        res->peak_rss_mb = (double)(uint64_t)(run->peak_mb * 10 + 0.5) / 10;
+        /* The kernel's own high-water mark of the runner's resident set (rusage) catches a
+         * tool shorter than one sampling period; the larger of the two observations is kept. */
+        double ru_mb = (double)run->rusage_maxrss_kb / 1024.0;
+        double peak = run->peak_mb > ru_mb ? run->peak_mb : ru_mb;
+        res->peak_rss_mb = (double)(uint64_t)(peak * 10 + 0.5) / 10;
         if (run->got_exit && WIFSIGNALED(run->wait_status)) {
                 int sig = WTERMSIG(run->wait_status);
                 if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= run->lim.cpu_s * 1000))
@@ -887,6 +944,10 @@ static void free_result_own(struct proto_run_result *res)
 static void collect_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
+        if (run->mntns_fd >= 0) {
+                (void)close(run->mntns_fd); /* the grace period is paid here, off the loop */
+                run->mntns_fd = -1;
+        }
         run->collect_r = sup_rundir_collect(run->dir, run->lim.files_bytes, &run->artifacts, &run->notes,
                                             &run->collect_err);
 }

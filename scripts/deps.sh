@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Anvil needs to build, test and run, when run as root;
+# otherwise prints the exact apt-get line. Every package comes from Debian's archive.
+#   build:   gcc/make (build-essential), pkg-config and the libraries of DESIGN §2
+#   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib)
+#   tests:   libcmocka-dev, jq (JSON in the end-to-end tests)
+#   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
+set -u
+PKGS=(
+        build-essential pkg-config
+        libuv1-dev libmsgpack-dev libpython3-dev libseccomp-dev libcap-dev
+        libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
+        libmd-dev
+        python3 python3-pandas python3-numpy python3-matplotlib
+        jq bubblewrap hyperfine
+)
+missing=()
+for p in "${PKGS[@]}"; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+if [ "$(id -u)" -ne 0 ]; then
+        echo "Missing Debian packages. As root, run:"
+        echo "  apt-get install -y ${missing[*]}"
+        exit 1
+fi
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq || exit 1
+apt-get install -y -qq "${missing[@]}" >/dev/null || exit 1

@@ -1,0 +1,19 @@
+# A fork bomb is contained (pids limit, its own pid namespace), leaves no process behind on
+# the host, and the next run succeeds.
+. "$(dirname "$0")/lib.sh"
+tool bomb.py <<'PY'
+import os
+while True:
+    try:
+        os.fork()
+    except OSError:
+        pass
+PY
+run_json "$T/bomb.py" --timeout 5
+status=$(j .status)
+[ "$status" = killed ] || [ "$status" = error ] || fail "fork bomb status $status"
+echo "ok: fork bomb ended: $status $(j .killed) in $(j .wall_ms) ms"
+# Jail uids are 2000000000 and above: none of their processes may survive the run.
+left=$(ps -eo uid= | awk '$1 >= 2000000000' | wc -l)
+expect_eq "jail processes left on the host" 0 "$left"
+expect_serving

@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Runs every test and ends with the line "N passed, N failed".
+#   unit: each build/tests/test_* program (cmocka, TAP output: one count per test case)
+#   e2e:  each tests/e2e/t_*.sh, in its own process with a timeout, against one supervisor
+#         and one broker started here for the whole suite (they need root: run as root)
+set -u
+BUILD=$(cd "${1:-build}" && pwd)
+TOP=$(cd "$(dirname "$0")/.." && pwd)
+pass=0
+fail=0
+failed=()
+
+record() { # name rc
+        if [ "$2" -eq 0 ]; then
+                pass=$((pass + 1))
+                echo "PASS $1"
+        else
+                fail=$((fail + 1))
+                failed+=("$1")
+                echo "FAIL $1"
+        fi
+}
+
+echo "== unit tests"
+for t in "$BUILD"/tests/test_*; do
+        [ -x "$t" ] || continue
+        out=$(CMOCKA_MESSAGE_OUTPUT=TAP timeout 120 "$t" 2>&1)
+        rc=$?
+        n_ok=$(grep -c '^ok ' <<<"$out")
+        n_bad=$(grep -c '^not ok ' <<<"$out")
+        pass=$((pass + n_ok))
+        fail=$((fail + n_bad))
+        if [ "$n_bad" -gt 0 ] || { [ "$rc" -ne 0 ] && [ "$n_bad" -eq 0 ]; }; then
+                grep -A5 '^not ok ' <<<"$out"
+                failed+=("$(basename "$t")")
+                # A crash before any TAP line counts as one failure.
+                [ "$n_bad" -eq 0 ] && fail=$((fail + 1))
+        fi
+        echo "$(basename "$t"): $n_ok ok, $n_bad not ok"
+done
+
+echo "== end-to-end tests"
+if [ "$(id -u)" -ne 0 ]; then
+        echo "e2e: skipped: the supervisor needs root (CI runs this suite as root)"
+        echo "$pass passed, $fail failed"
+        [ "$fail" -eq 0 ]
+        exit
+fi
+STATE=$(mktemp -d /tmp/anvil-suite.XXXXXX)
+chmod 711 "$STATE"
+export ANVIL_BUILD="$BUILD"
+export ANVIL_E2E_STATE="$STATE"
+export ANVIL_SUP_SOCKET="$STATE/supervisor.sock"
+export ANVIL_SOCKET="$STATE/anvil.sock"
+export ANVIL_E2E_SECRET="anvil-e2e-secret-$RANDOM$RANDOM"
+
+ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_SUP_SOCKET" \
+        --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
+export ANVIL_E2E_SUP_PID=$!
+for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
+ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" \
+        --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" >"$STATE/broker.log" 2>&1 &
+export ANVIL_E2E_BRO_PID=$!
+for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
+
+stop_daemons() {
+        kill "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" 2>/dev/null
+        wait "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" 2>/dev/null
+}
+trap stop_daemons EXIT
+
+if [ ! -S "$ANVIL_SUP_SOCKET" ] || [ ! -S "$ANVIL_SOCKET" ]; then
+        echo "the daemons did not start:"
+        cat "$STATE/supervisor.log" "$STATE/broker.log"
+        record daemons-start 1
+else
+        for t in "$TOP"/tests/e2e/t_*.sh; do
+                name=$(basename "$t" .sh)
+                out=$(timeout 300 bash "$t" 2>&1)
+                rc=$?
+                [ "$rc" -eq 124 ] && out="$out
+FAIL: timed out after 300 s"
+                if [ "$rc" -ne 0 ]; then
+                        sed 's/^/    /' <<<"$out" | tail -40
+                fi
+                record "$name" "$rc"
+                # Both daemons must survive every test.
+                if ! kill -0 "$ANVIL_E2E_SUP_PID" 2>/dev/null || ! kill -0 "$ANVIL_E2E_BRO_PID" 2>/dev/null; then
+                        record "daemons-alive-after-$name" 1
+                        break
+                fi
+        done
+fi
+stop_daemons
+trap - EXIT
+if [ "$fail" -eq 0 ]; then
+        rm -rf "$STATE"
+else
+        echo "daemon logs kept in $STATE"
+        echo "failed: ${failed[*]}"
+fi
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]

@@ -1,0 +1,340 @@
+/* Unit tests for lib/utf8.c and policy/: UTF-8 validation and repair, the limits a run may ask
+ * for (each bound both ways, with the exact error naming the field), input file names, and
+ * every reason string of the catalog, verbatim. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/cleanup.h"
+#include "lib/utf8.h"
+#include "policy/limits.h"
+#include "policy/reasons.h"
+#include "proto/proto.h"
+
+/* ---- utf8_valid ---- */
+
+struct utf8_case {
+        const char *what;
+        const char *bytes;
+        size_t len;
+        bool valid;
+};
+
+#define U(what, lit, valid) { what, lit, sizeof(lit) - 1, valid }
+static const struct utf8_case utf8_cases[] = {
+        U("empty", "", true),
+        U("ascii", "abc", true),
+        U("NUL is well-formed (the decoder refuses it separately)", "a\0b", true),
+        U("2-byte e-acute", "\xC3\xA9", true),
+        U("3-byte check mark", "\xE2\x9C\x93", true),
+        U("lowest 3-byte U+0800", "\xE0\xA0\x80", true),
+        U("4-byte U+1D11E", "\xF0\x9D\x84\x9E", true),
+        U("lowest 4-byte U+10000", "\xF0\x90\x80\x80", true),
+        U("highest U+10FFFF", "\xF4\x8F\xBF\xBF", true),
+        U("U+D7FF, below the surrogates", "\xED\x9F\xBF", true),
+        U("U+E000, above the surrogates", "\xEE\x80\x80", true),
+        U("overlong 2-byte '/'", "\xC0\xAF", false),
+        U("overlong 2-byte U+007F", "\xC1\xBF", false),
+        U("overlong 3-byte '/'", "\xE0\x80\xAF", false),
+        U("overlong 3-byte U+07FF", "\xE0\x9F\xBF", false),
+        U("overlong 4-byte '/'", "\xF0\x80\x80\xAF", false),
+        U("overlong 4-byte U+FFFF", "\xF0\x8F\xBF\xBF", false),
+        U("surrogate U+D800", "\xED\xA0\x80", false),
+        U("surrogate U+DFFF", "\xED\xBF\xBF", false),
+        U("U+110000", "\xF4\x90\x80\x80", false),
+        U("F5 lead byte", "\xF5\x80\x80\x80", false),
+        U("FE", "\xFE", false),
+        U("FF", "\xFF", false),
+        U("lone continuation", "\x80", false),
+        U("truncated 2-byte", "\xC3", false),
+        U("truncated 3-byte", "\xE2\x9C", false),
+        U("truncated 4-byte", "\xF0\x9D\x84", false),
+        U("truncated 4-byte after text", "abc\xF0\x9D", false),
+        U("bad second byte", "\xC3\x28", false),
+        U("bad third byte", "\xE2\x82\x28", false),
+        U("bad fourth byte", "\xF0\x9D\x84\x28", false),
+};
+#undef U
+
+static void test_utf8_valid(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(utf8_cases); i++) {
+                const struct utf8_case *c = &utf8_cases[i];
+                if (utf8_valid((const uint8_t *)c->bytes, c->len) != c->valid)
+                        fail_msg("%s: expected %s", c->what, c->valid ? "valid" : "invalid");
+        }
+}
+
+/* ---- utf8_sanitize ---- */
+
+#define FFFD "\xEF\xBF\xBD"
+
+struct sanitize_case {
+        const char *in;
+        size_t in_len;
+        const char *out;
+};
+
+#define SZ(in, out) { in, sizeof(in) - 1, out }
+static const struct sanitize_case sanitize_cases[] = {
+        SZ("", ""),
+        SZ("abc", "abc"),
+        SZ("h\xC3\xA9llo \xF0\x9D\x84\x9E", "h\xC3\xA9llo \xF0\x9D\x84\x9E"),
+        SZ("a\0b", "a" FFFD "b"),
+        SZ("\0", FFFD),
+        SZ("\xC0\xAF", FFFD FFFD),
+        SZ("\xC3\xA9\xFF\xE2\x9C\x93", "\xC3\xA9" FFFD "\xE2\x9C\x93"),
+        SZ("\xED\xA0\x80", FFFD FFFD FFFD),
+        SZ("\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD),
+        SZ("ok\xE2\x9C", "ok" FFFD FFFD),
+        SZ("\x80x", FFFD "x"),
+};
+#undef SZ
+
+static void test_utf8_sanitize(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(sanitize_cases); i++) {
+                const struct sanitize_case *c = &sanitize_cases[i];
+                size_t n = 12345;
+                _cleanup_free_ char *s = utf8_sanitize((const uint8_t *)c->in, c->in_len, &n);
+                assert_non_null(s);
+                assert_string_equal(s, c->out);
+                assert_int_equal(n, strlen(c->out));
+                assert_true(utf8_valid((const uint8_t *)s, n));
+        }
+        /* out_len may be NULL. */
+        _cleanup_free_ char *s = utf8_sanitize((const uint8_t *)"x\xFF", 2, NULL);
+        assert_string_equal(s, "x" FFFD);
+}
+
+/* ---- pol_limits_resolve ---- */
+
+static void test_limits_defaults(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_limits req = { 0 }, out;
+        assert_int_equal(pol_limits_resolve(&req, &out, &err), 0);
+        assert_int_equal(out.wall_s, 10);
+        assert_int_equal(out.cpu_s, 5);
+        assert_int_equal(out.memory_mb, 512);
+        assert_int_equal(out.output_bytes, 1024 * 1024);
+        assert_int_equal(out.files_bytes, 64ull * 1024 * 1024);
+        assert_int_equal(out.pids, 64);
+}
+
+struct limit_case {
+        const char *field;
+        size_t offset;
+        uint64_t value;
+        const char *error; /* NULL: accepted as given */
+};
+
+#define L(f, v, e) { #f, offsetof(struct proto_limits, f), v, e }
+static const struct limit_case limit_cases[] = {
+        L(wall_s, 1, NULL),
+        L(wall_s, 3600, NULL),
+        L(wall_s, 3601, "run_request.limits.wall_s: 3601 is over the maximum of 3600"),
+        L(wall_s, UINT64_MAX, "run_request.limits.wall_s: 18446744073709551615 is over the maximum of 3600"),
+        L(cpu_s, 1, NULL),
+        L(cpu_s, 3600, NULL),
+        L(cpu_s, 3601, "run_request.limits.cpu_s: 3601 is over the maximum of 3600"),
+        L(memory_mb, 63, "run_request.limits.memory_mb: 63 is below the minimum of 64"),
+        L(memory_mb, 64, NULL),
+        L(memory_mb, 65536, NULL),
+        L(memory_mb, 65537, "run_request.limits.memory_mb: 65537 is over the maximum of 65536"),
+        L(output_bytes, 1, NULL),
+        L(output_bytes, 2097152, NULL),
+        L(output_bytes, 2097153, "run_request.limits.output_bytes: 2097153 is over the maximum of 2097152"),
+        L(files_bytes, 4095, "run_request.limits.files_bytes: 4095 is below the minimum of 4096"),
+        L(files_bytes, 4096, NULL),
+        L(files_bytes, 1073741824, NULL),
+        L(files_bytes, 1073741825, "run_request.limits.files_bytes: 1073741825 is over the maximum of 1073741824"),
+        L(pids, 7, "run_request.limits.pids: 7 is below the minimum of 8"),
+        L(pids, 8, NULL),
+        L(pids, 1024, NULL),
+        L(pids, 1025, "run_request.limits.pids: 1025 is over the maximum of 1024"),
+};
+#undef L
+
+static void test_limits_bounds(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(limit_cases); i++) {
+                const struct limit_case *c = &limit_cases[i];
+                struct anvil_err err = ANVIL_ERR_INIT;
+                struct proto_limits req = { 0 }, out;
+                *(uint64_t *)((uint8_t *)&req + c->offset) = c->value;
+                int r = pol_limits_resolve(&req, &out, &err);
+                if (!c->error) {
+                        if (r != 0)
+                                fail_msg("%s=%llu refused: %s", c->field, (unsigned long long)c->value, err.msg);
+                        assert_int_equal(*(uint64_t *)((uint8_t *)&out + c->offset), c->value);
+                        continue;
+                }
+                assert_int_equal(r, -EINVAL);
+                assert_string_equal(err.msg, c->error);
+                char field[64], want[64];
+                proto_err_field(&err, field, sizeof(field));
+                snprintf(want, sizeof(want), "run_request.limits.%s", c->field);
+                assert_string_equal(field, want);
+        }
+}
+
+/* ---- pol_inputs_check ---- */
+
+static int check_names(const char *const *names, size_t n, struct anvil_err *err)
+{
+        struct proto_input in[8] = { 0 };
+        assert_true(n <= ELEMENTSOF(in));
+        for (size_t i = 0; i < n; i++)
+                in[i].name = (char *)names[i];
+        struct proto_array a = { in, n };
+        return pol_inputs_check(&a, err);
+}
+
+#define NOT_PLAIN "' is not a plain file name (letters, digits, '.', '_', '-'; not starting with '.')"
+
+static void test_inputs_names(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        char longest[PROTO_NAME_MAX + 2];
+        memset(longest, 'a', sizeof(longest));
+        longest[PROTO_NAME_MAX] = 0;
+
+        static const char *const good[] = { "sales.csv", "a_b-1.CSV", "x" };
+        assert_int_equal(check_names(good, ELEMENTSOF(good), &err), 0);
+        const char *const at_max[] = { longest };
+        assert_int_equal(check_names(at_max, 1, &err), 0);
+        struct proto_array none = { NULL, 0 };
+        assert_int_equal(pol_inputs_check(&none, &err), 0);
+
+        static const struct {
+                const char *names[3];
+                size_t n;
+                const char *error;
+        } bad[] = {
+                { { "" }, 1, "run_request.inputs[0].name: '" NOT_PLAIN },
+                { { ".hidden" }, 1, "run_request.inputs[0].name: '.hidden" NOT_PLAIN },
+                { { "../x" }, 1, "run_request.inputs[0].name: '../x" NOT_PLAIN },
+                { { "a/b" }, 1, "run_request.inputs[0].name: 'a/b" NOT_PLAIN },
+                { { "ok.csv", "a b" }, 2, "run_request.inputs[1].name: 'a b" NOT_PLAIN },
+                { { "ok.csv", "caf\xC3\xA9" }, 2, "run_request.inputs[1].name: 'caf\xC3\xA9" NOT_PLAIN },
+                { { "a.csv", "b.csv", "a.csv" }, 3, "run_request.inputs[2].name: 'a.csv' is given twice" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                assert_int_equal(check_names(bad[i].names, bad[i].n, &err), -EINVAL);
+                assert_string_equal(err.msg, bad[i].error);
+                char field[64], want[64];
+                proto_err_field(&err, field, sizeof(field));
+                snprintf(want, sizeof(want), "run_request.inputs[%zu].name", bad[i].n - 1);
+                assert_string_equal(field, want);
+        }
+
+        /* One byte over the limit: refused, and the name is cut to 64 bytes in the message. */
+        longest[PROTO_NAME_MAX] = 'a';
+        longest[PROTO_NAME_MAX + 1] = 0;
+        const char *const over[] = { longest };
+        assert_int_equal(check_names(over, 1, &err), -EINVAL);
+        char want[256];
+        snprintf(want, sizeof(want), "run_request.inputs[0].name: '%.64s" NOT_PLAIN, longest);
+        assert_string_equal(err.msg, want);
+}
+
+/* ---- the reason catalog ---- */
+
+/* Every id with the arguments its comment documents. The switch has no default, so a reason
+ * added to POL_REASONS without a case here is a -Wswitch warning, and without an expected
+ * string below a test failure. */
+static void format_reason(enum pol_reason r, char *buf, size_t size)
+{
+        switch (r) {
+        case POL_KILLED_TIMEOUT:
+        case POL_KILLED_CPU:
+        case POL_KILLED_CANCELLED:
+                pol_reason(buf, size, r);
+                return;
+        case POL_KILLED_MEMORY:
+                pol_reason(buf, size, r, 612.4, 512ULL);
+                return;
+        case POL_OUTPUT_TRUNCATED:
+                pol_reason(buf, size, r, "stdout", 1048576ULL, 5000000ULL);
+                return;
+        case POL_ARTIFACT_NOT_REGULAR:
+                pol_reason(buf, size, r, "link.csv");
+                return;
+        case POL_ARTIFACTS_OVER_CAP:
+                pol_reason(buf, size, r, 67108864ULL);
+                return;
+        case POL_EVENTS_DROPPED:
+                pol_reason(buf, size, r, 17ULL);
+                return;
+        case POL_RUNNER_EVENT_MALFORMED:
+                pol_reason(buf, size, r, "runner_event.event.layer: required field is missing");
+                return;
+        case POL_REFUSED_NOT_IN_FORCE:
+                pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
+                return;
+        case _POL_REASON_MAX:
+                break;
+        }
+        fail_msg("reason %d has no case", (int)r);
+}
+
+static const char *const reason_expected[_POL_REASON_MAX] = {
+        [POL_KILLED_TIMEOUT] = "killed: timeout",
+        [POL_KILLED_CPU] = "killed: cpu limit",
+        [POL_KILLED_CANCELLED] = "killed: cancelled",
+        [POL_KILLED_MEMORY] = "killed: memory (peak 612.4 MB > 512 MB cap)",
+        [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
+        [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
+        [POL_ARTIFACTS_OVER_CAP] = "artifacts: more than 67108864 bytes written, the rest was refused",
+        [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
+        [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
+                                       "field is missing); later events ignored",
+        [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
+};
+
+static void test_reasons_catalog(void **state)
+{
+        (void)state;
+        for (unsigned r = 0; r < _POL_REASON_MAX; r++) {
+                char buf[512];
+                if (!reason_expected[r])
+                        fail_msg("reason %u (format \"%s\") has no expected text in this test", r,
+                                 pol_reason_format((enum pol_reason)r));
+                format_reason((enum pol_reason)r, buf, sizeof(buf));
+                assert_string_equal(buf, reason_expected[r]);
+                /* Every reason is distinct: a reader can tell them apart. */
+                for (unsigned q = 0; q < r; q++)
+                        assert_string_not_equal(pol_reason_format((enum pol_reason)r),
+                                                pol_reason_format((enum pol_reason)q));
+        }
+        assert_string_equal(pol_reason_format(_POL_REASON_MAX), "unknown reason");
+        char small[8];
+        assert_ptr_equal(pol_reason(small, sizeof(small), POL_KILLED_TIMEOUT), small);
+        assert_string_equal(small, "killed:"); /* cut, and terminated */
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_utf8_valid),
+                cmocka_unit_test(test_utf8_sanitize),
+                cmocka_unit_test(test_limits_defaults),
+                cmocka_unit_test(test_limits_bounds),
+                cmocka_unit_test(test_inputs_names),
+                cmocka_unit_test(test_reasons_catalog),
+        };
+        return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
+}
