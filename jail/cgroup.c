@@ -222,46 +222,51 @@ static int mk(const char *base, const char *run_id, char *out, size_t size, stru
         return 0;
 }
 
-int jail_cgroup_prepare(const struct jail_cgroup_sys *sys, const char *run_id, uint64_t mem_limit,
+int jail_cgroup_set_limits(const struct jail_cgroup *cg, uint64_t mem_limit, uint64_t pids_max, struct anvil_err *err)
+{
+        char num[32], pids[32];
+        int r;
+        snprintf(num, sizeof(num), "%" PRIu64, mem_limit);
+        snprintf(pids, sizeof(pids), "%" PRIu64, pids_max);
+        switch (cg->mode) {
+        case JAIL_CG_NONE:
+                return 0;
+        case JAIL_CG_V2:
+                if ((r = write_at(cg->mem, "memory.max", num)) < 0 || (r = write_at(cg->mem, "pids.max", pids)) < 0)
+                        return anvil_err_sys(err, -r, "Failed to set limits in %s", cg->mem);
+                (void)write_at(cg->mem, "memory.swap.max", "0"); /* absent without swap accounting */
+                return 0;
+        case JAIL_CG_V1:
+                /* memsw (memory + swap) must never be below the memory limit: raise it first
+                 * when the limit goes up, lower it after when the limit goes down. Both are
+                 * absent without swap accounting. */
+                (void)write_at(cg->mem, "memory.memsw.limit_in_bytes", num);
+                if ((r = write_at(cg->mem, "memory.limit_in_bytes", num)) < 0)
+                        return anvil_err_sys(err, -r, "Failed to set memory.limit_in_bytes in %s", cg->mem);
+                (void)write_at(cg->mem, "memory.memsw.limit_in_bytes", num);
+                if (cg->pids[0] && (r = write_at(cg->pids, "pids.max", pids)) < 0)
+                        return anvil_err_sys(err, -r, "Failed to set pids.max in %s", cg->pids);
+                return 0;
+        }
+        return 0;
+}
+
+int jail_cgroup_prepare(const struct jail_cgroup_sys *sys, const char *name, uint64_t mem_limit,
                         uint64_t pids_max, struct jail_cgroup *cg, struct anvil_err *err)
 {
         memset(cg, 0, sizeof(*cg));
         cg->mode = sys->mode;
         if (sys->mode == JAIL_CG_NONE)
                 return 0;
-        char num[32], pids[32];
-        snprintf(num, sizeof(num), "%" PRIu64, mem_limit);
-        snprintf(pids, sizeof(pids), "%" PRIu64, pids_max);
-        int r = mk(sys->base_mem, run_id, cg->mem, sizeof(cg->mem), err);
+        int r = mk(sys->base_mem, name, cg->mem, sizeof(cg->mem), err);
+        if (r >= 0 && sys->mode == JAIL_CG_V1 && sys->base_pids[0])
+                r = mk(sys->base_pids, name, cg->pids, sizeof(cg->pids), err);
+        if (r >= 0 && sys->mode == JAIL_CG_V1 && sys->base_cpu[0])
+                r = mk(sys->base_cpu, name, cg->cpu, sizeof(cg->cpu), err);
+        if (r >= 0)
+                r = jail_cgroup_set_limits(cg, mem_limit, pids_max, err);
         if (r < 0)
-                goto fail;
-        if (sys->mode == JAIL_CG_V2) {
-                if ((r = write_at(cg->mem, "memory.max", num)) < 0 ||
-                    (r = write_at(cg->mem, "pids.max", pids)) < 0) {
-                        anvil_err_sys(err, -r, "Failed to set limits in %s", cg->mem);
-                        goto fail;
-                }
-                (void)write_at(cg->mem, "memory.swap.max", "0"); /* absent without swap accounting */
-                return 0;
-        }
-        if ((r = write_at(cg->mem, "memory.limit_in_bytes", num)) < 0) {
-                anvil_err_sys(err, -r, "Failed to set memory.limit_in_bytes in %s", cg->mem);
-                goto fail;
-        }
-        (void)write_at(cg->mem, "memory.memsw.limit_in_bytes", num); /* absent without swap accounting */
-        if (sys->base_pids[0]) {
-                if ((r = mk(sys->base_pids, run_id, cg->pids, sizeof(cg->pids), err)) < 0)
-                        goto fail;
-                if ((r = write_at(cg->pids, "pids.max", pids)) < 0) {
-                        anvil_err_sys(err, -r, "Failed to set pids.max in %s", cg->pids);
-                        goto fail;
-                }
-        }
-        if (sys->base_cpu[0] && (r = mk(sys->base_cpu, run_id, cg->cpu, sizeof(cg->cpu), err)) < 0)
-                goto fail;
-        return 0;
-fail:
-        jail_cgroup_destroy(cg);
+                jail_cgroup_destroy(cg);
         return r;
 }
 

@@ -41,8 +41,10 @@ void jail_cgroup_sys_init(struct jail_cgroup_sys *sys);
 /* Removes run cgroups a previous supervisor left behind. */
 void jail_cgroup_sys_sweep(const struct jail_cgroup_sys *sys);
 
-int jail_cgroup_prepare(const struct jail_cgroup_sys *sys, const char *run_id, uint64_t mem_limit,
+int jail_cgroup_prepare(const struct jail_cgroup_sys *sys, const char *name, uint64_t mem_limit,
                         uint64_t pids_max, struct jail_cgroup *cg, struct anvil_err *err);
+/* Sets (or changes) the limits of a prepared cgroup. */
+int jail_cgroup_set_limits(const struct jail_cgroup *cg, uint64_t mem_limit, uint64_t pids_max, struct anvil_err *err);
 int jail_cgroup_parent(const struct jail_cgroup *cg, pid_t pid, struct anvil_err *err);
 int jail_cgroup_read(const struct jail_cgroup *cg, struct jail_cgroup_stats *st);
 /* True if pid is a member of the run's memory cgroup, read back from /proc. */

@@ -2,11 +2,14 @@
  * operation.
  *
  *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags)
- *   C2  parent-death signal; not dumpable; the inherited copy of the environment zeroed
- *   C3  wait for GO: the supervisor has written our uid/gid maps and put us in the cgroup
+ *   C2  parent-death signal; not dumpable; the inherited copy of the environment zeroed;
+ *       every inherited fd closed but the sync socket and the supervisor binary
+ *   C3  wait for GO, with the run's part of the configuration and its fds: the
+ *       supervisor has written our uid/gid maps. A child may wait here, cloned ahead of
+ *       time (a spare), before any run exists; nothing of any run is in it until GO.
  *   C4  become JAIL_UID (userns.c)
  *   C5  build the root and pivot into it (mountns.c)
- *   C6  hostname; a cgroup namespace rooted at the run's cgroup
+ *   C6  hostname; a cgroup namespace
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, no others
  *   C9  drop every capability, no_new_privs (caps.c)
@@ -28,12 +31,16 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
+#include "lib/cleanup.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
 #endif
 
 #define CHILD_STACK (256 * 1024)
+/* Where the two fds kept through C2 wait until C8. */
+#define PARK_SYNC_FD 10
+#define PARK_EXE_FD 11
 
 extern char **environ;
 
@@ -51,26 +58,56 @@ static __attribute__((noreturn)) void child_fail(int sync_fd, const struct anvil
         _exit(127);
 }
 
-/* Moves fd to target, clearing O_CLOEXEC unless keep_cloexec; fds are juggled through
- * high numbers first so that no target overwrites a source still needed. */
-static int place_fds(const struct jail_config *cfg, struct anvil_err *err)
+/* C2: everything inherited from the supervisor goes (client sockets, other runs' pipes, the
+ * log), so that a spare holds nothing open while it waits. */
+static int keep_only_sync_and_exe(const struct jail_static *st)
 {
-        int src[6] = { cfg->stdin_fd, cfg->stdout_fd, cfg->stderr_fd, cfg->events_fd, cfg->sync_fd,
-                       cfg->init_exe_fd };
-        int tmp[6];
-        for (int i = 0; i < 6; i++) {
-                tmp[i] = fcntl(src[i], F_DUPFD_CLOEXEC, 100);
-                if (tmp[i] < 0)
-                        return anvil_err_sys(err, errno, "Failed to duplicate fd %d", src[i]);
-        }
-        for (int i = 0; i < 6; i++) {
-                /* dup2 clears O_CLOEXEC; fd 5 (the binary) gets it back: execveat does not need
-                 * it to stay open, and pid 1 must not keep it. */
+        int s = fcntl(st->sync_fd, F_DUPFD_CLOEXEC, 1000);
+        int e = fcntl(st->init_exe_fd, F_DUPFD_CLOEXEC, 1000);
+        if (s < 0 || e < 0 || dup3(s, PARK_SYNC_FD, O_CLOEXEC) < 0 || dup3(e, PARK_EXE_FD, O_CLOEXEC) < 0)
+                return -errno;
+        if (close_range(0, PARK_SYNC_FD - 1, 0) < 0 || close_range(PARK_EXE_FD + 1, ~0U, 0) < 0)
+                return -errno;
+        return 0;
+}
+
+/* C3: GO and exactly JAIL_GO_FDS fds; anything else means the supervisor gave up on us. */
+static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * JAIL_GO_FDS)];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = { .iov_base = go, .iov_len = sizeof(*go) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        ssize_t n;
+        do
+                n = recvmsg(PARK_SYNC_FD, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        if (n != (ssize_t)sizeof(*go) || go->kind != JAIL_MSG_GO || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !c ||
+            c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int) * JAIL_GO_FDS))
+                return -EBADMSG;
+        memcpy(fds, CMSG_DATA(c), sizeof(int) * JAIL_GO_FDS);
+        go->root_dir[PATH_MAX - 1] = go->inputs_dir[PATH_MAX - 1] = 0;
+        return 0;
+}
+
+/* C8: the run's four stream fds to 0-3, the sync socket to 4, the binary to 5
+ * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it).
+ * Everything goes through copies at 100 and up first, so no dup2 overwrites a source that
+ * is still needed; the artifacts mount fd (used in C5) is closed with the rest. */
+static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
+{
+        int tmp[4];
+        for (int i = 0; i < 4; i++)
+                if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0)
+                        return anvil_err_sys(err, errno, "Failed to duplicate fd %d", fds[i]);
+        for (int i = 0; i < 4; i++)
                 if (dup2(tmp[i], i) < 0)
                         return anvil_err_sys(err, errno, "Failed to place fd %d", i);
-        }
-        if (fcntl(JAIL_FD_INITEXE, F_SETFD, FD_CLOEXEC) < 0)
-                return anvil_err_sys(err, errno, "Failed to set close-on-exec on fd %d", JAIL_FD_INITEXE);
+        if (dup2(PARK_SYNC_FD, JAIL_FD_SYNC) < 0 || dup3(PARK_EXE_FD, JAIL_FD_INITEXE, O_CLOEXEC) < 0)
+                return anvil_err_sys(err, errno, "Failed to place the sync socket");
         if (close_range(JAIL_FD_INITEXE + 1, ~0U, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to close inherited fds");
         return 0;
@@ -78,77 +115,99 @@ static int place_fds(const struct jail_config *cfg, struct anvil_err *err)
 
 static int child_main(void *arg)
 {
-        const struct jail_config *cfg = arg;
+        const struct jail_static *st = arg;
         struct anvil_err err = ANVIL_ERR_INIT;
-        int sync_fd = cfg->sync_fd;
 
         /* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of
          * the supervisor's memory until C10, and nothing in the jail may read it. The
          * environment strings are zeroed in place so /proc/1/environ shows nothing. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0) {
                 anvil_err_sys(&err, errno, "Failed to set the parent-death signal or dumpable flag");
-                child_fail(sync_fd, &err);
+                child_fail(st->sync_fd, &err);
         }
         for (char **e = environ; e && *e; e++)
                 explicit_bzero(*e, strlen(*e));
-
+        int r = keep_only_sync_and_exe(st);
+        if (r < 0) {
+                anvil_err_sys(&err, -r, "Failed to close inherited fds");
+                child_fail(st->sync_fd, &err);
+        }
         /* C3 */
-        struct jail_msg go;
-        ssize_t n;
-        do
-                n = recv(sync_fd, &go, sizeof(go), 0);
-        while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
-                _exit(127); /* the supervisor gave up on us */
+        struct jail_go *go = malloc(sizeof(*go));
+        int fds[JAIL_GO_FDS];
+        if (!go || wait_go(go, fds) < 0)
+                _exit(127);
+        struct jail_config cfg = { .st = st, .go = go, .artifacts_mount_fd = fds[JAIL_GO_ARTIFACTS] };
 
         /* C4 */
         if (jail_userns_child(&err) < 0)
-                child_fail(sync_fd, &err);
+                child_fail(PARK_SYNC_FD, &err);
         /* C5 */
-        if (jail_mountns_child(cfg, &err) < 0)
-                child_fail(sync_fd, &err);
+        if (jail_mountns_child(&cfg, &err) < 0)
+                child_fail(PARK_SYNC_FD, &err);
         /* C6 */
         if (jail_utsns_child(&err) < 0)
-                child_fail(sync_fd, &err);
+                child_fail(PARK_SYNC_FD, &err);
         if (unshare(CLONE_NEWCGROUP) < 0) {
                 anvil_err_sys(&err, errno, "Failed to create the cgroup namespace");
-                child_fail(sync_fd, &err);
+                child_fail(PARK_SYNC_FD, &err);
         }
         /* C7 */
-        if (jail_rlimit_child(&cfg->rlimits, &err) < 0)
-                child_fail(sync_fd, &err);
+        if (jail_rlimit_child(&go->rlimits, &err) < 0)
+                child_fail(PARK_SYNC_FD, &err);
         /* C8 */
-        if (place_fds(cfg, &err) < 0)
-                child_fail(sync_fd, &err);
-        sync_fd = JAIL_FD_SYNC;
+        if (place_fds(fds, &err) < 0)
+                child_fail(PARK_SYNC_FD, &err);
         /* C9 */
         if (jail_caps_child(&err) < 0)
-                child_fail(sync_fd, &err);
+                child_fail(JAIL_FD_SYNC, &err);
         /* C10 */
         char *const argv[] = { "anvil-init", NULL };
-        execveat(JAIL_FD_INITEXE, "", argv, cfg->env, AT_EMPTY_PATH);
+        execveat(JAIL_FD_INITEXE, "", argv, st->env, AT_EMPTY_PATH);
         anvil_err_sys(&err, errno, "Failed to execute the jail's pid 1");
-        child_fail(sync_fd, &err);
+        child_fail(JAIL_FD_SYNC, &err);
 }
 
-int jail_contain_clone(const struct jail_config *cfg, pid_t *pid, int *pidfd, struct anvil_err *err)
+int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, struct anvil_err *err)
 {
         /* The stack is only this process's until clone returns: without CLONE_VM the child
          * runs on its own copy, so it is unmapped here at once. */
-        void *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+        void *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
         if (stack == MAP_FAILED)
                 return anvil_err_sys(err, errno, "Failed to allocate the child's stack");
         int fd = -1;
         /* C1 */
-        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC |
-                    CLONE_NEWUTS | CLONE_PIDFD | SIGCHLD;
-        pid_t p = clone(child_main, (char *)stack + CHILD_STACK, flags, (void *)cfg, &fd);
+        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
+                    CLONE_PIDFD | SIGCHLD;
+        pid_t p = clone(child_main, (char *)stack + CHILD_STACK, flags, (void *)st, &fd);
         int saved = errno;
         (void)munmap(stack, CHILD_STACK);
         if (p < 0)
                 return anvil_err_sys(err, saved, "Failed to clone into new namespaces");
         *pid = p;
         *pidfd = fd;
+        return 0;
+}
+
+int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO_FDS], struct anvil_err *err)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int) * JAIL_GO_FDS)];
+                struct cmsghdr align;
+        } u;
+        memset(&u, 0, sizeof(u));
+        struct iovec iov = { .iov_base = (void *)go, .iov_len = sizeof(*go) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int) * JAIL_GO_FDS);
+        memcpy(CMSG_DATA(c), fds, sizeof(int) * JAIL_GO_FDS);
+        ssize_t n;
+        do
+                n = sendmsg(sync_fd, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(*go))
+                return anvil_err_sys(err, n < 0 ? errno : EIO, "Failed to send GO to the jail's child");
         return 0;
 }

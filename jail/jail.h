@@ -6,6 +6,7 @@
  * errors go to the supervisor as a jail_msg record on the sync socket. */
 #pragma once
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,22 +58,36 @@ struct jail_rlimits {
         uint64_t nofile;
 };
 
-struct jail_config {
-        /* identity */
-        uid_t host_uid; /* what JAIL_UID maps to on the host */
-        gid_t host_gid;
-        /* filesystem: host paths */
-        const char *root_dir;      /* an empty directory to build the root on */
-        const char *inputs_dir;    /* bound read-only at JAIL_INPUTS */
-        const char *artifacts_dir; /* bound read-write at JAIL_ARTIFACTS */
-        const char *runner_path;   /* anvil-py, bound read-only at JAIL_RUNNER */
+/* Fixed when the child is cloned: the server's, the same for every run. */
+struct jail_static {
+        const char *runner_path;    /* anvil-py, bound read-only at JAIL_RUNNER */
         const char *font_cache_dir; /* its files bound read-only into JAIL_MPLCONFIGDIR; may be NULL */
-        uint64_t tmp_bytes;        /* size of the private /tmp */
+        int init_exe_fd;            /* the supervisor binary, re-executed as the jail's pid 1 */
+        int sync_fd;                /* the child's end of the sync socket */
+        char *const *env;           /* the runner's whole environment */
+};
+
+/* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),
+ * with the run's stdin, stdout, stderr and events fds and its artifacts mount attached
+ * (SCM_RIGHTS, in that order). The artifacts are a tmpfs of the run's files cap, made by the
+ * supervisor with fsmount() and never attached on the host: the child moves it into its own
+ * namespace at JAIL_ARTIFACTS, the supervisor reads it through its fd after the run. */
+struct jail_go {
+        uint32_t kind; /* JAIL_MSG_GO */
+        uint32_t reserved;
         struct jail_rlimits rlimits;
-        /* fds, the child's ends */
-        int stdin_fd, stdout_fd, stderr_fd, events_fd, sync_fd;
-        int init_exe_fd; /* the supervisor binary, re-executed as the jail's pid 1 */
-        char *const *env; /* the runner's whole environment */
+        uint64_t tmp_bytes; /* size of the private /tmp */
+        char root_dir[PATH_MAX];      /* an empty directory to build the root on */
+        char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
+};
+#define JAIL_GO_FDS 5
+#define JAIL_GO_ARTIFACTS 4 /* index of the artifacts mount among the GO fds */
+
+/* What the child's steps work from. */
+struct jail_config {
+        const struct jail_static *st;
+        const struct jail_go *go;
+        int artifacts_mount_fd;
 };
 
 /* A read-only bind of the host into the jail; the list is also what the blast radius shows. */
@@ -83,9 +98,11 @@ struct jail_ro_bind {
 extern const struct jail_ro_bind jail_ro_binds[];
 extern const unsigned jail_n_ro_binds;
 
-/* contain.c: clone into new namespaces and run the child's steps. Returns the child's pid
+/* contain.c: clone into new namespaces; the child waits for GO (C3). Returns the child's pid
  * and a pidfd for it. */
-int jail_contain_clone(const struct jail_config *cfg, pid_t *pid, int *pidfd, struct anvil_err *err);
+int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, struct anvil_err *err);
+/* Sends GO and the run's fds (stdin, stdout, stderr, events) to a waiting child. */
+int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO_FDS], struct anvil_err *err);
 
 /* userns.c */
 int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_err *err);

@@ -6,7 +6,8 @@
  *   /dev with null, zero and urandom only,
  *   a private tmpfs /tmp (thrown away with the jail), with matplotlib's font cache bound
  *     read-only into it,
- *   /work/inputs read-only and /work/artifacts writable, the run's own directories,
+ *   /work/inputs read-only, the run's own directory; /work/artifacts writable, the run's
+ *     own tmpfs (made by the supervisor, see struct jail_go),
  *   /anvil/anvil-py, the runner, read-only.
  * then pivot_root into it, the old root detached, and the root itself made read-only.
  *
@@ -162,25 +163,25 @@ static int build_tmp(const struct jail_config *cfg, struct anvil_err *err)
 {
         char opts[64];
         int r;
-        snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)cfg->tmp_bytes);
+        snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)cfg->go->tmp_bytes);
         if ((r = tmpfs("tmp", opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
                 return r;
         if (mkdir("tmp/matplotlib", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create %s", JAIL_MPLCONFIGDIR);
-        if (!cfg->font_cache_dir)
+        if (!cfg->st->font_cache_dir)
                 return 0;
         /* matplotlib wants its config directory writable, and rebuilds its font cache (with a
          * fork of fc-list) when the file is missing: the directory is the jail's own, the
          * cache files in it are the supervisor's, read-only. */
-        _cleanup_closedir_ DIR *d = opendir(cfg->font_cache_dir);
+        _cleanup_closedir_ DIR *d = opendir(cfg->st->font_cache_dir);
         if (!d)
-                return anvil_err_sys(err, errno, "Failed to open %s", cfg->font_cache_dir);
+                return anvil_err_sys(err, errno, "Failed to open %s", cfg->st->font_cache_dir);
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (de->d_type != DT_REG)
                         continue;
                 char src[4096], dst[512];
-                snprintf(src, sizeof(src), "%s/%s", cfg->font_cache_dir, de->d_name);
+                snprintf(src, sizeof(src), "%s/%s", cfg->st->font_cache_dir, de->d_name);
                 snprintf(dst, sizeof(dst), "tmp/matplotlib/%s", de->d_name);
                 if ((r = bind(src, dst, false, err)) < 0)
                         return r;
@@ -193,10 +194,15 @@ static int build_work(const struct jail_config *cfg, struct anvil_err *err)
         int r;
         if (mkdir("work", 0755) < 0 || mkdir("anvil", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create /work or /anvil");
-        if ((r = bind(cfg->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0 ||
-            (r = bind(cfg->artifacts_dir, JAIL_ARTIFACTS + 1, true, err)) < 0 ||
-            (r = bind(cfg->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
+        if ((r = bind(cfg->go->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0 ||
+            (r = bind(cfg->st->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
                 return r;
+        /* The supervisor's detached tmpfs (nosuid, nodev, noexec, sized to the files cap):
+         * moved here, it is the only writable place besides /tmp. */
+        if (mkdir(JAIL_ARTIFACTS + 1, 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", JAIL_ARTIFACTS);
+        if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, JAIL_ARTIFACTS + 1, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", JAIL_ARTIFACTS);
         return 0;
 }
 
@@ -207,9 +213,9 @@ int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
         /* Nothing done here may reach the host's mount table. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return anvil_err_sys(err, errno, "Failed to make the mount tree private");
-        if (mount("tmpfs", cfg->root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+        if (mount("tmpfs", cfg->go->root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return anvil_err_sys(err, errno, "Failed to mount the jail's root");
-        if (chdir(cfg->root_dir) < 0)
+        if (chdir(cfg->go->root_dir) < 0)
                 return anvil_err_sys(err, errno, "Failed to enter the jail's root");
         if ((r = build_usr_and_etc(err)) < 0 || (r = build_dev(err)) < 0 ||
             (r = build_tmp(cfg, err)) < 0 || (r = build_work(cfg, err)) < 0)

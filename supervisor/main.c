@@ -16,8 +16,11 @@
  *
  * Synchronisation points (the child's steps C*, pid 1's P*, the runner's R* are listed in
  * jail/contain.c, jail/pid1.c and jail/runner/main.c):
- *   S1  run directory, cgroup, pipes, handles; clone (C1)              run.c run_spawn
- *   S2  supervisor: child into the cgroup, uid/gid maps, GO  ->  C3 waits for it
+ *   S0  a jail child is cloned (C1) with its uid/gid maps and moved into a cgroup of its
+ *       own, ahead of time (a spare, pool.c) or when the run starts (the cold path, the
+ *       cgroup attach then on the thread pool, in parallel with S1-S3)
+ *   S1  the run's cgroup limits, run directory, pipes, handles           run.c run_spawn
+ *   S2  GO with the run's paths, rlimits and its four fds  ->  C3 waits for it
  *   S3  child: C4-C10, ends in the exec of pid 1; an error is an ERROR record
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
  *       namespaces differ from ours, capabilities all zero, no_new_privs, uid, rlimits,
@@ -66,10 +69,11 @@ static void usage(FILE *f)
                 "  --allow-uid UID     a uid besides root that may connect (repeatable)\n"
                 "  --max-runs N        concurrent runs (default 32, at most %d)\n"
                 "  --keep-runs N       run directories kept (default 200)\n"
+                "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
                 "  --runner PATH       anvil-py (default: beside this binary)\n",
-                SUP_MAX_RUNS, UID_BASE_DEFAULT);
+                SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT);
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -89,11 +93,13 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "listen", required_argument, NULL, 'l' },   { "state-dir", required_argument, NULL, 's' },
                 { "allow-uid", required_argument, NULL, 'u' }, { "max-runs", required_argument, NULL, 'm' },
                 { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
-                { "runner", required_argument, NULL, 'r' },    { "help", no_argument, NULL, 'h' },
+                { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
+                { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         cfg->max_runs = 32;
         cfg->keep_runs = 200;
+        cfg->spares = 2;
         cfg->uid_base = UID_BASE_DEFAULT;
         int c;
         unsigned long v;
@@ -133,6 +139,13 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                                 return -1;
                         }
                         cfg->uid_base = (uid_t)v;
+                        break;
+                case 'p':
+                        if (parse_uint(optarg, SUP_MAX_SPARES, &v) < 0) {
+                                fprintf(stderr, "anvil-supervisor: --spares: expected 0..%d\n", SUP_MAX_SPARES);
+                                return -1;
+                        }
+                        cfg->spares = (unsigned)v;
                         break;
                 case 'r':
                         if (!realpath(optarg, cfg->runner_path)) {
@@ -230,6 +243,7 @@ static void on_signal(uv_signal_t *s, int signum)
         log_info("signal %d: stopping; live runs are killed", signum);
         srv->stopping = true;
         sup_runs_kill_all(srv);
+        sup_pool_stop(srv);
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
         for (struct sup_client *c = srv->clients; c; c = c->next)
@@ -284,13 +298,20 @@ int main(int argc, char **argv)
                 log_error("%s", err.msg);
                 return 1;
         }
-        sup_rundir_sweep_mounts(&srv);
         jail_cgroup_sys_init(&srv.cg);
         jail_cgroup_sys_sweep(&srv.cg);
         log_info("%s", srv.cg.description);
         if (sup_fontcache_build(&srv, &err) < 0)
                 log_warn("matplotlib's font cache is not available to jails: %s", err.msg);
         srv.loop = uv_default_loop();
+        srv.jail = (struct jail_static){
+                .runner_path = srv.cfg.runner_path,
+                .font_cache_dir = srv.font_cache_dir[0] ? srv.font_cache_dir : NULL,
+                .init_exe_fd = srv.self_exe_fd,
+                .sync_fd = -1,
+                .env = sup_jail_env,
+        };
+        sup_pool_start(&srv);
         if (sup_server_listen(&srv, &err) < 0) {
                 log_error("%s", err.msg);
                 return 1;

@@ -21,11 +21,10 @@
 #include "lib/log.h"
 #include "lib/utf8.h"
 #include "policy/limits.h"
-#include "supervisor/supervisor.h"
+#include "supervisor/run.h"
 
 #define SAMPLE_MS 20
 #define EVENTS_KEEP (PROTO_EVENTS_MAX - 8) /* room for the supervisor's own events */
-#define MB (1024.0 * 1024.0)
 
 char *const sup_jail_env[] = {
         "PATH=/usr/bin:/bin",
@@ -37,65 +36,6 @@ char *const sup_jail_env[] = {
         "MPLCONFIGDIR=" JAIL_MPLCONFIGDIR,
         "OPENBLAS_NUM_THREADS=1",
         NULL,
-};
-
-struct capture {
-        char *buf;
-        size_t len;
-        uint64_t total;
-        uint64_t cap;
-};
-
-struct sup_run {
-        struct sup_server *srv;
-        struct sup_client *client; /* NULL once the client is gone */
-        struct sup_run *next, **pprev;
-        char id[64];
-        char *request_id;
-        char dir[PATH_MAX];
-        int slot;
-        uid_t uid;
-        struct proto_limits lim;
-        struct jail_rlimits rl;
-        struct proto_strv caps_requested;
-        struct jail_cgroup cg;
-        bool cg_made;
-        pid_t pid;
-        int pidfd, sync_fd;
-        int mntns_fd; /* holds the jail's mount namespace; see hold_mntns */
-        uv_poll_t pidfd_poll, sync_poll;
-        uv_pipe_t in_pipe, out_pipe, err_pipe, ev_pipe;
-        uv_timer_t wall_timer, sample_timer;
-        unsigned open_handles;
-        uint64_t t0, t_end;
-        struct capture out, err;
-        struct proto_reader ev_reader;
-        bool ev_broken;
-        struct proto_array events;
-        uint64_t events_dropped;
-        struct proto_strv mechanisms;
-        /* what happened */
-        bool cloned, verified, exec_ok, got_exit, reaped, out_eof, err_eof, ev_eof, finishing;
-        bool ready;           /* pid 1 said READY */
-        bool attach_pending;  /* the cgroup attach is on the thread pool */
-        bool attached;
-        uv_work_t attach_work;
-        int attach_r;
-        struct anvil_err attach_err;
-        int wait_status;
-        uint64_t rusage_cpu_us;
-        uint64_t rusage_maxrss_kb;
-        bool is_killed;
-        enum pol_reason killed;
-        const char *killed_layer;
-        double peak_mb, kill_peak_mb;
-        bool failed;
-        char sandbox_error[256];
-        /* filled on the thread pool */
-        uv_work_t work;
-        struct proto_array artifacts, notes;
-        int collect_r;
-        struct anvil_err collect_err;
 };
 
 static void run_finish(struct sup_run *run);
@@ -122,7 +62,7 @@ static void make_run_id(char *out, size_t size)
 }
 
 /* Appends an event the supervisor itself observed, and streams it to the client. */
-static void run_event(struct sup_run *run, const char *layer, const char *kind, const char *op,
+void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op,
                       const char *reason, const char *message)
 {
         if (run->events.n >= PROTO_EVENTS_MAX - 1) { /* the last place is the summary's */
@@ -149,12 +89,12 @@ static void run_event(struct sup_run *run, const char *layer, const char *kind, 
 
 static void run_kill(struct sup_run *run)
 {
-        if (run->cloned && !run->reaped)
-                (void)pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
+        if (run->cloned && !run->reaped && run->jp.pidfd >= 0)
+                (void)pidfd_send_signal(run->jp.pidfd, SIGKILL, NULL, 0);
 }
 
 /* The first reason to kill wins; later ones are consequences. */
-static void run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb)
+void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb)
 {
         if (run->is_killed || run->failed)
                 return;
@@ -300,7 +240,7 @@ static void events_broken(struct sup_run *run, const char *why)
 {
         char msg[512];
         run->ev_broken = true;
-        run_event(run, "supervisor", "malformed_event", NULL, NULL,
+        sup_run_event(run, "supervisor", "malformed_event", NULL, NULL,
                   pol_reason(msg, sizeof(msg), POL_RUNNER_EVENT_MALFORMED, why));
 }
 
@@ -353,14 +293,14 @@ static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        struct jail_expect x = { .host_uid = run->uid, .rlimits = &run->rl, .cgroup = &run->cg };
-        if (jail_verify_parent(run->pid, &x, &run->mechanisms, &err) < 0) {
+        struct jail_expect x = { .host_uid = run->jp.uid, .rlimits = &run->rl, .cgroup = &run->jp.cg };
+        if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0) {
                 run_fail(run, err.msg);
                 return;
         }
         run->verified = true;
         struct jail_msg go = { .kind = JAIL_MSG_GO };
-        if (send(run->sync_fd, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(go))
+        if (send(run->jp.sync_fd, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(go))
                 run_fail(run, "Failed to start the runner: the jail's pid 1 is gone");
 }
 
@@ -368,7 +308,7 @@ static void sync_drain(struct sup_run *run)
 {
         for (;;) {
                 struct jail_msg m;
-                ssize_t n = recv(run->sync_fd, &m, sizeof(m), MSG_DONTWAIT);
+                ssize_t n = recv(run->jp.sync_fd, &m, sizeof(m), MSG_DONTWAIT);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0)
@@ -419,7 +359,7 @@ static void on_pidfd(uv_poll_t *p, int status, int events)
         struct sup_run *run = p->data;
         siginfo_t si;
         memset(&si, 0, sizeof(si));
-        if (waitid(P_PIDFD, (id_t)run->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+        if (waitid(P_PIDFD, (id_t)run->jp.pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return;
         run->reaped = true;
         (void)uv_poll_stop(p);
@@ -431,19 +371,19 @@ static void on_pidfd(uv_poll_t *p, int status, int events)
 
 static void on_wall(uv_timer_t *t)
 {
-        run_kill_for(t->data, POL_KILLED_TIMEOUT, "supervisor", 0);
+        sup_run_kill_for(t->data, POL_KILLED_TIMEOUT, "supervisor", 0);
 }
 
 /* The tool's resident memory: anon + shmem of the run's cgroup, or without a cgroup the
  * resident size of the jail's pid 1 and its direct children (read from /proc). */
 static uint64_t sample_memory(struct sup_run *run)
 {
-        if (run->cg.mode != JAIL_CG_NONE) {
+        if (run->jp.cg.mode != JAIL_CG_NONE) {
                 struct jail_cgroup_stats st;
-                return jail_cgroup_read(&run->cg, &st) == 0 ? st.mem_bytes : 0;
+                return jail_cgroup_read(&run->jp.cg, &st) == 0 ? st.mem_bytes : 0;
         }
         char p[96], buf[4096];
-        snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->pid, (int)run->pid);
+        snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
         _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
         ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
         if (n <= 0)
@@ -473,18 +413,7 @@ static void on_sample(uv_timer_t *t)
         if (mb > run->peak_mb)
                 run->peak_mb = mb;
         if (mb > (double)run->lim.memory_mb)
-                run_kill_for(run, POL_KILLED_MEMORY, "supervisor", run->peak_mb);
-}
-
-/* Tearing down a mount namespace waits for an RCU grace period, and the last process in it
- * pays, in its exit, before its parent hears of it: a whole grace period on every run's way
- * out. The supervisor holds the namespace instead (an nsfs fd) and lets go of it on the
- * thread pool after the result is sent. */
-static void hold_mntns(struct sup_run *run)
-{
-        char p[64];
-        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)run->pid);
-        run->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
+                sup_run_kill_for(run, POL_KILLED_MEMORY, "supervisor", run->peak_mb);
 }
 
 /* ---- the cgroup attach (S2) ----
@@ -496,7 +425,7 @@ static void hold_mntns(struct sup_run *run)
 static void attach_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
-        run->attach_r = jail_cgroup_parent(&run->cg, run->pid, &run->attach_err);
+        run->attach_r = sup_jailproc_attach(&run->jp, &run->attach_err);
 }
 
 static void attach_done(uv_work_t *w, int status)
@@ -513,16 +442,6 @@ static void attach_done(uv_work_t *w, int status)
 }
 
 /* ---- start (S1-S2) ---- */
-
-static int alloc_slot(struct sup_server *srv)
-{
-        for (unsigned i = 0; i < srv->cfg.max_runs && i < SUP_MAX_RUNS; i++)
-                if (!srv->slots[i]) {
-                        srv->slots[i] = true;
-                        return (int)i;
-                }
-        return -1;
-}
 
 static int open_pipe(struct sup_run *run, uv_pipe_t *p, int fd, struct anvil_err *err)
 {
@@ -589,43 +508,58 @@ static void close_fds(int *fds, size_t n)
                 }
 }
 
-/* S1-S2: directories, cgroup, pipes, clone, maps, GO. Every libuv handle is set up before the
- * clone, so that once a child exists the only way on is the normal end of a run (pidfd
- * readable, pipes at end of file), whatever fails after. */
+/* S1-S2: a jail child (a spare, or cloned now), the run's cgroup limits and directories,
+ * pipes and handles, GO. Until GO is sent a failure discards the child on the spot; after
+ * it, the only way on is the normal end of a run (pidfd readable, pipes at end of file). */
 static int run_spawn(struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err)
 {
         struct sup_server *srv = run->srv;
-        int r = sup_rundir_create(srv, run->id, req, run->uid, run->lim.files_bytes, run->dir, sizeof(run->dir), err);
-        if (r < 0)
+        int r;
+        if (sup_pool_take(srv, &run->jp))
+                run->attached = true;
+        else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)
                 return r;
+        else if (run->jp.cg.mode == JAIL_CG_NONE)
+                run->attached = true;
+        else {
+                run->attach_work.data = run;
+                if ((r = uv_queue_work(srv->loop, &run->attach_work, attach_work, attach_done)) < 0) {
+                        sup_jailproc_discard(srv, &run->jp);
+                        return anvil_err_set(err, -r, "Failed to queue the cgroup attach: %s", uv_strerror(r));
+                }
+                run->attach_pending = true;
+        }
+        /* From here the child is the run's: it goes by kill and the normal end. */
+        run->cloned = true;
         /* The cgroup's hard limit is a backstop above the cap: the 20 ms sampler kills at the
          * cap and reports the peak it saw; the kernel kills only a tool that outruns it. */
         uint64_t cap = run->lim.memory_mb * 1024 * 1024;
         uint64_t backstop = cap + (cap / 4 > (64u << 20) ? cap / 4 : (64u << 20));
-        if ((r = jail_cgroup_prepare(&srv->cg, run->id, backstop, run->lim.pids, &run->cg, err)) < 0)
+        if ((r = jail_cgroup_set_limits(&run->jp.cg, backstop, run->lim.pids, err)) < 0)
                 return r;
-        run->cg_made = true;
+        if ((r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0 ||
+            (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0)
+                return r;
         run->rl = (struct jail_rlimits){
                 .cpu_s = run->lim.cpu_s,
                 /* Without a memory cgroup, RLIMIT_AS is the kernel's bound: address space, not
                  * memory, so it leaves room for the interpreter's and BLAS's mappings; the
                  * sampler still kills at the cap. */
-                .as_bytes = run->cg.mode == JAIL_CG_NONE ? cap + (2048ull << 20) : 0,
+                .as_bytes = run->jp.cg.mode == JAIL_CG_NONE ? cap + (2048ull << 20) : 0,
                 .fsize_bytes = run->lim.files_bytes,
                 .nproc = run->lim.pids,
                 .nofile = 1024,
         };
-        /* parent ends: in[1] out[0] er[0] ev[0] sy[0]; child ends: in[0] out[1] er[1] ev[1] sy[1] */
-        int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, ev[2] = { -1, -1 }, sy[2] = { -1, -1 };
+        /* parent ends: in[1] out[0] er[0] ev[0]; the child's: in[0] out[1] er[1] ev[1] */
+        int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, ev[2] = { -1, -1 };
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
-            pipe2(ev, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sy) < 0) {
+            pipe2(ev, O_CLOEXEC) < 0) {
                 r = anvil_err_sys(err, errno, "Failed to create the run's pipes");
-                int all[] = { in[0], in[1], out[0], out[1], er[0], er[1], ev[0], ev[1], sy[0], sy[1] };
+                int all[] = { in[0], in[1], out[0], out[1], er[0], er[1], ev[0], ev[1] };
                 close_fds(all, ELEMENTSOF(all));
                 return r;
         }
-        int child[] = { in[0], out[1], er[1], ev[1], sy[1] };
-        run->sync_fd = sy[0];
+        int child[] = { in[0], out[1], er[1], ev[1] };
         /* open_pipe owns (and on failure closes) the fd it is given. */
         int parent[] = { in[1], out[0], er[0], ev[0] };
         uv_pipe_t *pipes[] = { &run->in_pipe, &run->out_pipe, &run->err_pipe, &run->ev_pipe };
@@ -636,74 +570,36 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                         return r;
                 }
         }
-        if ((r = uv_poll_init(srv->loop, &run->sync_poll, run->sync_fd)) < 0) {
+        struct uv_loop_s *loop = srv->loop;
+        if ((r = uv_poll_init(loop, &run->sync_poll, run->jp.sync_fd)) < 0 ||
+            (r = uv_poll_init(loop, &run->pidfd_poll, run->jp.pidfd)) < 0) {
                 close_fds(child, ELEMENTSOF(child));
-                return anvil_err_set(err, -r, "Failed to watch the sync socket: %s", uv_strerror(r));
+                return anvil_err_set(err, -r, "Failed to watch the jail's child: %s", uv_strerror(r));
         }
         track(run, (uv_handle_t *)&run->sync_poll);
-        (void)uv_timer_init(srv->loop, &run->wall_timer);
+        track(run, (uv_handle_t *)&run->pidfd_poll);
+        (void)uv_timer_init(loop, &run->wall_timer);
         track(run, (uv_handle_t *)&run->wall_timer);
-        (void)uv_timer_init(srv->loop, &run->sample_timer);
+        (void)uv_timer_init(loop, &run->sample_timer);
         track(run, (uv_handle_t *)&run->sample_timer);
+        run->watching = true;
 
-        char root[PATH_MAX + 16], inputs[PATH_MAX + 16], artifacts[PATH_MAX + 16];
-        snprintf(root, sizeof(root), "%s/root", run->dir);
-        snprintf(inputs, sizeof(inputs), "%s/inputs", run->dir);
-        snprintf(artifacts, sizeof(artifacts), "%s/artifacts", run->dir);
-        struct jail_config cfg = {
-                .host_uid = run->uid,
-                .host_gid = run->uid,
-                .root_dir = root,
-                .inputs_dir = inputs,
-                .artifacts_dir = artifacts,
-                .runner_path = srv->cfg.runner_path,
-                .font_cache_dir = srv->font_cache_dir[0] ? srv->font_cache_dir : NULL,
-                .tmp_bytes = run->lim.files_bytes,
-                .rlimits = run->rl,
-                .stdin_fd = in[0],
-                .stdout_fd = out[1],
-                .stderr_fd = er[1],
-                .events_fd = ev[1],
-                .sync_fd = sy[1],
-                .init_exe_fd = srv->self_exe_fd,
-                .env = sup_jail_env,
-        };
+        struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
+        snprintf(go.root_dir, sizeof(go.root_dir), "%s/root", run->dir);
+        snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
         run->t0 = now_ms();
-        r = jail_contain_clone(&cfg, &run->pid, &run->pidfd, err);
+        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
+        r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_fds(child, ELEMENTSOF(child));
         if (r < 0)
                 return r;
-        run->cloned = true;
-        hold_mntns(run);
-        if (uv_poll_init(srv->loop, &run->pidfd_poll, run->pidfd) < 0 ||
-            uv_poll_start(&run->pidfd_poll, UV_READABLE, on_pidfd) < 0) {
-                /* Without a watch on the child there is no asynchronous end: end it here. */
-                siginfo_t si;
-                (void)pidfd_send_signal(run->pidfd, SIGKILL, NULL, 0);
-                (void)waitid(P_PIDFD, (id_t)run->pidfd, &si, WEXITED);
-                run->reaped = true;
-                return anvil_err_set(err, EIO, "Failed to watch the jail's pid 1");
-        }
-        track(run, (uv_handle_t *)&run->pidfd_poll);
         (void)uv_read_start((uv_stream_t *)&run->out_pipe, on_alloc, on_output);
         (void)uv_read_start((uv_stream_t *)&run->err_pipe, on_alloc, on_output);
         (void)uv_read_start((uv_stream_t *)&run->ev_pipe, on_alloc, on_events);
+        (void)uv_poll_start(&run->pidfd_poll, UV_READABLE, on_pidfd);
         (void)uv_poll_start(&run->sync_poll, UV_READABLE, on_sync);
         (void)uv_timer_start(&run->wall_timer, on_wall, run->lim.wall_s * 1000, 0);
         (void)uv_timer_start(&run->sample_timer, on_sample, SAMPLE_MS, SAMPLE_MS);
-        /* S2: the maps, GO; the cgroup attach in parallel (see attach_work). */
-        if ((r = jail_userns_parent(run->pid, run->uid, run->uid, err)) < 0)
-                return r;
-        run->attach_work.data = run;
-        if (run->cg.mode == JAIL_CG_NONE)
-                run->attached = true;
-        else if ((r = uv_queue_work(srv->loop, &run->attach_work, attach_work, attach_done)) < 0)
-                return anvil_err_set(err, -r, "Failed to queue the cgroup attach: %s", uv_strerror(r));
-        else
-                run->attach_pending = true;
-        struct jail_msg go = { .kind = JAIL_MSG_GO };
-        if (send(run->sync_fd, &go, sizeof(go), MSG_NOSIGNAL) != sizeof(go))
-                return anvil_err_sys(err, errno, "Failed to release the jail's child");
         return send_spec(run, req, err);
 }
 
@@ -730,8 +626,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
                 sup_client_error(c, "busy", "The supervisor is stopping", NULL, req->request_id);
                 return;
         }
-        int slot = alloc_slot(srv);
-        if (slot < 0) {
+        if (srv->n_runs >= srv->cfg.max_runs) {
                 char msg[96];
                 snprintf(msg, sizeof(msg), "All %u run slots are in use; try again later", srv->cfg.max_runs);
                 sup_client_error(c, "busy", msg, NULL, req->request_id);
@@ -739,16 +634,14 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         }
         struct sup_run *run = calloc(1, sizeof(*run));
         if (!run) {
-                srv->slots[slot] = false;
                 sup_client_error(c, "internal", "Out of memory", NULL, req->request_id);
                 return;
         }
         run->srv = srv;
         run->client = c;
-        run->slot = slot;
-        run->uid = srv->cfg.uid_base + 1 + (uid_t)slot;
+        run->jp.slot = -1;
+        run->jp.pidfd = run->jp.sync_fd = run->jp.mntns_fd = run->art_fd = -1;
         run->lim = lim;
-        run->pidfd = run->sync_fd = run->mntns_fd = -1;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
@@ -761,12 +654,15 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->pprev = &srv->runs;
         srv->runs = run;
         srv->n_runs++;
-        log_info("run %s: started for %s (uid %u)", run->id, c->stream.name, (unsigned)run->uid);
-        if (run_spawn(run, req, &err) < 0) {
+        int r = run_spawn(run, req, &err);
+        log_info("run %s: started for %s (uid %u)", run->id, c->stream.name, (unsigned)run->jp.uid);
+        if (r < 0) {
                 log_error("run %s: %s", run->id, err.msg);
                 run_fail(run, err.msg);
                 /* Once a child is watched, its end comes the normal way; otherwise now. */
-                if (!run->cloned || run->reaped) {
+                if (!run->watching) {
+                        if (run->cloned && !run->attach_pending)
+                                sup_jailproc_discard(srv, &run->jp);
                         run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
                         run_maybe_finish(run);
                 }
@@ -781,188 +677,36 @@ static void run_maybe_finish(struct sup_run *run)
                 run_finish(run);
 }
 
-static const char *signal_name(int sig)
-{
-        static char buf[16];
-        const char *abbrev = sigabbrev_np(sig);
-        if (abbrev)
-                snprintf(buf, sizeof(buf), "SIG%s", abbrev);
-        else
-                snprintf(buf, sizeof(buf), "signal %d", sig);
-        return buf;
-}
-
-/* Output as UTF-8 (invalid bytes become U+FFFD) and never longer than the cap. */
-static char *capture_text(const struct capture *c, bool *truncated)
-{
-        size_t n;
-        char *s = utf8_sanitize((const uint8_t *)(c->buf ? c->buf : ""), c->len, &n);
-        *truncated = c->total > c->len;
-        if (s && n > c->cap) {
-                size_t cut = (size_t)c->cap;
-                while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
-                        cut--;
-                s[cut] = 0;
-                *truncated = true;
-        }
-        return s ? s : strdup("");
-}
-
-static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
-{
-        for (unsigned i = 0; i < jail_n_ro_binds; i++)
-                if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
-                        (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
-        static const char *const reads[] = { "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom",
-                                             JAIL_INPUTS, JAIL_ARTIFACTS, JAIL_TMP " (private)" };
-        for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
-                (void)proto_strv_push(&b->read, reads[i]);
-        char w[128];
-        snprintf(w, sizeof(w), "%s (at most %llu bytes)", JAIL_ARTIFACTS, (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, w);
-        snprintf(w, sizeof(w), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
-                 (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, w);
-        b->network = strdup("none: a network namespace of its own with no interface up");
-        char p[160];
-        snprintf(p, sizeof(p), "at most %llu processes and threads, in a pid namespace of its own",
-                 (unsigned long long)run->lim.pids);
-        b->processes = strdup(p);
-        b->limits = run->lim;
-}
-
-static void build_result(struct sup_run *run, struct proto_run_result *res)
-{
-        char msg[160];
-        memset(res, 0, sizeof(*res));
-        res->request_id = run->request_id;
-        res->run_id = run->id;
-        res->wall_ms = run->t_end - run->t0;
-        /* Peaks and times as observed: the cgroup's when there is one. */
-        struct jail_cgroup_stats st = { 0 };
-        bool have_cg = jail_cgroup_read(&run->cg, &st) == 0;
-        res->cpu_ms = (have_cg && st.has_cpu ? st.cpu_us : run->rusage_cpu_us) / 1000;
-        if (have_cg && st.oom_kills > 0) {
-                double kpeak = (double)st.peak_bytes / MB;
-                if (kpeak > run->peak_mb)
-                        run->peak_mb = kpeak;
-                run_kill_for(run, POL_KILLED_MEMORY, "cgroup", run->peak_mb);
-        }
-        /* The kernel's own high-water mark of the runner's resident set (rusage) catches a
-         * tool shorter than one sampling period; the larger of the two observations is kept. */
-        double ru_mb = (double)run->rusage_maxrss_kb / 1024.0;
-        double peak = run->peak_mb > ru_mb ? run->peak_mb : ru_mb;
-        res->peak_rss_mb = (double)(uint64_t)(peak * 10 + 0.5) / 10;
-        if (run->got_exit && WIFSIGNALED(run->wait_status)) {
-                int sig = WTERMSIG(run->wait_status);
-                if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= run->lim.cpu_s * 1000))
-                        run_kill_for(run, POL_KILLED_CPU, "rlimit", 0);
-        }
-        if (run->got_exit && WIFEXITED(run->wait_status)) {
-                res->exit_code.set = true;
-                res->exit_code.v = WEXITSTATUS(run->wait_status);
-        } else if (run->got_exit && WIFSIGNALED(run->wait_status))
-                res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
-        if (run->is_killed) {
-                if (run->killed == POL_KILLED_MEMORY)
-                        pol_reason(msg, sizeof(msg), POL_KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
-                                   (unsigned long long)run->lim.memory_mb);
-                else
-                        pol_reason(msg, sizeof(msg), run->killed);
-                res->killed = strdup(msg);
-                res->status = "killed";
-                run_event(run, run->killed_layer, "killed", NULL, NULL, msg);
-        } else if (res->exit_code.set && res->exit_code.v == 0)
-                res->status = "ok";
-        else
-                res->status = "error";
-        res->out_text = capture_text(&run->out, &res->stdout_truncated);
-        res->err_text = capture_text(&run->err, &res->stderr_truncated);
-        res->stdout_bytes = run->out.total;
-        res->stderr_bytes = run->err.total;
-        if (res->stdout_truncated)
-                run_event(run, "supervisor", "truncated", "stdout", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stdout",
-                                     (unsigned long long)strlen(res->out_text), (unsigned long long)run->out.total));
-        if (res->stderr_truncated)
-                run_event(run, "supervisor", "truncated", "stderr", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stderr",
-                                     (unsigned long long)strlen(res->err_text), (unsigned long long)run->err.total));
-        for (size_t i = 0; i < run->notes.n; i++) {
-                struct proto_event *e = (struct proto_event *)run->notes.items + i;
-                run_event(run, e->layer, e->kind, e->op, NULL, e->message);
-        }
-        if (run->events_dropped) {
-                struct proto_event *e = proto_array_push(&run->events, sizeof(*e));
-                if (e) {
-                        e->t_ms = res->wall_ms;
-                        e->layer = strdup("supervisor");
-                        e->kind = strdup("events_dropped");
-                        e->message = strdup(pol_reason(msg, sizeof(msg), POL_EVENTS_DROPPED,
-                                                       (unsigned long long)run->events_dropped));
-                }
-        }
-        res->events = run->events;
-        res->isolation.tier = "namespaces";
-        res->isolation.mechanisms = run->mechanisms;
-        char dir[PATH_MAX + 16];
-        snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);
-        res->artifacts_dir = strdup(dir);
-        res->artifacts = run->artifacts;
-        res->capabilities.requested = run->caps_requested;
-        /* No capability is grantable until the capability policy exists (issue 3): every
-         * request is denied, and says so. */
-        for (size_t i = 0; i < run->caps_requested.n; i++)
-                (void)proto_strv_push(&res->capabilities.denied, run->caps_requested.items[i]);
-        set_blast_radius(run, &res->blast_radius);
-}
-
-static void free_result_own(struct proto_run_result *res)
-{
-        /* Only what build_result allocated; the rest belongs to the run. */
-        free(res->signal);
-        free(res->killed);
-        free(res->out_text);
-        free(res->err_text);
-        free(res->artifacts_dir);
-        struct proto_capabilities *c = &res->capabilities;
-        for (size_t i = 0; i < c->denied.n; i++)
-                free(c->denied.items[i]);
-        free(c->denied.items);
-        struct proto_blast_radius *b = &res->blast_radius;
-        for (size_t i = 0; i < b->read.n; i++)
-                free(b->read.items[i]);
-        free(b->read.items);
-        for (size_t i = 0; i < b->write.n; i++)
-                free(b->write.items[i]);
-        free(b->write.items);
-        free(b->network);
-        free(b->processes);
-}
-
 static void collect_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
-        if (run->mntns_fd >= 0) {
-                (void)close(run->mntns_fd); /* the grace period is paid here, off the loop */
-                run->mntns_fd = -1;
-        }
-        run->collect_r = sup_rundir_collect(run->dir, run->lim.files_bytes, &run->artifacts, &run->notes,
-                                            &run->collect_err);
+        run->collect_r = sup_rundir_collect(run->dir, run->art_fd, run->lim.files_bytes, &run->artifacts,
+                                            &run->notes, &run->collect_err);
+        (void)close(run->art_fd); /* the tmpfs and everything in it go with the last reference */
+        run->art_fd = -1;
+}
+
+/* S12, after the result is out: what waits for RCU grace periods (dropping the jail's mount
+ * namespace, removing its cgroup) runs on the thread pool; the slot is free once it is done. */
+static void teardown_work(uv_work_t *w)
+{
+        struct sup_run *run = w->data;
+        sup_jailproc_teardown(&run->jp);
+}
+
+static void teardown_done(uv_work_t *w, int status)
+{
+        (void)status;
+        struct sup_run *run = w->data;
+        sup_jailproc_free_slot(run->srv, &run->jp);
+        sup_rundir_prune(run->srv);
+        if (--run->open_handles == 0)
+                run_free(run);
 }
 
 static void run_release(struct sup_run *run)
 {
         struct sup_server *srv = run->srv;
-        if (run->cg_made)
-                jail_cgroup_destroy(&run->cg);
-        if (run->pidfd >= 0)
-                (void)close(run->pidfd);
-        if (run->sync_fd >= 0)
-                (void)close(run->sync_fd);
-        run->pidfd = run->sync_fd = -1;
-        srv->slots[run->slot] = false;
         srv->n_runs--;
         *run->pprev = run->next;
         if (run->next)
@@ -971,13 +715,23 @@ static void run_release(struct sup_run *run)
                               (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
                               (uv_handle_t *)&run->pidfd_poll, (uv_handle_t *)&run->sync_poll,
                               (uv_handle_t *)&run->wall_timer, (uv_handle_t *)&run->sample_timer };
-        if (run->open_handles == 0) {
-                run_free(run);
+        for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
+                close_handle(run, hs[i]);
+        if (run->cloned && !run->watching) {
+                sup_jailproc_discard(srv, &run->jp); /* GO was never sent: kill and reap here */
+                sup_rundir_prune(srv);
         } else {
-                for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
-                        close_handle(run, hs[i]);
+                sup_jailproc_close(&run->jp);
+                run->teardown.data = run;
+                run->open_handles++; /* the teardown holds the run like a handle */
+                if (uv_queue_work(srv->loop, &run->teardown, teardown_work, teardown_done) < 0) {
+                        teardown_work(&run->teardown);
+                        teardown_done(&run->teardown, 0);
+                        return;
+                }
         }
-        sup_rundir_prune(srv);
+        if (run->open_handles == 0)
+                run_free(run);
 }
 
 static void collect_done(uv_work_t *w, int status)
@@ -994,14 +748,14 @@ static void collect_done(uv_work_t *w, int status)
                         sup_client_error(run->client, "sandbox_failed", run->sandbox_error, NULL, run->request_id);
         } else {
                 struct proto_msg m = { .type = PROTO_RUN_RESULT };
-                build_result(run, &m.u.run_result);
+                sup_result_build(run, &m.u.run_result);
                 log_info("run %s: %s%s%s in %" PRIu64 " ms", run->id, m.u.run_result.status,
                          m.u.run_result.killed ? ", " : "", m.u.run_result.killed ? m.u.run_result.killed : "",
                          m.u.run_result.wall_ms);
                 if (run->client)
                         sup_client_send(run->client, &m);
                 run->events = m.u.run_result.events; /* may have grown */
-                free_result_own(&m.u.run_result);
+                sup_result_free_own(&m.u.run_result);
         }
         run_release(run);
 }
@@ -1015,13 +769,15 @@ static void run_finish(struct sup_run *run)
                 (void)uv_timer_stop(&run->sample_timer);
                 (void)uv_timer_stop(&run->wall_timer);
         }
-        if (run->sync_fd >= 0)
+        if (run->jp.sync_fd >= 0)
                 sync_drain(run);
         if (run->cloned && !run->got_exit && !run->is_killed && !run->failed)
                 run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
-        if (run->failed && !run->cloned) {
-                /* Nothing was started: nothing to collect. */
-                sup_rundir_unmount(run->dir);
+        if (!run->watching) {
+                /* No tool was started: nothing to collect. */
+                if (run->art_fd >= 0)
+                        (void)close(run->art_fd);
+                run->art_fd = -1;
                 collect_done(&run->work, 0);
                 return;
         }
@@ -1038,7 +794,7 @@ void sup_run_cancel(struct sup_client *c, const struct proto_cancel *cancel)
 {
         for (struct sup_run *r = c->srv->runs; r; r = r->next)
                 if (r->client == c && cancel->run_id && strcmp(r->id, cancel->run_id) == 0) {
-                        run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
+                        sup_run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
                         return;
                 }
         sup_client_error(c, "bad_request", "cancel.run_id: no live run of yours has this id", "cancel.run_id",
@@ -1050,12 +806,12 @@ void sup_runs_client_gone(struct sup_server *srv, struct sup_client *c)
         for (struct sup_run *r = srv->runs; r; r = r->next)
                 if (r->client == c) {
                         r->client = NULL;
-                        run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
+                        sup_run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
                 }
 }
 
 void sup_runs_kill_all(struct sup_server *srv)
 {
         for (struct sup_run *r = srv->runs; r; r = r->next)
-                run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
+                sup_run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
 }

@@ -1,13 +1,13 @@
 /* Run directories: state/runs/<run_id>/
  *   tool.py      the source, as received (never inside the jail: the runner gets it on stdin)
  *   inputs/      the input files, root-owned, read-only in the jail
- *   artifacts/   during the run a tmpfs of the run's files cap, owned by the run's uid, so the
- *                cap is enforced by the kernel as the tool writes; after it, a plain directory
- *                holding the copies of the regular files found there
+ *   artifacts/   the copies of the regular files the tool left in its artifacts tmpfs (which
+ *                is never attached on the host: see sup_rundir_artifacts_mount)
  *   root/        an empty directory the jail mounts its root on (in its own namespace only)
  *
  * Every directory on the way is 0711 or 0755 so the jail's uid can reach what is bound in,
- * but cannot list the runs; run ids carry 64 random bits. */
+ * but cannot list the runs; run ids carry 64 random bits. Nothing of a run is mounted on the
+ * host: its jail builds its root in its own mount namespace. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -28,7 +28,7 @@
 #define COLLECT_MAX_DEPTH 16
 
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      uid_t uid, uint64_t files_bytes, char *dir, size_t size, struct anvil_err *err)
+                      char *dir, size_t size, struct anvil_err *err)
 {
         int r;
         if (snprintf(dir, size, "%s/%s", srv->runs_dir, run_id) >= (int)size)
@@ -40,7 +40,7 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
                 return anvil_err_sys(err, errno, "Failed to open %s", dir);
         if ((r = fd_write_file_at(dfd, "tool.py", req->source, strlen(req->source), 0644, err)) < 0)
                 return r;
-        if (mkdirat(dfd, "inputs", 0755) < 0 || mkdirat(dfd, "artifacts", 0700) < 0 || mkdirat(dfd, "root", 0755) < 0)
+        if (mkdirat(dfd, "inputs", 0755) < 0 || mkdirat(dfd, "artifacts", 0755) < 0 || mkdirat(dfd, "root", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create the directories of %s", dir);
         _cleanup_close_ int ifd = openat(dfd, "inputs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ifd < 0)
@@ -50,21 +50,31 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
                 if ((r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err)) < 0)
                         return r;
         (void)fchmod(ifd, 0755);
-        char art[PATH_MAX], opts[128];
-        if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art))
-                return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
-        snprintf(opts, sizeof(opts), "size=%llu,nr_inodes=4096,mode=0700,uid=%u,gid=%u",
-                 (unsigned long long)files_bytes, (unsigned)uid, (unsigned)uid);
-        if (mount("tmpfs", art, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
-                return anvil_err_sys(err, errno, "Failed to mount the artifacts tmpfs on %s", art);
         return 0;
 }
 
-void sup_rundir_unmount(const char *dir)
+/* The artifacts tmpfs, as a detached mount: the kernel enforces the files cap as the tool
+ * writes, the jail moves it into its own namespace, and the supervisor reads it through this
+ * fd afterwards. Owned by the run's uid, mode 0700. */
+int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err)
 {
-        char art[PATH_MAX];
-        if (snprintf(art, sizeof(art), "%s/artifacts", dir) < (int)sizeof(art))
-                (void)umount2(art, MNT_DETACH);
+        char size[32], id[16];
+        snprintf(size, sizeof(size), "%llu", (unsigned long long)files_bytes);
+        snprintf(id, sizeof(id), "%u", (unsigned)uid);
+        _cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return anvil_err_sys(err, errno, "Failed to open a tmpfs context");
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to configure the artifacts tmpfs");
+        int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (m < 0)
+                return anvil_err_sys(err, errno, "Failed to create the artifacts tmpfs");
+        *mount_fd = m;
+        return 0;
 }
 
 struct collect {
@@ -175,38 +185,25 @@ static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct col
         return r;
 }
 
-int sup_rundir_collect(const char *dir, uint64_t files_bytes, struct proto_array *artifacts,
+int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, struct proto_array *artifacts,
                        struct proto_array *notes, struct anvil_err *err)
 {
-        char art[PATH_MAX], keep[PATH_MAX];
-        if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art) ||
-            snprintf(keep, sizeof(keep), "%s/artifacts.collected", dir) >= (int)sizeof(keep))
+        char art[PATH_MAX];
+        if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art))
                 return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
-        if (mkdir(keep, 0755) < 0)
-                return anvil_err_sys(err, errno, "Failed to create %s", keep);
         struct collect c = { .artifacts = artifacts, .notes = notes };
-        int r;
         /* The tmpfs refused what went over the cap (ENOSPC to the tool): say so. */
         struct statfs sf;
-        if (statfs(art, &sf) == 0 && sf.f_bavail == 0) {
+        if (fstatfs(mount_fd, &sf) == 0 && sf.f_bavail == 0) {
                 char msg[128];
                 (void)add_note(notes, "artifacts_full", "artifacts",
                                pol_reason(msg, sizeof(msg), POL_ARTIFACTS_OVER_CAP, (unsigned long long)files_bytes));
         }
-        {
-                _cleanup_close_ int sfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                _cleanup_close_ int dfd = open(keep, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                if (sfd < 0 || dfd < 0)
-                        return anvil_err_sys(err, errno, "Failed to open the artifacts of %s", dir);
-                r = walk(sfd, dfd, "", 0, &c, err);
-        }
-        /* The copies stay even if one file failed: what was collected is reported. */
-        if (umount2(art, MNT_DETACH) < 0 && r >= 0)
-                r = anvil_err_sys(err, errno, "Failed to unmount %s", art);
-        if (rmdir(art) < 0 || rename(keep, art) < 0)
-                if (r >= 0)
-                        r = anvil_err_sys(err, errno, "Failed to move the collected artifacts to %s", art);
-        return r;
+        _cleanup_close_ int sfd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        _cleanup_close_ int dfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (sfd < 0 || dfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open the artifacts of %s", dir);
+        return walk(sfd, dfd, "", 0, &c, err);
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -251,7 +248,6 @@ void sup_rundir_prune(struct sup_server *srv)
                 if (i < excess && !sup_run_is_live(srv, names[i])) {
                         char p[PATH_MAX];
                         if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, names[i]) < (int)sizeof(p)) {
-                                sup_rundir_unmount(p);
                                 /* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never
                                  * into a mount that is somehow still there. */
                                 (void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
@@ -260,18 +256,4 @@ void sup_rundir_prune(struct sup_server *srv)
                 free(names[i]);
         }
         free(names);
-}
-
-/* A supervisor that died mid-run leaves artifact tmpfs mounts behind: unmount them. */
-void sup_rundir_sweep_mounts(struct sup_server *srv)
-{
-        _cleanup_fclose_ FILE *mi = fopen("/proc/self/mountinfo", "re");
-        if (!mi)
-                return;
-        char line[4096], mp[PATH_MAX];
-        size_t n = strlen(srv->runs_dir);
-        while (fgets(line, sizeof(line), mi))
-                if (sscanf(line, "%*s %*s %*s %*s %4095s", mp) == 1 && strncmp(mp, srv->runs_dir, n) == 0 &&
-                    mp[n] == '/')
-                        (void)umount2(mp, MNT_DETACH);
 }

@@ -13,7 +13,9 @@
 #include "proto/stream.h"
 
 #define SUP_MAX_ALLOW 32
-#define SUP_MAX_RUNS 256
+#define SUP_MAX_RUNS 256 /* concurrent runs */
+#define SUP_MAX_SPARES 8
+#define SUP_MAX_SLOTS (SUP_MAX_RUNS + SUP_MAX_SPARES)
 #define SUP_MAX_CLIENTS 128
 
 struct sup_config {
@@ -24,11 +26,33 @@ struct sup_config {
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
+        unsigned spares;    /* jail children cloned ahead of time */
         char runner_path[PATH_MAX];
 };
 
 struct sup_run;
 struct sup_client;
+struct sup_server;
+
+/* A jail child from its clone (C1) until its run ends: its own host uid, its cgroup, the
+ * sync socket, a pidfd, and the hold on its mount namespace. */
+struct sup_jailproc {
+        int slot; /* -1: none */
+        uid_t uid;
+        pid_t pid;
+        int pidfd, sync_fd, mntns_fd;
+        struct jail_cgroup cg;
+};
+
+/* A spare: a jail child cloned and moved into its cgroup ahead of time, waiting at C3. */
+struct sup_spare {
+        struct sup_server *srv;
+        struct sup_jailproc jp;
+        enum { SPARE_EMPTY, SPARE_ATTACHING, SPARE_READY } state;
+        uv_work_t work;
+        int attach_r;
+        struct anvil_err attach_err;
+};
 
 struct sup_server {
         uv_loop_t *loop;
@@ -36,11 +60,15 @@ struct sup_server {
         uv_pipe_t listener;
         uv_signal_t sigterm, sigint;
         int self_exe_fd; /* re-executed as each jail's pid 1 */
+        struct jail_static jail; /* what every jail child is cloned with */
+        uint64_t jail_seq;       /* names the children's cgroups */
         char runs_dir[PATH_MAX];
         char font_cache_dir[PATH_MAX]; /* "" if matplotlib's cache could not be built */
         struct jail_cgroup_sys cg;
-        bool slots[SUP_MAX_RUNS];
+        bool slots[SUP_MAX_SLOTS];
         unsigned n_runs;
+        struct sup_spare spares[SUP_MAX_SPARES];
+        uv_timer_t refill_timer;
         unsigned n_clients;
         struct sup_run *runs; /* every live run */
         struct sup_client *clients;
@@ -68,16 +96,29 @@ void sup_runs_client_gone(struct sup_server *srv, struct sup_client *c);
 void sup_runs_kill_all(struct sup_server *srv);
 bool sup_run_is_live(struct sup_server *srv, const char *run_id);
 
+/* pool.c */
+int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct anvil_err *err);
+/* Kills (if alive), reaps and frees a child that never ran a tool, synchronously. */
+void sup_jailproc_discard(struct sup_server *srv, struct sup_jailproc *jp);
+/* After a reaped child's run: its fds (on the loop), then its mount namespace and cgroup (on
+ * the thread pool: both wait for an RCU grace period), then its slot (on the loop). */
+void sup_jailproc_close(struct sup_jailproc *jp);
+void sup_jailproc_teardown(struct sup_jailproc *jp);
+void sup_jailproc_free_slot(struct sup_server *srv, struct sup_jailproc *jp);
+int sup_jailproc_attach(struct sup_jailproc *jp, struct anvil_err *err); /* thread pool */
+bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp);
+void sup_pool_start(struct sup_server *srv);
+void sup_pool_stop(struct sup_server *srv);
+
 /* rundir.c: run directories under state/runs/<run_id> */
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      uid_t uid, uint64_t files_bytes, char *dir, size_t size, struct anvil_err *err);
-/* Copies artifacts out of the run's tmpfs into a plain directory, hashing as it goes, and
- * unmounts the tmpfs. Runs on the thread pool: touches nothing but its arguments. */
-int sup_rundir_collect(const char *dir, uint64_t files_bytes, struct proto_array *artifacts,
+                      char *dir, size_t size, struct anvil_err *err);
+int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
+/* Copies the regular files of the artifacts tmpfs (mount_fd) into dir/artifacts, hashing as
+ * it goes. Runs on the thread pool: touches nothing but its arguments. */
+int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, struct proto_array *artifacts,
                        struct proto_array *notes, struct anvil_err *err);
-void sup_rundir_unmount(const char *dir);
 void sup_rundir_prune(struct sup_server *srv);
-void sup_rundir_sweep_mounts(struct sup_server *srv);
 
 /* fontcache.c */
 int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);

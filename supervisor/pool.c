@@ -1,0 +1,219 @@
+/* Jail children, and spares of them cloned ahead of time.
+ *
+ * Moving a process into a cgroup v1 hierarchy waits for an RCU grace period (the write side
+ * of cgroup_threadgroup_rwsem: 10-15 ms on the machine this was measured on, more than it
+ * takes to build a jail), and cloning into six new namespaces costs about a millisecond. A
+ * spare has paid both before any run asks: it is cloned (C1), has closed everything it
+ * inherited (C2), has its uid map, sits in its own cgroup, and waits at C3 for GO. Nothing of
+ * any run is in it before GO, and it runs no code but ours: taking one is taking a jail
+ * that has not been built yet, only begun. A run that finds no spare clones its own child
+ * the same way (the cold path), and waits for the attach in parallel with the child's work. */
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/pidfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/log.h"
+#include "policy/limits.h"
+#include "supervisor/supervisor.h"
+
+static int alloc_slot(struct sup_server *srv)
+{
+        unsigned cap = srv->cfg.max_runs + srv->cfg.spares;
+        for (unsigned i = 0; i < cap && i < SUP_MAX_SLOTS; i++)
+                if (!srv->slots[i]) {
+                        srv->slots[i] = true;
+                        return (int)i;
+                }
+        return -1;
+}
+
+static void close_fd(int *fd)
+{
+        if (*fd >= 0)
+                (void)close(*fd);
+        *fd = -1;
+}
+
+int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct anvil_err *err)
+{
+        memset(jp, 0, sizeof(*jp));
+        jp->pidfd = jp->sync_fd = jp->mntns_fd = -1;
+        jp->slot = alloc_slot(srv);
+        if (jp->slot < 0)
+                return anvil_err_set(err, EBUSY, "All %u jail slots are in use", srv->cfg.max_runs + srv->cfg.spares);
+        jp->uid = srv->cfg.uid_base + 1 + (uid_t)jp->slot;
+        char name[32];
+        snprintf(name, sizeof(name), "j%llu", (unsigned long long)++srv->jail_seq);
+        /* The run's own limits replace these when it takes the child. */
+        uint64_t mem = (uint64_t)POL_MEMORY_MB_DEFAULT << 20;
+        int r = jail_cgroup_prepare(&srv->cg, name, mem + mem / 4, POL_PIDS_DEFAULT, &jp->cg, err);
+        if (r < 0)
+                goto fail;
+        int sy[2];
+        if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sy) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to create the sync socket");
+                goto fail;
+        }
+        jp->sync_fd = sy[0];
+        srv->jail.sync_fd = sy[1];
+        r = jail_contain_clone(&srv->jail, &jp->pid, &jp->pidfd, err);
+        (void)close(sy[1]);
+        srv->jail.sync_fd = -1;
+        if (r < 0)
+                goto fail;
+        if ((r = jail_userns_parent(jp->pid, jp->uid, jp->uid, err)) < 0) {
+                sup_jailproc_discard(srv, jp);
+                return r;
+        }
+        /* Tearing down a mount namespace waits for a grace period too, and the last process in
+         * it pays, in its exit, before its parent hears of it. The supervisor holds the
+         * namespace instead, and lets go of it on the thread pool after the run. */
+        char p[64];
+        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)jp->pid);
+        jp->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
+        return 0;
+fail:
+        sup_jailproc_close(jp);
+        sup_jailproc_teardown(jp);
+        sup_jailproc_free_slot(srv, jp);
+        return r;
+}
+
+void sup_jailproc_close(struct sup_jailproc *jp)
+{
+        close_fd(&jp->pidfd);
+        close_fd(&jp->sync_fd);
+}
+
+/* Both of these wait for an RCU grace period: callers run it on the thread pool. */
+void sup_jailproc_teardown(struct sup_jailproc *jp)
+{
+        close_fd(&jp->mntns_fd);
+        jail_cgroup_destroy(&jp->cg);
+}
+
+void sup_jailproc_free_slot(struct sup_server *srv, struct sup_jailproc *jp)
+{
+        if (jp->slot >= 0)
+                srv->slots[jp->slot] = false;
+        jp->slot = -1;
+}
+
+void sup_jailproc_discard(struct sup_server *srv, struct sup_jailproc *jp)
+{
+        if (jp->pidfd >= 0) {
+                siginfo_t si;
+                (void)pidfd_send_signal(jp->pidfd, SIGKILL, NULL, 0);
+                while (waitid(P_PIDFD, (id_t)jp->pidfd, &si, WEXITED) < 0 && errno == EINTR)
+                        ;
+        }
+        sup_jailproc_close(jp);
+        sup_jailproc_teardown(jp);
+        sup_jailproc_free_slot(srv, jp);
+}
+
+int sup_jailproc_attach(struct sup_jailproc *jp, struct anvil_err *err)
+{
+        return jail_cgroup_parent(&jp->cg, jp->pid, err);
+}
+
+/* ---- spares ---- */
+
+static void spare_attach_work(uv_work_t *w)
+{
+        struct sup_spare *sp = w->data;
+        sp->attach_r = sup_jailproc_attach(&sp->jp, &sp->attach_err);
+}
+
+static void spare_attach_done(uv_work_t *w, int status)
+{
+        struct sup_spare *sp = w->data;
+        if (status < 0 || sp->attach_r < 0 || sp->srv->stopping) {
+                if (sp->attach_r < 0)
+                        log_warn("spare jail: %s", sp->attach_err.msg);
+                sup_jailproc_discard(sp->srv, &sp->jp);
+                sp->state = SPARE_EMPTY;
+                return;
+        }
+        sp->state = SPARE_READY;
+}
+
+static void refill(uv_timer_t *t)
+{
+        struct sup_server *srv = t->data;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        for (unsigned i = 0; i < srv->cfg.spares && !srv->stopping; i++) {
+                struct sup_spare *sp = &srv->spares[i];
+                if (sp->state != SPARE_EMPTY)
+                        continue;
+                if (sup_jailproc_spawn(srv, &sp->jp, &err) < 0) {
+                        log_warn("spare jail: %s", err.msg); /* retried at the next take */
+                        return;
+                }
+                if (sp->jp.cg.mode == JAIL_CG_NONE) {
+                        sp->state = SPARE_READY;
+                        continue;
+                }
+                sp->srv = srv;
+                sp->work.data = sp;
+                sp->state = SPARE_ATTACHING;
+                if (uv_queue_work(srv->loop, &sp->work, spare_attach_work, spare_attach_done) < 0) {
+                        sup_jailproc_discard(srv, &sp->jp);
+                        sp->state = SPARE_EMPTY;
+                }
+        }
+}
+
+bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp)
+{
+        for (unsigned i = 0; i < srv->cfg.spares; i++) {
+                struct sup_spare *sp = &srv->spares[i];
+                if (sp->state != SPARE_READY)
+                        continue;
+                sp->state = SPARE_EMPTY;
+                siginfo_t si;
+                memset(&si, 0, sizeof(si));
+                if (waitid(P_PIDFD, (id_t)sp->jp.pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid != 0) {
+                        /* It died while waiting (killed from outside): never used. */
+                        sup_jailproc_close(&sp->jp);
+                        sup_jailproc_teardown(&sp->jp);
+                        sup_jailproc_free_slot(srv, &sp->jp);
+                        continue;
+                }
+                *jp = sp->jp;
+                /* The next one is cloned on the next turn of the loop, after this run's GO. */
+                (void)uv_timer_start(&srv->refill_timer, refill, 0, 0);
+                return true;
+        }
+        if (srv->cfg.spares)
+                (void)uv_timer_start(&srv->refill_timer, refill, 0, 0);
+        return false;
+}
+
+void sup_pool_start(struct sup_server *srv)
+{
+        uv_timer_init(srv->loop, &srv->refill_timer);
+        srv->refill_timer.data = srv;
+        for (unsigned i = 0; i < SUP_MAX_SPARES; i++)
+                srv->spares[i].srv = srv;
+        if (srv->cfg.spares)
+                (void)uv_timer_start(&srv->refill_timer, refill, 0, 0);
+}
+
+/* Ready spares go now; attaching ones in their done callback (srv->stopping). */
+void sup_pool_stop(struct sup_server *srv)
+{
+        (void)uv_timer_stop(&srv->refill_timer);
+        uv_close((uv_handle_t *)&srv->refill_timer, NULL);
+        for (unsigned i = 0; i < srv->cfg.spares; i++)
+                if (srv->spares[i].state == SPARE_READY) {
+                        sup_jailproc_discard(srv, &srv->spares[i].jp);
+                        srv->spares[i].state = SPARE_EMPTY;
+                }
+}

@@ -1,0 +1,175 @@
+/* The RunResult (DESIGN §4): every figure is an observation of this run, never a configured
+ * intention: peaks from the sampler, the cgroup and rusage, times from the supervisor's
+ * clock, what is in force from jail/verify.c. */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "lib/cleanup.h"
+#include "lib/utf8.h"
+#include "supervisor/run.h"
+
+static const char *signal_name(int sig)
+{
+        static char buf[16];
+        const char *abbrev = sigabbrev_np(sig);
+        if (abbrev)
+                snprintf(buf, sizeof(buf), "SIG%s", abbrev);
+        else
+                snprintf(buf, sizeof(buf), "signal %d", sig);
+        return buf;
+}
+
+/* Output as UTF-8 (invalid bytes become U+FFFD) and never longer than the cap. */
+static char *capture_text(const struct capture *c, bool *truncated)
+{
+        size_t n;
+        char *s = utf8_sanitize((const uint8_t *)(c->buf ? c->buf : ""), c->len, &n);
+        *truncated = c->total > c->len;
+        if (s && n > c->cap) {
+                size_t cut = (size_t)c->cap;
+                while (cut > 0 && ((unsigned char)s[cut] & 0xC0) == 0x80)
+                        cut--;
+                s[cut] = 0;
+                *truncated = true;
+        }
+        return s ? s : strdup("");
+}
+
+static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
+{
+        for (unsigned i = 0; i < jail_n_ro_binds; i++)
+                if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
+                        (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
+        static const char *const reads[] = { "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
+                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom",
+                                             JAIL_INPUTS, JAIL_ARTIFACTS, JAIL_TMP " (private)" };
+        for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
+                (void)proto_strv_push(&b->read, reads[i]);
+        char w[128];
+        snprintf(w, sizeof(w), "%s (at most %llu bytes)", JAIL_ARTIFACTS, (unsigned long long)run->lim.files_bytes);
+        (void)proto_strv_push(&b->write, w);
+        snprintf(w, sizeof(w), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
+                 (unsigned long long)run->lim.files_bytes);
+        (void)proto_strv_push(&b->write, w);
+        b->network = strdup("none: a network namespace of its own with no interface up");
+        char p[160];
+        snprintf(p, sizeof(p), "at most %llu processes and threads, in a pid namespace of its own",
+                 (unsigned long long)run->lim.pids);
+        b->processes = strdup(p);
+        b->limits = run->lim;
+}
+
+void sup_result_build(struct sup_run *run, struct proto_run_result *res)
+{
+        char msg[160];
+        memset(res, 0, sizeof(*res));
+        res->request_id = run->request_id;
+        res->run_id = run->id;
+        res->wall_ms = run->t_end - run->t0;
+        /* Peaks and times as observed: the cgroup's when there is one. */
+        struct jail_cgroup_stats st = { 0 };
+        bool have_cg = jail_cgroup_read(&run->jp.cg, &st) == 0;
+        res->cpu_ms = (have_cg && st.has_cpu ? st.cpu_us : run->rusage_cpu_us) / 1000;
+        if (have_cg && st.oom_kills > 0) {
+                double kpeak = (double)st.peak_bytes / MB;
+                if (kpeak > run->peak_mb)
+                        run->peak_mb = kpeak;
+                sup_run_kill_for(run, POL_KILLED_MEMORY, "cgroup", run->peak_mb);
+        }
+        /* The kernel's own high-water mark of the runner's resident set (rusage) catches a
+         * tool shorter than one sampling period; the larger of the two observations is kept. */
+        double ru_mb = (double)run->rusage_maxrss_kb / 1024.0;
+        double peak = run->peak_mb > ru_mb ? run->peak_mb : ru_mb;
+        res->peak_rss_mb = (double)(uint64_t)(peak * 10 + 0.5) / 10;
+        if (run->got_exit && WIFSIGNALED(run->wait_status)) {
+                int sig = WTERMSIG(run->wait_status);
+                if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= run->lim.cpu_s * 1000))
+                        sup_run_kill_for(run, POL_KILLED_CPU, "rlimit", 0);
+        }
+        if (run->got_exit && WIFEXITED(run->wait_status)) {
+                res->exit_code.set = true;
+                res->exit_code.v = WEXITSTATUS(run->wait_status);
+        } else if (run->got_exit && WIFSIGNALED(run->wait_status))
+                res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
+        if (run->is_killed) {
+                if (run->killed == POL_KILLED_MEMORY)
+                        pol_reason(msg, sizeof(msg), POL_KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
+                                   (unsigned long long)run->lim.memory_mb);
+                else
+                        pol_reason(msg, sizeof(msg), run->killed);
+                res->killed = strdup(msg);
+                res->status = "killed";
+                sup_run_event(run, run->killed_layer, "killed", NULL, NULL, msg);
+        } else if (res->exit_code.set && res->exit_code.v == 0)
+                res->status = "ok";
+        else
+                res->status = "error";
+        res->out_text = capture_text(&run->out, &res->stdout_truncated);
+        res->err_text = capture_text(&run->err, &res->stderr_truncated);
+        res->stdout_bytes = run->out.total;
+        res->stderr_bytes = run->err.total;
+        if (res->stdout_truncated)
+                sup_run_event(run, "supervisor", "truncated", "stdout", NULL,
+                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stdout",
+                                     (unsigned long long)strlen(res->out_text), (unsigned long long)run->out.total));
+        if (res->stderr_truncated)
+                sup_run_event(run, "supervisor", "truncated", "stderr", NULL,
+                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stderr",
+                                     (unsigned long long)strlen(res->err_text), (unsigned long long)run->err.total));
+        for (size_t i = 0; i < run->notes.n; i++) {
+                struct proto_event *e = (struct proto_event *)run->notes.items + i;
+                sup_run_event(run, e->layer, e->kind, e->op, NULL, e->message);
+        }
+        if (run->events_dropped) {
+                struct proto_event *e = proto_array_push(&run->events, sizeof(*e));
+                if (e) {
+                        e->t_ms = res->wall_ms;
+                        e->layer = strdup("supervisor");
+                        e->kind = strdup("events_dropped");
+                        e->message = strdup(pol_reason(msg, sizeof(msg), POL_EVENTS_DROPPED,
+                                                       (unsigned long long)run->events_dropped));
+                }
+        }
+        res->events = run->events;
+        res->isolation.tier = "namespaces";
+        res->isolation.mechanisms = run->mechanisms;
+        char dir[PATH_MAX + 16];
+        snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);
+        res->artifacts_dir = strdup(dir);
+        res->artifacts = run->artifacts;
+        res->capabilities.requested = run->caps_requested;
+        /* No capability is grantable until the capability policy exists (issue 3): every
+         * request is denied, and says so. */
+        for (size_t i = 0; i < run->caps_requested.n; i++)
+                (void)proto_strv_push(&res->capabilities.denied, run->caps_requested.items[i]);
+        set_blast_radius(run, &res->blast_radius);
+}
+
+void sup_result_free_own(struct proto_run_result *res)
+{
+        /* Only what build_result allocated; the rest belongs to the run. */
+        free(res->signal);
+        free(res->killed);
+        free(res->out_text);
+        free(res->err_text);
+        free(res->artifacts_dir);
+        struct proto_capabilities *c = &res->capabilities;
+        for (size_t i = 0; i < c->denied.n; i++)
+                free(c->denied.items[i]);
+        free(c->denied.items);
+        struct proto_blast_radius *b = &res->blast_radius;
+        for (size_t i = 0; i < b->read.n; i++)
+                free(b->read.items[i]);
+        free(b->read.items);
+        for (size_t i = 0; i < b->write.n; i++)
+                free(b->write.items[i]);
+        free(b->write.items);
+        free(b->network);
+        free(b->processes);
+}
+

@@ -1,0 +1,74 @@
+/* A run, shared between run.c (its life) and result.c (its RunResult). */
+#pragma once
+
+#include "supervisor/supervisor.h"
+
+#define MB (1024.0 * 1024.0)
+
+struct capture {
+        char *buf;
+        size_t len;
+        uint64_t total;
+        uint64_t cap;
+};
+
+struct sup_run {
+        struct sup_server *srv;
+        struct sup_client *client; /* NULL once the client is gone */
+        struct sup_run *next, **pprev;
+        char id[64];
+        char *request_id;
+        char dir[PATH_MAX - 32]; /* room for "/artifacts.collected" below it */
+        struct sup_jailproc jp;
+        int art_fd; /* the artifacts tmpfs, a detached mount (rundir.c) */
+        struct proto_limits lim;
+        struct jail_rlimits rl;
+        struct proto_strv caps_requested;
+        uv_poll_t pidfd_poll, sync_poll;
+        uv_pipe_t in_pipe, out_pipe, err_pipe, ev_pipe;
+        uv_timer_t wall_timer, sample_timer;
+        unsigned open_handles;
+        uint64_t t0, t_end;
+        struct capture out, err;
+        struct proto_reader ev_reader;
+        bool ev_broken;
+        struct proto_array events;
+        uint64_t events_dropped;
+        struct proto_strv mechanisms;
+        /* what happened */
+        bool cloned;   /* a jail child is the run's */
+        bool watching; /* GO sent (or about to be) and the child watched: its end is awaited */
+        bool verified, exec_ok, got_exit, reaped, out_eof, err_eof, ev_eof, finishing;
+        bool ready;           /* pid 1 said READY */
+        bool attach_pending;  /* the cgroup attach is on the thread pool */
+        bool attached;
+        uv_work_t attach_work;
+        int attach_r;
+        struct anvil_err attach_err;
+        int wait_status;
+        uint64_t rusage_cpu_us;
+        uint64_t rusage_maxrss_kb;
+        bool is_killed;
+        enum pol_reason killed;
+        const char *killed_layer;
+        double peak_mb, kill_peak_mb;
+        bool failed;
+        char sandbox_error[256];
+        /* filled on the thread pool */
+        uv_work_t work;
+        uv_work_t teardown;
+        struct proto_array artifacts, notes;
+        int collect_r;
+        struct anvil_err collect_err;
+};
+
+
+/* run.c */
+void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
+                   const char *message);
+void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb);
+
+/* result.c: builds the run_result from what was observed; what it allocates is freed by
+ * sup_result_free_own, the rest belongs to the run. */
+void sup_result_build(struct sup_run *run, struct proto_run_result *res);
+void sup_result_free_own(struct proto_run_result *res);
