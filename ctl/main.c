@@ -290,7 +290,7 @@ static int cmd_run(int argc, char **argv)
                 if (in.type == PROTO_RUN_RESULT) {
                         if (json) {
                                 json_t *j = proto_to_json(proto_schemas[PROTO_RUN_RESULT], &in.u.run_result);
-                                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
                                 if (s)
                                         printf("%s\n", s);
                                 free(s);

@@ -127,7 +127,7 @@ static bool v2_has(const char *dir, const char *file, const char *ctrl)
         return false;
 }
 
-static bool init_v2(struct jail_cgroup_sys *sys)
+static bool init_v2(struct jail_cgroup_sys *sys, const char *instance)
 {
         char mnt[PATH_MAX], own[PATH_MAX], dir[PATH_MAX * 2];
         if (!find_hierarchy("", mnt, sizeof(mnt), own, sizeof(own)))
@@ -150,8 +150,7 @@ static bool init_v2(struct jail_cgroup_sys *sys)
         if (write_at(dir, "cgroup.subtree_control", "+memory +pids") < 0)
                 return false;
         (void)write_at(dir, "cgroup.subtree_control", "+cpu");
-        if (snprintf(sys->base_mem, sizeof(sys->base_mem), "%s/%s", dir, *own ? "runs" : "anvil") >=
-            (int)sizeof(sys->base_mem))
+        if (snprintf(sys->base_mem, sizeof(sys->base_mem), "%s/%s", dir, instance) >= (int)sizeof(sys->base_mem))
                 return false;
         if (mkdir(sys->base_mem, 0755) < 0 && errno != EEXIST)
                 return false;
@@ -163,30 +162,30 @@ static bool init_v2(struct jail_cgroup_sys *sys)
         return true;
 }
 
-static bool init_v1_one(const char *ctrl, char *base, size_t size)
+static bool init_v1_one(const char *ctrl, const char *instance, char *base, size_t size)
 {
         char mnt[PATH_MAX], own[PATH_MAX];
         if (!find_hierarchy(ctrl, mnt, sizeof(mnt), own, sizeof(own)))
                 return false;
-        if (snprintf(base, size, "%s%s/anvil", mnt, own) >= (int)size)
+        if (snprintf(base, size, "%s%s/%s", mnt, own, instance) >= (int)size)
                 return false;
         return mkdir(base, 0755) == 0 || errno == EEXIST;
 }
 
-void jail_cgroup_sys_init(struct jail_cgroup_sys *sys)
+void jail_cgroup_sys_init(struct jail_cgroup_sys *sys, const char *instance)
 {
         memset(sys, 0, sizeof(*sys));
-        if (init_v2(sys))
+        if (init_v2(sys, instance))
                 return;
         memset(sys, 0, sizeof(*sys));
-        if (!init_v1_one("memory", sys->base_mem, sizeof(sys->base_mem))) {
+        if (!init_v1_one("memory", instance, sys->base_mem, sizeof(sys->base_mem))) {
                 snprintf(sys->description, sizeof(sys->description),
                          "no cgroup: neither a v2 hierarchy with memory and pids nor a v1 memory hierarchy is usable");
                 return;
         }
-        if (!init_v1_one("pids", sys->base_pids, sizeof(sys->base_pids)))
+        if (!init_v1_one("pids", instance, sys->base_pids, sizeof(sys->base_pids)))
                 sys->base_pids[0] = 0;
-        if (!init_v1_one("cpuacct", sys->base_cpu, sizeof(sys->base_cpu)))
+        if (!init_v1_one("cpuacct", instance, sys->base_cpu, sizeof(sys->base_cpu)))
                 sys->base_cpu[0] = 0;
         sys->mode = JAIL_CG_V1;
         snprintf(sys->description, sizeof(sys->description), "cgroup v1 (memory%s%s)",

@@ -35,9 +35,10 @@ struct jail_cgroup_stats {
         bool has_cpu;
 };
 
-/* Finds what this host offers and sets up the base directories. Never fails for lack of
- * cgroups: mode NONE says so, with the reason in description. */
-void jail_cgroup_sys_init(struct jail_cgroup_sys *sys);
+/* Finds what this host offers and sets up the base directories, named `instance` below the
+ * caller's own cgroup in each hierarchy (so two supervisors on one host never share one).
+ * Never fails for lack of cgroups: mode NONE says so, with the reason in description. */
+void jail_cgroup_sys_init(struct jail_cgroup_sys *sys, const char *instance);
 /* Removes run cgroups a previous supervisor left behind. */
 void jail_cgroup_sys_sweep(const struct jail_cgroup_sys *sys);
 

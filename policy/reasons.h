@@ -17,7 +17,7 @@
         /* artifact path */                                                                     \
         X(ARTIFACT_NOT_REGULAR, "artifact '%s' is not a regular file and is not listed")        \
         /* files cap (unsigned long long) */                                                    \
-        X(ARTIFACTS_OVER_CAP, "artifacts: more than %llu bytes written, the rest was refused")  \
+        X(ARTIFACTS_CAP_REACHED, "artifacts: the files cap of %llu bytes was reached; any write past it was refused") \
         /* events dropped (unsigned long long) */                                               \
         X(EVENTS_DROPPED, "%llu more events were not recorded (limit reached)")                 \
         /* decoder error */                                                                     \

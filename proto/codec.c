@@ -136,12 +136,13 @@ static int want(struct dec *d, const msgpack_object *o, msgpack_object_type t, c
         return dec_fail(d, "expected %s, got %s", what, mp_type_name(o->type));
 }
 
-/* A short, printable rendering of an attacker-chosen key for an error message. */
+/* A short, printable rendering of an attacker-chosen key for an error message: no spaces,
+ * quotes or control bytes, so that it can stand in a field path. */
 static void printable(const char *p, size_t n, char *out, size_t size)
 {
         size_t o = 0;
         for (size_t i = 0; i < n && o + 2 < size; i++)
-                out[o++] = (p[i] >= 0x20 && p[i] < 0x7f && p[i] != '\'') ? p[i] : '?';
+                out[o++] = (p[i] > 0x20 && p[i] < 0x7f && p[i] != '\'') ? p[i] : '?';
         if (n > 0 && o + 2 >= size && size > 4)
                 memcpy(out + size - 4, "...", 3), o = size - 1;
         out[o] = 0;
@@ -328,7 +329,8 @@ static int dec_struct(struct dec *d, const struct proto_schema *s, const msgpack
                 if (fi == s->n_fields) {
                         char pk[48];
                         printable(kp, kn, pk, sizeof(pk));
-                        return dec_fail(d, "unknown field '%s'", pk);
+                        path_push(d, ".%s", pk);
+                        return dec_fail(d, "unknown field");
                 }
                 path_push(d, ".%s", s->fields[fi].name);
                 if (seen & (1ull << fi))
@@ -397,6 +399,88 @@ const char *proto_type_name(enum proto_type t)
         return (unsigned)t < _PROTO_TYPE_MAX ? proto_schemas[t]->name : "unknown";
 }
 
+static uint64_t be_uint(const uint8_t *p, size_t n)
+{
+        uint64_t v = 0;
+        for (size_t i = 0; i < n; i++)
+                v = v << 8 | p[i];
+        return v;
+}
+
+/* msgpack-c allocates a container's objects as soon as it reads the header, before any item
+ * arrives: a 5-byte map32 header claiming 4 billion entries asks for 128 GiB (found by the
+ * fuzzer). Every item takes at least one byte, so a container claiming more items than there
+ * are bytes left is a frame that ends inside a value. Saying so before msgpack-c runs bounds
+ * what it allocates by the frame's size; and no frame may hold more than PROTO_VALUES_MAX
+ * values in all (the largest legitimate one holds some ten thousand), so a 16 MiB frame of
+ * one-byte values cannot make it allocate 400 MB either. This walks the first value without
+ * allocating; anything else odd is left for msgpack-c.
+ * Returns 0, -EBADMSG (a count beyond the bytes left) or -E2BIG (too many values). */
+static int counts_fit(const uint8_t *p, size_t len)
+{
+        size_t off = 0;
+        uint64_t items = 1; /* values still to walk */
+        uint64_t total = 1; /* values claimed so far */
+        while (items > 0 && off < len) {
+                uint8_t b = p[off++];
+                uint64_t v = 0;   /* bytes to skip, or a count of items */
+                size_t n = 0;     /* bytes after the type byte that hold v */
+                unsigned per = 0; /* items per count: 1 for an array, 2 for a map, 0 for bytes */
+                unsigned extra = 0;
+                items--;
+                if (b <= 0x7f || b >= 0xe0 || b == 0xc0 || b == 0xc2 || b == 0xc3)
+                        continue;
+                if (b <= 0x8f)
+                        v = b & 0x0f, per = 2;
+                else if (b <= 0x9f)
+                        v = b & 0x0f, per = 1;
+                else if (b <= 0xbf)
+                        v = b & 0x1f;
+                else
+                        switch (b) {
+                        case 0xc4: case 0xd9: n = 1; break;             /* bin8, str8 */
+                        case 0xc5: case 0xda: n = 2; break;             /* bin16, str16 */
+                        case 0xc6: case 0xdb: n = 4; break;             /* bin32, str32 */
+                        case 0xc7: n = 1, extra = 1; break;             /* ext8: length, then type */
+                        case 0xc8: n = 2, extra = 1; break;
+                        case 0xc9: n = 4, extra = 1; break;
+                        case 0xcc: case 0xd0: v = 1; break;             /* (u)int8 */
+                        case 0xcd: case 0xd1: v = 2; break;
+                        case 0xca: case 0xce: case 0xd2: v = 4; break;  /* float32, (u)int32 */
+                        case 0xcb: case 0xcf: case 0xd3: v = 8; break;
+                        case 0xd4: v = 2; break;                        /* fixext: type, data */
+                        case 0xd5: v = 3; break;
+                        case 0xd6: v = 5; break;
+                        case 0xd7: v = 9; break;
+                        case 0xd8: v = 17; break;
+                        case 0xdc: n = 2, per = 1; break;               /* array16 */
+                        case 0xdd: n = 4, per = 1; break;
+                        case 0xde: n = 2, per = 2; break;               /* map16 */
+                        case 0xdf: n = 4, per = 2; break;
+                        default: return 0;                              /* 0xc1, never used */
+                        }
+                if (n) {
+                        if (len - off < n)
+                                return 0;
+                        v = be_uint(p + off, n) + extra;
+                        off += n;
+                }
+                if (per) {
+                        if (v * per > len - off)
+                                return -EBADMSG;
+                        items += v * per;
+                        total += v * per;
+                        if (total > PROTO_VALUES_MAX)
+                                return -E2BIG;
+                } else {
+                        if (v > len - off)
+                                return 0; /* a short string: msgpack-c allocates nothing for it */
+                        off += (size_t)v;
+                }
+        }
+        return 0;
+}
+
 int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *out, struct anvil_err *err)
 {
         struct dec d = { .path = "message", .path_len = 7, .err = err };
@@ -404,6 +488,11 @@ int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *out, struct a
         if (len > PROTO_FRAME_MAX)
                 return anvil_err_set(err, EMSGSIZE, "message: frame of %zu bytes is over the limit of %u",
                                      len, PROTO_FRAME_MAX);
+        int fit = counts_fit(buf, len);
+        if (fit == -EBADMSG)
+                return anvil_err_set(err, EBADMSG, "message: truncated msgpack (the frame ends inside a value)");
+        if (fit < 0)
+                return anvil_err_set(err, E2BIG, "message: more than %u values in one frame", PROTO_VALUES_MAX);
         msgpack_unpacked up;
         msgpack_unpacked_init(&up);
         size_t off = 0;
@@ -435,8 +524,6 @@ int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *out, struct a
                 r = dec_fail(&d, "expected a map, got %s", mp_type_name(o->type));
                 goto out;
         }
-        if ((r = check_depth(&d, o, 1)) < 0)
-                goto out;
         const msgpack_object *v = map_get(o, "v");
         if (!v) {
                 r = anvil_err_set(err, EBADMSG, "message.v: required field is missing");
@@ -469,6 +556,10 @@ int proto_decode(const uint8_t *buf, size_t len, struct proto_msg *out, struct a
         out->type = (enum proto_type)ti;
         d.path_len = 0;
         path_push(&d, "%s", proto_schemas[ti]->name);
+        /* Depth is checked on the whole tree before any field is decoded, so that an unknown
+         * field cannot smuggle a deep structure past the schema. */
+        if ((r = check_depth(&d, o, 1)) < 0)
+                goto out;
         r = dec_struct(&d, proto_schemas[ti], o, &out->u, true);
         if (r < 0)
                 proto_msg_free(out);

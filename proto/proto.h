@@ -16,6 +16,7 @@
 
 #define PROTO_VERSION 1
 #define PROTO_FRAME_MAX (16u * 1024 * 1024)
+#define PROTO_VALUES_MAX (1u << 18) /* bounds msgpack-c's allocation per frame to a few MB */
 #define PROTO_DEPTH_MAX 8 /* deepest legitimate message (task_result) has 6 levels */
 
 #define PROTO_SOURCE_MAX (1024u * 1024)

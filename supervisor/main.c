@@ -127,8 +127,9 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         cfg->max_runs = (unsigned)v;
                         break;
                 case 'k':
-                        if (parse_uint(optarg, 1000000, &v) < 0) {
-                                fprintf(stderr, "anvil-supervisor: --keep-runs: expected 0..1000000\n");
+                        if (parse_uint(optarg, 1000000, &v) < 0 || v == 0) {
+                                /* At least one: the run just finished names its artifacts. */
+                                fprintf(stderr, "anvil-supervisor: --keep-runs: expected 1..1000000\n");
                                 return -1;
                         }
                         cfg->keep_runs = (unsigned)v;
@@ -298,9 +299,16 @@ int main(int argc, char **argv)
                 log_error("%s", err.msg);
                 return 1;
         }
-        jail_cgroup_sys_init(&srv.cg);
+        /* One cgroup base per state directory: stable across restarts (so a new supervisor
+         * sweeps what its predecessor left), distinct for two supervisors on one host. */
+        uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */
+        for (const char *c = srv.runs_dir; *c; c++)
+                h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
+        char instance[32];
+        snprintf(instance, sizeof(instance), "anvil-%016llx", (unsigned long long)h);
+        jail_cgroup_sys_init(&srv.cg, instance);
         jail_cgroup_sys_sweep(&srv.cg);
-        log_info("%s", srv.cg.description);
+        log_info("%s, as %s", srv.cg.description, instance);
         if (sup_fontcache_build(&srv, &err) < 0)
                 log_warn("matplotlib's font cache is not available to jails: %s", err.msg);
         srv.loop = uv_default_loop();

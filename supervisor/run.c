@@ -48,17 +48,27 @@ static uint64_t run_ms(const struct sup_run *run)
         return now_ms() - run->t0;
 }
 
+/* Run ids sort by creation: UTC time to the microsecond, strictly increasing within this
+ * supervisor (retention keeps the newest by name), then 64 random bits so that an id cannot
+ * be guessed by another local user (run directories are reachable, not listable). */
 static void make_run_id(char *out, size_t size)
 {
+        static uint64_t last_us;
+        struct timespec ts;
+        (void)clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        if (us <= last_us)
+                us = last_us + 1;
+        last_us = us;
         uint64_t rnd = 0;
         if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
-                rnd ^= (uint64_t)now_ms() * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid();
-        time_t t = time(NULL);
+                rnd ^= us * 0x9E3779B97F4A7C15ull ^ (uint64_t)getpid();
+        time_t t = (time_t)(us / 1000000u);
         struct tm tm;
         gmtime_r(&t, &tm);
-        char ts[32];
-        strftime(ts, sizeof(ts), "%Y%m%dT%H%M%S", &tm);
-        snprintf(out, size, "%s-%016" PRIx64, ts, rnd);
+        char day[24];
+        strftime(day, sizeof(day), "%Y%m%dT%H%M%S", &tm);
+        snprintf(out, size, "%s%06u-%016" PRIx64, day, (unsigned)(us % 1000000u), rnd);
 }
 
 /* Appends an event the supervisor itself observed, and streams it to the client. */

@@ -192,12 +192,13 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art))
                 return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
         struct collect c = { .artifacts = artifacts, .notes = notes };
-        /* The tmpfs refused what went over the cap (ENOSPC to the tool): say so. */
+        /* A full tmpfs refused whatever went past it (ENOSPC to the tool). Whether anything
+         * did cannot be seen from here: the reason says only what is certain. */
         struct statfs sf;
         if (fstatfs(mount_fd, &sf) == 0 && sf.f_bavail == 0) {
                 char msg[128];
                 (void)add_note(notes, "artifacts_full", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_OVER_CAP, (unsigned long long)files_bytes));
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_CAP_REACHED, (unsigned long long)files_bytes));
         }
         _cleanup_close_ int sfd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

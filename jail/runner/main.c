@@ -84,6 +84,10 @@ static int start_python(void)
         PyConfig_InitIsolatedConfig(&config);
         config.write_bytecode = 0;
         config.parse_argv = 0;
+        /* As python3 does (the isolated config turns it off): SIGPIPE and SIGXFSZ ignored, so
+         * a write past RLIMIT_FSIZE or to a closed pipe is an OSError the tool can handle,
+         * and SIGINT is KeyboardInterrupt. */
+        config.install_signal_handlers = 1;
         config.site_import = 1; /* Debian's site adds /usr/lib/python3/dist-packages */
         PyStatus st = PyConfig_SetString(&config, &config.program_name, L"/usr/bin/python3");
         if (!PyStatus_Exception(st))

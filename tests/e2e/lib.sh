@@ -53,3 +53,9 @@ expect_serving() {
         expect_eq "a following run's status" ok "$(j .status)"
         expect_eq "a following run's stdout" "still serving" "$(j .stdout | head -1)"
 }
+
+# Processes on the host running as one of the suite supervisor's jail uids (its default
+# --uid-base 2000000000, runs at +1 and up): after a run has ended there must be none.
+jail_procs_left() {
+        ps -eo uid= | awk '$1 > 2000000000 && $1 <= 2000000000 + 264' | wc -l
+}

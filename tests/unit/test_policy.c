@@ -273,7 +273,7 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_ARTIFACT_NOT_REGULAR:
                 pol_reason(buf, size, r, "link.csv");
                 return;
-        case POL_ARTIFACTS_OVER_CAP:
+        case POL_ARTIFACTS_CAP_REACHED:
                 pol_reason(buf, size, r, 67108864ULL);
                 return;
         case POL_EVENTS_DROPPED:
@@ -298,7 +298,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_KILLED_MEMORY] = "killed: memory (peak 612.4 MB > 512 MB cap)",
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
-        [POL_ARTIFACTS_OVER_CAP] = "artifacts: more than 67108864 bytes written, the rest was refused",
+        [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
         [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
                                        "field is missing); later events ignored",

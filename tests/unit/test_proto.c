@@ -482,6 +482,15 @@ static void b_nan(msgpack_packer *pk)
         /* A run_result is long; only the double matters, so stop at the first refused field. */
         mp_head(pk, 1, "run_result"), S(pk, "peak_rss_mb"), msgpack_pack_double(pk, NAN);
 }
+/* More values than any legitimate frame holds, each one byte: msgpack-c would allocate 24
+ * bytes for each before the schema saw any of them. */
+static void b_many_values(msgpack_packer *pk)
+{
+        mp_head(pk, 2, "run_request"), S(pk, "source"), S(pk, "x"), S(pk, "junk");
+        msgpack_pack_array(pk, PROTO_VALUES_MAX);
+        for (unsigned i = 0; i < PROTO_VALUES_MAX; i++)
+                msgpack_pack_nil(pk);
+}
 /* A 5-byte header claiming 4 billion entries: msgpack-c would allocate 128 GiB for it. */
 static void b_huge_count(msgpack_packer *pk)
 {
@@ -502,17 +511,17 @@ BAD(wrongtype, EBADMSG, "run_request.limits.wall_s: expected an unsigned integer
     "run_request.limits.wall_s")
 BAD(missing, EBADMSG, "run_request.source: required field is missing", "run_request.source")
 BAD(required_nil, EBADMSG, "run_request.source: is required, got nil", "run_request.source")
-BAD(deep12, EBADMSG, "message.junk[0][0][0][0][0][0][0]: nesting too deep (more than 8 levels)",
-    "message.junk[0][0][0][0][0][0][0]")
-BAD(deep8, EBADMSG, "message.junk[0][0][0][0][0][0][0]: nesting too deep (more than 8 levels)",
-    "message.junk[0][0][0][0][0][0][0]")
-BAD(deep7, EBADMSG, "run_request: unknown field 'junk'", "run_request")
+BAD(deep12, EBADMSG, "run_request.junk[0][0][0][0][0][0][0]: nesting too deep (more than 8 levels)",
+    "run_request.junk[0][0][0][0][0][0][0]")
+BAD(deep8, EBADMSG, "run_request.junk[0][0][0][0][0][0][0]: nesting too deep (more than 8 levels)",
+    "run_request.junk[0][0][0][0][0][0][0]")
+BAD(deep7, EBADMSG, "run_request.junk: unknown field", "run_request.junk")
 BAD(deep40, EBADMSG, "message: nesting too deep (more than 32 levels) or out of memory", "")
 BAD(trailing, EBADMSG, "message: 3 trailing bytes after the map", "")
 BAD(unknowntype, EBADMSG, "message.type: unknown message type 'bogus'", "message.type")
 BAD(type_not_str, EBADMSG, "message.type: expected a string, got an unsigned integer", "message.type")
 BAD(no_type, EBADMSG, "message.type: required field is missing", "message.type")
-BAD(unknownfield, EBADMSG, "run_request: unknown field 'bogus'", "run_request")
+BAD(unknownfield, EBADMSG, "run_request.bogus: unknown field", "run_request.bogus")
 BAD(duplicate, EBADMSG, "run_request.source: duplicate field", "run_request.source")
 BAD(duplicate_type, EBADMSG, "message.type: duplicate field", "message.type")
 BAD(version, EPROTO, "message.v: unsupported protocol version (expected 1)", "message.v")
@@ -536,6 +545,7 @@ BAD(opt_int_range, EBADMSG, "runner_event.event.line: expected an integer, got a
     "runner_event.event.line")
 BAD(opt_struct_type, EBADMSG, "task_submit.model: expected a map, got a string", "task_submit.model")
 BAD(huge_count, EBADMSG, "message: truncated msgpack (the frame ends inside a value)", "")
+BAD(many_values, E2BIG, "message: more than 262144 values in one frame", "")
 BAD(nan, EBADMSG, "run_result.peak_rss_mb: number is not finite", "run_result.peak_rss_mb")
 #undef BAD
 
@@ -981,6 +991,7 @@ int main(void)
                 BAD(opt_int_range),
                 BAD(opt_struct_type),
                 BAD(huge_count),
+                BAD(many_values),
                 BAD(nan),
                 cmocka_unit_test(test_reader_zero_length),
                 cmocka_unit_test(test_reader_huge_header),
