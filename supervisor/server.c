@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -129,6 +130,10 @@ static void on_connection(uv_stream_t *listener, int status)
 int sup_server_listen(struct sup_server *srv, struct anvil_err *err)
 {
         const char *path = srv->cfg.listen_path;
+        struct sockaddr_un sa;
+        if (strlen(path) >= sizeof(sa.sun_path)) /* libuv would cut it short, silently */
+                return anvil_err_set(err, ENAMETOOLONG, "--listen %s: longer than a Unix socket path may be (%zu bytes)",
+                                     path, sizeof(sa.sun_path) - 1);
         struct stat st;
         if (lstat(path, &st) == 0) {
                 if (!S_ISSOCK(st.st_mode))

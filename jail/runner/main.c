@@ -88,6 +88,9 @@ static int start_python(void)
          * a write past RLIMIT_FSIZE or to a closed pipe is an OSError the tool can handle,
          * and SIGINT is KeyboardInterrupt. */
         config.install_signal_handlers = 1;
+        /* Unbuffered stdout and stderr (python3 -u): what a tool printed before it was killed
+         * (timeout, memory) is in its result, not lost in a buffer. */
+        config.buffered_stdio = 0;
         config.site_import = 1; /* Debian's site adds /usr/lib/python3/dist-packages */
         PyStatus st = PyConfig_SetString(&config, &config.program_name, L"/usr/bin/python3");
         if (!PyStatus_Exception(st))

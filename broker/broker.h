@@ -1,0 +1,92 @@
+/* anvil-broker's shared state. See main.c for the theory of operation. */
+#pragma once
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <uv.h>
+
+#include "proto/stream.h"
+
+#define BRO_MAX_CLIENTS 128
+#define BRO_MAX_INFLIGHT 8 /* requests in flight per client */
+
+struct bro_config {
+        const char *supervisor_path; /* the supervisor's socket, connected once per request */
+        const char *listen_path;     /* the clients' socket */
+        const char *state_dir;
+};
+
+struct bro_client;
+struct bro_relay;
+
+struct bro_server {
+        uv_loop_t *loop;
+        struct bro_config cfg;
+        uv_pipe_t listener;
+        uv_signal_t sigterm, sigint;
+        int results_dirfd; /* DIR/results, O_DIRECTORY; shared with the thread pool (read-only use) */
+        char results_dir[PATH_MAX];
+        struct bro_client *clients;
+        unsigned n_clients;
+        uint64_t next_seq; /* numbers requests for the log */
+        uint64_t next_tmp; /* numbers temporary result files */
+        bool stopping;
+};
+
+struct bro_client {
+        struct proto_stream stream;
+        struct bro_server *srv;
+        uid_t uid;
+        pid_t pid;
+        unsigned n_inflight;      /* relays whose request has not ended */
+        struct bro_relay *relays; /* every relay still attached, ended or not */
+        struct bro_client *next, **pprev;
+};
+
+/* One client request carried to the supervisor on a connection of its own. Lives until both
+ * its supervisor connection is closed (close callback) and its result is stored. */
+struct bro_relay {
+        struct proto_stream stream; /* to the supervisor */
+        uv_connect_t connect;
+        struct bro_server *srv;
+        struct bro_client *client; /* NULL once the client has gone */
+        struct bro_relay *next, **pprev;
+        enum proto_type kind;  /* PROTO_RUN_REQUEST or PROTO_PROBE_REQUEST */
+        struct proto_msg req;  /* owned until it is sent */
+        bool req_held;
+        char *request_id;      /* the client's, may be NULL */
+        char run_id[PROTO_ID_MAX + 1]; /* learned from the supervisor's first frame about the run */
+        char *cancel_request_id; /* a cancel waiting for run_id */
+        bool cancel_pending;
+        uint64_t seq;
+        uint64_t t0;
+        bool done;          /* the supervisor has sent its last frame for this request */
+        bool ended;         /* the client has had its last frame for this request (or is gone) */
+        bool stream_closed; /* the supervisor connection's close callback has run */
+        bool store_pending; /* a run_result is being written on the thread pool */
+};
+
+/* clients.c */
+int bro_server_listen(struct bro_server *srv, struct anvil_err *err);
+void bro_server_stop(struct bro_server *srv);
+void bro_client_send(struct bro_client *c, const struct proto_msg *m);
+void bro_client_error(struct bro_client *c, const char *code, const char *message, const char *field,
+                      const char *request_id);
+
+/* relay.c */
+/* Takes over *m (a run_request or probe_request). */
+void bro_relay_start(struct bro_client *c, struct proto_msg *m);
+void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel);
+/* The client has gone: every supervisor connection of its requests is closed. */
+void bro_relays_client_gone(struct bro_client *c);
+/* Called by store.c once a run_result has been written (or failed to be): forwards it. */
+void bro_relay_stored(struct bro_relay *r, struct proto_msg *m);
+
+/* store.c: DIR/results/<run_id>.json */
+int bro_store_init(struct bro_server *srv, struct anvil_err *err);
+bool bro_run_id_valid(const char *run_id);
+/* Takes over *m (a run_result); renders and writes it on the thread pool, then calls
+ * bro_relay_stored(r, m). Returns <0 if it could not be queued (m is left to the caller). */
+int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err *err);

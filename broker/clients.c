@@ -1,0 +1,213 @@
+/* The broker's socket: clients (anvilctl, later the UI) and the list of messages they may
+ * send. A request for the sandbox is handed to relay.c; anything a client may not send gets
+ * an error frame and the connection is closed. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "lib/cleanup.h"
+#include "lib/log.h"
+
+void bro_client_send(struct bro_client *c, const struct proto_msg *m)
+{
+        if (c->stream.closing || c->stream.paused)
+                return; /* going away: nothing more reaches it */
+        (void)proto_stream_send(&c->stream, m);
+}
+
+void bro_client_error(struct bro_client *c, const char *code, const char *message, const char *field,
+                      const char *request_id)
+{
+        struct proto_msg m = { .type = PROTO_ERROR };
+        m.u.error.code = (char *)code;
+        m.u.error.message = (char *)message;
+        m.u.error.field = (field && *field) ? (char *)field : NULL;
+        m.u.error.request_id = (char *)request_id;
+        bro_client_send(c, &m);
+}
+
+static void on_client_closed(struct proto_stream *s)
+{
+        struct bro_client *c = s->data;
+        bro_relays_client_gone(c);
+        *c->pprev = c->next;
+        if (c->next)
+                c->next->pprev = c->pprev;
+        c->srv->n_clients--;
+        free(c);
+}
+
+/* Requests for the sandbox: busy beyond BRO_MAX_INFLIGHT, else relayed. Takes over *m. */
+static void sandbox_request(struct bro_client *c, struct proto_msg *m, const char *request_id)
+{
+        if (c->srv->stopping) {
+                bro_client_error(c, "busy", "The broker is stopping", NULL, request_id);
+                proto_msg_free(m);
+                return;
+        }
+        if (c->n_inflight >= BRO_MAX_INFLIGHT) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "%s: at most %d requests may be in flight on one connection",
+                         proto_type_name(m->type), BRO_MAX_INFLIGHT);
+                log_info("%s: %s refused, %u requests in flight", c->stream.name, proto_type_name(m->type),
+                         c->n_inflight);
+                bro_client_error(c, "busy", msg, NULL, request_id);
+                proto_msg_free(m);
+                return;
+        }
+        bro_relay_start(c, m);
+}
+
+static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
+{
+        struct bro_client *c = s->data;
+        switch (m->type) {
+        case PROTO_HELLO: {
+                struct proto_msg r = { .type = PROTO_HELLO };
+                r.u.hello.role = "broker";
+                r.u.hello.software = "anvil-broker " ANVIL_VERSION;
+                bro_client_send(c, &r);
+                break;
+        }
+        case PROTO_RUN_REQUEST:
+                sandbox_request(c, m, m->u.run_request.request_id);
+                return; /* m taken over */
+        case PROTO_PROBE_REQUEST:
+                sandbox_request(c, m, m->u.probe_request.request_id);
+                return;
+        case PROTO_CANCEL:
+                bro_relay_cancel(c, &m->u.cancel);
+                break;
+        case PROTO_TASK_SUBMIT:
+                log_info("%s: task_submit refused, the agent loop is not implemented yet", c->stream.name);
+                bro_client_error(c, "unsupported", "task_submit: the agent loop is not implemented yet",
+                                 "task_submit", m->u.task_submit.request_id);
+                break;
+        default: {
+                /* Frames only a server sends (run_event, run_result, error...) and the runner's
+                 * internal ones: a client that sends them is confused or hostile. */
+                char msg[96];
+                snprintf(msg, sizeof(msg), "message.type: '%s' is not accepted by the broker",
+                         proto_type_name(m->type));
+                log_warn("%s: %s, closing", c->stream.name, msg);
+                proto_stream_fail(s, "bad_request", msg, "message.type", NULL);
+        }
+        }
+        proto_msg_free(m);
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+        struct bro_server *srv = listener->data;
+        if (status < 0) {
+                log_warn("accept on %s: %s", srv->cfg.listen_path, uv_strerror(status));
+                return;
+        }
+        struct bro_client *c = calloc(1, sizeof(*c));
+        if (!c)
+                return; /* libuv retries: the connection waits in the backlog */
+        c->srv = srv;
+        if (proto_stream_init(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
+                free(c);
+                return;
+        }
+        c->next = srv->clients;
+        if (srv->clients)
+                srv->clients->pprev = &c->next;
+        c->pprev = &srv->clients;
+        srv->clients = c;
+        srv->n_clients++;
+        if (uv_accept(listener, (uv_stream_t *)&c->stream.pipe) < 0) {
+                proto_stream_close(&c->stream);
+                return;
+        }
+        uv_os_fd_t fd;
+        struct ucred cred;
+        socklen_t len = sizeof(cred);
+        if (uv_fileno((uv_handle_t *)&c->stream.pipe, &fd) < 0 ||
+            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+                proto_stream_close(&c->stream);
+                return;
+        }
+        c->uid = cred.uid;
+        c->pid = cred.pid;
+        snprintf(c->stream.name, sizeof(c->stream.name), "client pid %d uid %u", (int)cred.pid,
+                 (unsigned)cred.uid);
+        if (srv->n_clients > BRO_MAX_CLIENTS || srv->stopping) {
+                log_warn("%s: refused, %u clients connected", c->stream.name, srv->n_clients - 1);
+                proto_stream_fail(&c->stream, "busy", "Too many connections to the broker", NULL, NULL);
+                return;
+        }
+        int r = proto_stream_start(&c->stream);
+        if (r < 0) {
+                log_warn("%s: Failed to read: %s", c->stream.name, uv_strerror(r));
+                proto_stream_close(&c->stream);
+        }
+}
+
+/* An existing socket is stale only if nobody answers on it: never steal a live broker's. */
+static int socket_in_use(const char *path)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN)
+                return 1; /* accepted, or a listener with a full backlog */
+        return 0;
+}
+
+int bro_server_listen(struct bro_server *srv, struct anvil_err *err)
+{
+        const char *path = srv->cfg.listen_path;
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return anvil_err_set(err, EEXIST, "%s exists and is not a socket", path);
+                if (socket_in_use(path) > 0)
+                        return anvil_err_set(err, EADDRINUSE, "%s is in use: another broker is listening on it", path);
+                if (unlink(path) < 0) /* a socket left by an earlier broker */
+                        return anvil_err_sys(err, errno, "Failed to remove the stale socket %s", path);
+        } else if (errno != ENOENT) {
+                return anvil_err_sys(err, errno, "Failed to stat %s", path);
+        }
+        int r = uv_pipe_init(srv->loop, &srv->listener, 0);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to create the listener: %s", uv_strerror(r));
+        srv->listener.data = srv;
+        /* Created 0600, then opened to the group: never a moment of wider access. */
+        mode_t old = umask(0177);
+        r = uv_pipe_bind(&srv->listener, path);
+        umask(old);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to bind %s: %s", path, uv_strerror(r));
+        if (chmod(path, 0660) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to chmod %s", path);
+                (void)unlink(path);
+                return r;
+        }
+        r = uv_listen((uv_stream_t *)&srv->listener, 64, on_connection);
+        if (r < 0) {
+                (void)unlink(path);
+                return anvil_err_set(err, -r, "Failed to listen on %s: %s", path, uv_strerror(r));
+        }
+        return 0;
+}
+
+void bro_server_stop(struct bro_server *srv)
+{
+        srv->stopping = true;
+        if (!uv_is_closing((uv_handle_t *)&srv->listener))
+                uv_close((uv_handle_t *)&srv->listener, NULL);
+        /* Each client's close callback closes its supervisor connections. */
+        for (struct bro_client *c = srv->clients; c; c = c->next)
+                proto_stream_close(&c->stream);
+}

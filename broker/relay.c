@@ -1,0 +1,388 @@
+/* One supervisor connection per client request (main.c, B1-B7): connect asynchronously,
+ * send the request, relay what comes back, store run results, end the request exactly once.
+ *
+ * Every frame that arrives on a relay's connection belongs to its one request, so nothing
+ * needs to be matched by id on the way back; the supervisor's frames are decoded strictly and
+ * re-encoded for the client, never passed through as raw bytes. */
+#define _GNU_SOURCE
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "broker/broker.h"
+#include "lib/fd.h"
+#include "lib/log.h"
+
+/* ---- ending a request: exactly one log line, one last frame ---- */
+
+static void relay_end(struct bro_relay *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void relay_end(struct bro_relay *r, const char *fmt, ...)
+{
+        if (r->ended)
+                return;
+        r->ended = true;
+        if (r->client)
+                r->client->n_inflight--;
+        char what[512];
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(what, sizeof(what), fmt, ap);
+        va_end(ap);
+        log_info("request #%" PRIu64 ": ended after %" PRIu64 " ms: %s", r->seq, now_ms() - r->t0, what);
+}
+
+static void relay_forward(struct bro_relay *r, const struct proto_msg *m)
+{
+        if (r->client)
+                bro_client_send(r->client, m);
+}
+
+static void relay_error(struct bro_relay *r, const char *code, const char *message)
+{
+        if (r->client)
+                bro_client_error(r->client, code, message, NULL, r->request_id);
+}
+
+static void relay_maybe_free(struct bro_relay *r)
+{
+        if (!r->stream_closed || r->store_pending)
+                return;
+        if (r->pprev) {
+                *r->pprev = r->next;
+                if (r->next)
+                        r->next->pprev = r->pprev;
+        }
+        if (r->req_held)
+                proto_msg_free(&r->req);
+        free(r->request_id);
+        free(r->cancel_request_id);
+        free(r);
+}
+
+/* ---- frames from the supervisor ---- */
+
+/* A frame the broker cannot decode, or one that has no business on this connection: the
+ * supervisor is not behaving as the broker was built for, and the request cannot go on. */
+static void relay_malformed(struct bro_relay *r, const char *why)
+{
+        char msg[512];
+        log_error("request #%" PRIu64 ": malformed frame from the supervisor: %s", r->seq, why);
+        snprintf(msg, sizeof(msg), "The broker could not understand the supervisor's reply: %s", why);
+        relay_error(r, "internal", msg);
+        relay_end(r, "internal: malformed frame from the supervisor");
+        proto_stream_close(&r->stream);
+}
+
+static void learn_run_id(struct bro_relay *r, const char *run_id)
+{
+        if (r->run_id[0] || !run_id)
+                return;
+        snprintf(r->run_id, sizeof(r->run_id), "%s", run_id); /* the decoder caps it at PROTO_ID_MAX */
+}
+
+static void send_cancel(struct bro_relay *r, const char *request_id)
+{
+        struct proto_msg m = { .type = PROTO_CANCEL };
+        m.u.cancel.request_id = (char *)request_id;
+        m.u.cancel.run_id = r->run_id;
+        log_info("request #%" PRIu64 ": cancel of run %s forwarded to the supervisor", r->seq, r->run_id);
+        (void)proto_stream_send(&r->stream, &m);
+}
+
+/* B5: the result reaches the client only once it is stored (or could not be), so a client
+ * that reads DIR/results/<run_id>.json after its run_result finds it. Takes over *m. */
+static void deliver_result(struct bro_relay *r, struct proto_msg *m)
+{
+        const struct proto_run_result *res = &m->u.run_result;
+        relay_forward(r, m);
+        relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "",
+                  res->killed ? res->killed : "", res->run_id);
+        proto_msg_free(m);
+}
+
+void bro_relay_stored(struct bro_relay *r, struct proto_msg *m)
+{
+        r->store_pending = false;
+        deliver_result(r, m);
+        relay_maybe_free(r);
+}
+
+static void on_run_result(struct bro_relay *r, struct proto_msg *m)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        const char *run_id = m->u.run_result.run_id;
+        learn_run_id(r, run_id);
+        r->done = true;
+        proto_stream_close(&r->stream); /* nothing else comes for this request */
+        if (!bro_run_id_valid(run_id)) {
+                log_error("request #%" PRIu64 ": run_result not stored: run_id '%.64s' is not of [0-9A-Za-z_-]{1,64}",
+                          r->seq, run_id);
+                deliver_result(r, m);
+                return;
+        }
+        if (bro_store_result(r, m, &err) < 0) {
+                log_error("request #%" PRIu64 ": run %s not stored: %s", r->seq, run_id, err.msg);
+                deliver_result(r, m);
+        }
+}
+
+/* Takes over *m. */
+static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
+{
+        char why[96];
+        switch (m->type) {
+        case PROTO_RUN_EVENT:
+                if (r->kind != PROTO_RUN_REQUEST)
+                        break;
+                learn_run_id(r, m->u.run_event.run_id);
+                relay_forward(r, m);
+                if (r->cancel_pending) {
+                        r->cancel_pending = false;
+                        send_cancel(r, r->cancel_request_id);
+                }
+                proto_msg_free(m);
+                return;
+        case PROTO_RUN_RESULT:
+                if (r->kind != PROTO_RUN_REQUEST)
+                        break;
+                on_run_result(r, m);
+                return;
+        case PROTO_PROBE_RESULT:
+                if (r->kind != PROTO_PROBE_REQUEST)
+                        break;
+                r->done = true;
+                relay_forward(r, m);
+                relay_end(r, "probe_result, tier %s", m->u.probe_result.tier ? m->u.probe_result.tier : "?");
+                proto_stream_close(&r->stream);
+                proto_msg_free(m);
+                return;
+        case PROTO_ERROR:
+                r->done = true;
+                /* The supervisor's refusals of a whole connection ("busy: Too many connections",
+                 * "forbidden", "bad_frame") carry no request_id; on this connection they can only
+                 * be about this request, and the client needs the id to match them. */
+                if (!m->u.error.request_id && r->request_id)
+                        m->u.error.request_id = strdup(r->request_id);
+                relay_forward(r, m);
+                relay_end(r, "error %s: %s", m->u.error.code, m->u.error.message);
+                proto_stream_close(&r->stream);
+                proto_msg_free(m);
+                return;
+        default:
+                break;
+        }
+        snprintf(why, sizeof(why), "a %s frame in reply to a %s", proto_type_name(m->type),
+                 proto_type_name(r->kind));
+        proto_msg_free(m);
+        relay_malformed(r, why);
+}
+
+static void on_supervisor_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
+{
+        (void)h;
+        (void)suggested;
+        static char slab[65536]; /* the loop is single-threaded; data is copied in on_supervisor_read */
+        *buf = uv_buf_init(slab, sizeof(slab));
+}
+
+/* proto_stream's own reader answers a malformed frame with an error frame to the peer and a
+ * close that its owner cannot tell from an ordinary end of stream. For the supervisor's
+ * connection the broker must know which it was (B6), so it reads with this callback, on the
+ * stream's own reader and decoder, and sends with proto_stream_send as usual. */
+static void on_supervisor_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
+{
+        struct proto_stream *s = st->data;
+        struct bro_relay *r = s->data;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (s->paused)
+                return;
+        if (nread == UV_EOF) {
+                if (proto_reader_partial(&s->reader))
+                        relay_malformed(r, "truncated frame at end of stream");
+                else
+                        proto_stream_close(s); /* on_supervisor_closed reports it */
+                return;
+        }
+        if (nread < 0) {
+                log_warn("request #%" PRIu64 ": reading from the supervisor: %s", r->seq, uv_strerror((int)nread));
+                proto_stream_close(s);
+                return;
+        }
+        if (proto_reader_feed(&s->reader, buf->base, (size_t)nread, &err) < 0) {
+                relay_malformed(r, err.msg);
+                return;
+        }
+        for (;;) {
+                const uint8_t *p;
+                size_t n;
+                int k = proto_reader_next(&s->reader, &p, &n, &err);
+                if (k < 0) {
+                        relay_malformed(r, err.msg);
+                        return;
+                }
+                if (k == 0)
+                        return;
+                struct proto_msg m;
+                if (proto_decode(p, n, &m, &err) < 0) {
+                        relay_malformed(r, err.msg);
+                        return;
+                }
+                on_supervisor_msg(r, &m);
+                if (s->paused)
+                        return;
+        }
+}
+
+/* Never called: the broker reads the supervisor's frames itself (see above). */
+static void on_supervisor_msg_unused(struct proto_stream *s, struct proto_msg *m)
+{
+        on_supervisor_msg(s->data, m);
+}
+
+static void on_supervisor_closed(struct proto_stream *s)
+{
+        struct bro_relay *r = s->data;
+        r->stream_closed = true;
+        if (!r->done && !r->ended) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "The supervisor closed the connection before the %s ended",
+                         r->kind == PROTO_RUN_REQUEST ? "run" : "probe");
+                relay_error(r, "supervisor_gone", msg);
+                relay_end(r, "supervisor_gone");
+        }
+        relay_maybe_free(r);
+}
+
+/* B2 -> B3. */
+static void on_connected(uv_connect_t *req, int status)
+{
+        struct bro_relay *r = req->data;
+        if (status == UV_ECANCELED || r->stream.closing)
+                return; /* closed while connecting: the client has gone, or the broker stops */
+        if (status < 0) {
+                char msg[512];
+                snprintf(msg, sizeof(msg), "Cannot reach the supervisor at %s: %s", r->srv->cfg.supervisor_path,
+                         uv_strerror(status));
+                relay_error(r, "unavailable", msg);
+                relay_end(r, "unavailable: %s", uv_strerror(status));
+                proto_stream_close(&r->stream);
+                return;
+        }
+        int e = uv_read_start((uv_stream_t *)&r->stream.pipe, on_supervisor_alloc, on_supervisor_read);
+        if (e < 0) {
+                char msg[512];
+                snprintf(msg, sizeof(msg), "Cannot read from the supervisor at %s: %s", r->srv->cfg.supervisor_path,
+                         uv_strerror(e));
+                relay_error(r, "unavailable", msg);
+                relay_end(r, "unavailable: %s", uv_strerror(e));
+                proto_stream_close(&r->stream);
+                return;
+        }
+        /* Re-encoded from the decoded message: nothing the decoder did not check goes on. */
+        int sent = proto_stream_send(&r->stream, &r->req);
+        proto_msg_free(&r->req);
+        r->req_held = false;
+        if (sent < 0) {
+                relay_error(r, "internal", "The broker could not send the request to the supervisor");
+                relay_end(r, "internal: sending to the supervisor failed (%s)", uv_strerror(sent));
+                proto_stream_close(&r->stream);
+        }
+}
+
+/* ---- requests from the client ---- */
+
+void bro_relay_start(struct bro_client *c, struct proto_msg *m)
+{
+        struct bro_server *srv = c->srv;
+        const char *rid = m->type == PROTO_RUN_REQUEST ? m->u.run_request.request_id : m->u.probe_request.request_id;
+        struct bro_relay *r = calloc(1, sizeof(*r));
+        if (!r || (rid && !(r->request_id = strdup(rid)))) {
+                bro_client_error(c, "internal", "Out of memory", NULL, rid);
+                free(r);
+                proto_msg_free(m);
+                return;
+        }
+        int e = proto_stream_init(srv->loop, &r->stream, on_supervisor_msg_unused, on_supervisor_closed, r);
+        if (e < 0) {
+                char msg[128];
+                snprintf(msg, sizeof(msg), "Failed to create a connection to the supervisor: %s", uv_strerror(e));
+                bro_client_error(c, "internal", msg, NULL, rid);
+                free(r->request_id);
+                free(r);
+                proto_msg_free(m);
+                return;
+        }
+        r->srv = srv;
+        r->client = c;
+        r->kind = m->type;
+        r->req = *m; /* taken over */
+        r->req_held = true;
+        r->seq = ++srv->next_seq;
+        r->t0 = now_ms();
+        r->next = c->relays;
+        if (c->relays)
+                c->relays->pprev = &r->next;
+        r->pprev = &c->relays;
+        c->relays = r;
+        c->n_inflight++;
+        snprintf(r->stream.name, sizeof(r->stream.name), "supervisor, request #%" PRIu64, r->seq);
+        log_info("request #%" PRIu64 ": %s%s%s%s from %s, started", r->seq, proto_type_name(r->kind),
+                 r->request_id ? " '" : "", r->request_id ? r->request_id : "", r->request_id ? "'" : "",
+                 c->stream.name);
+        r->connect.data = r;
+        /* libuv 1.44 reports every failure, even an immediate one, through on_connected. */
+        uv_pipe_connect(&r->connect, &r->stream.pipe, srv->cfg.supervisor_path, on_connected);
+}
+
+void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel)
+{
+        struct bro_relay *found = NULL;
+        for (struct bro_relay *r = c->relays; r && !found; r = r->next) {
+                if (r->ended || r->done)
+                        continue;
+                if (cancel->run_id ? (r->run_id[0] && strcmp(r->run_id, cancel->run_id) == 0)
+                                   : (cancel->request_id && r->request_id && strcmp(r->request_id, cancel->request_id) == 0))
+                        found = r;
+        }
+        if (!found) {
+                const char *msg = cancel->run_id
+                                          ? "cancel.run_id: no request in flight on this connection has this run_id"
+                                          : "cancel.run_id: no request in flight on this connection has this request_id "
+                                            "(give run_id or request_id)";
+                bro_client_error(c, "bad_request", msg, "cancel.run_id", cancel->request_id);
+                return;
+        }
+        if (found->run_id[0]) {
+                send_cancel(found, cancel->request_id);
+                return;
+        }
+        /* The supervisor cancels by run_id, which it names in its first frame about the run:
+         * the cancel waits for it (B4). */
+        char *rid = NULL;
+        if (cancel->request_id && !(rid = strdup(cancel->request_id))) {
+                bro_client_error(c, "internal", "Out of memory", NULL, cancel->request_id);
+                return;
+        }
+        free(found->cancel_request_id);
+        found->cancel_request_id = rid;
+        found->cancel_pending = true;
+        log_info("request #%" PRIu64 ": cancel requested, waiting for the supervisor to name the run", found->seq);
+}
+
+/* B7 */
+void bro_relays_client_gone(struct bro_client *c)
+{
+        struct bro_relay *r;
+        while ((r = c->relays)) {
+                c->relays = r->next;
+                if (r->next)
+                        r->next->pprev = &c->relays;
+                r->next = NULL;
+                r->pprev = NULL;
+                r->client = NULL;
+                relay_end(r, "abandoned, the client has gone%s", r->store_pending ? " (the result is still stored)" : "");
+                proto_stream_close(&r->stream);
+        }
+}

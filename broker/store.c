@@ -1,0 +1,187 @@
+/* Stored results: DIR/results/<run_id>.json, the RunResult JSON of DESIGN §4 (the same
+ * rendering as `anvilctl run --json`), pretty-printed, mode 0640.
+ *
+ * Each is rendered and written on libuv's thread pool, so a large result never stalls the
+ * loop: to a temporary file in the same directory, fsync'd, then renamed over the final
+ * name, so a reader sees the whole file or none. The worker touches nothing but its job. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/broker.h"
+#include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "lib/log.h"
+#include "proto/json.h"
+
+#define TMP_SUFFIX ".tmp"
+
+struct store_job {
+        uv_work_t work;
+        struct bro_relay *relay;
+        struct proto_msg msg; /* the run_result */
+        int dirfd;
+        char name[PROTO_ID_MAX + 8];
+        char tmp[PROTO_ID_MAX + 64];
+        int rc;
+        struct anvil_err err;
+};
+
+bool bro_run_id_valid(const char *run_id)
+{
+        if (!run_id)
+                return false;
+        size_t n = 0;
+        for (const char *p = run_id; *p; p++, n++) {
+                char ch = *p;
+                bool ok = (ch >= '0' && ch <= '9') || (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                          ch == '_' || ch == '-';
+                if (!ok || n >= 64)
+                        return false;
+        }
+        return n >= 1;
+}
+
+static int make_dir(const char *path, struct anvil_err *err)
+{
+        if (mkdir(path, 0750) == 0) {
+                /* Ours: exactly 0750 whatever the umask. An existing one keeps its mode (it may
+                 * be systemd's StateDirectory=). */
+                if (chmod(path, 0750) < 0)
+                        return anvil_err_sys(err, errno, "Failed to chmod %s", path);
+        } else if (errno != EEXIST) {
+                return anvil_err_sys(err, errno, "Failed to create %s", path);
+        }
+        struct stat st;
+        if (stat(path, &st) < 0)
+                return anvil_err_sys(err, errno, "Failed to stat %s", path);
+        if (!S_ISDIR(st.st_mode))
+                return anvil_err_set(err, ENOTDIR, "%s exists and is not a directory", path);
+        return 0;
+}
+
+/* Temporary files left by a broker that died mid-write. */
+static void sweep_tmp(int dirfd, const char *dir)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                (void)close(fd);
+                return;
+        }
+        struct dirent *de;
+        size_t sl = strlen(TMP_SUFFIX);
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                if (de->d_name[0] != '.' || n <= sl + 1 || strcmp(de->d_name + n - sl, TMP_SUFFIX) != 0)
+                        continue;
+                if (unlinkat(dirfd, de->d_name, 0) < 0)
+                        log_warn("Failed to remove %s/%s: %s, ignoring", dir, de->d_name, strerror(errno));
+        }
+}
+
+int bro_store_init(struct bro_server *srv, struct anvil_err *err)
+{
+        const char *sd = srv->cfg.state_dir;
+        int r = make_dir(sd, err);
+        if (r < 0)
+                return r;
+        if (snprintf(srv->results_dir, sizeof(srv->results_dir), "%s/results", sd) >= (int)sizeof(srv->results_dir))
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long: %s", sd);
+        if ((r = make_dir(srv->results_dir, err)) < 0)
+                return r;
+        srv->results_dirfd = open(srv->results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (srv->results_dirfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s", srv->results_dir);
+        /* Fail now, not at the first result: the directory must be writable by this user. */
+        if (faccessat(srv->results_dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                return anvil_err_sys(err, errno, "%s is not writable", srv->results_dir);
+        sweep_tmp(srv->results_dirfd, srv->results_dir);
+        return 0;
+}
+
+static int write_result(struct store_job *job)
+{
+        struct anvil_err *err = &job->err;
+        json_t *j = proto_to_json(proto_schemas[PROTO_RUN_RESULT], &job->msg.u.run_result);
+        if (!j)
+                return anvil_err_set(err, ENOMEM, "Failed to render the result as JSON");
+        _cleanup_free_ char *text = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+        json_decref(j);
+        if (!text)
+                return anvil_err_set(err, ENOMEM, "Failed to render the result as JSON");
+        _cleanup_close_ int fd = openat(job->dirfd, job->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                                        0640);
+        if (fd < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", job->tmp);
+        int r;
+        if ((r = fd_write_all(fd, text, strlen(text), err)) < 0 || (r = fd_write_all(fd, "\n", 1, err)) < 0)
+                goto fail;
+        if (fchmod(fd, 0640) < 0) { /* whatever the umask */
+                r = anvil_err_sys(err, errno, "Failed to chmod %s", job->tmp);
+                goto fail;
+        }
+        if (fsync(fd) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to write %s", job->tmp);
+                goto fail;
+        }
+        if (renameat(job->dirfd, job->tmp, job->dirfd, job->name) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to rename %s to %s", job->tmp, job->name);
+                goto fail;
+        }
+        return 0;
+fail:
+        (void)unlinkat(job->dirfd, job->tmp, 0);
+        return r;
+}
+
+static void store_work(uv_work_t *w)
+{
+        struct store_job *job = w->data;
+        job->rc = write_result(job);
+}
+
+static void store_done(uv_work_t *w, int status)
+{
+        struct store_job *job = w->data;
+        (void)status; /* jobs are never cancelled */
+        if (job->rc < 0)
+                log_error("request #%" PRIu64 ": run %s not stored: %s", job->relay->seq,
+                          job->msg.u.run_result.run_id, job->err.msg);
+        bro_relay_stored(job->relay, &job->msg);
+        free(job);
+}
+
+int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err *err)
+{
+        struct bro_server *srv = r->srv;
+        const char *run_id = m->u.run_result.run_id;
+        if (!bro_run_id_valid(run_id))
+                return anvil_err_set(err, EINVAL, "run_id is not of [0-9A-Za-z_-]{1,64}");
+        struct store_job *job = calloc(1, sizeof(*job));
+        if (!job)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        job->relay = r;
+        job->dirfd = srv->results_dirfd;
+        snprintf(job->name, sizeof(job->name), "%s.json", run_id);
+        snprintf(job->tmp, sizeof(job->tmp), ".%s.%d.%" PRIu64 TMP_SUFFIX, run_id, (int)getpid(), ++srv->next_tmp);
+        job->msg = *m;
+        job->work.data = job;
+        int e = uv_queue_work(srv->loop, &job->work, store_work, store_done);
+        if (e < 0) {
+                free(job); /* *m stays the caller's */
+                return anvil_err_set(err, -e, "Failed to queue the write: %s", uv_strerror(e));
+        }
+        r->store_pending = true;
+        return 0;
+}
