@@ -31,7 +31,8 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
 
-PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py
+PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py \
+            $(BUILD)/anvil-init
 
 LIB_A := $(BUILD)/libanvil.a
 
@@ -64,6 +65,10 @@ $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc
+
+# The jail's pid 1: static, so its exec links nothing (it uses libc alone).
+$(BUILD)/anvil-init: $(BUILD)/obj/jail/init/main.o $(LIB_A)
+	$(CC) -static-pie $(filter-out -pie,$(LDFLAGS)) -o $@ $^
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)

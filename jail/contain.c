@@ -4,16 +4,17 @@
  *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags)
  *   C2  parent-death signal; not dumpable; the inherited copy of the environment zeroed;
  *       every inherited fd closed but the sync socket and the supervisor binary
- *   C3  wait for GO, with the run's part of the configuration and its fds: the
- *       supervisor has written our uid/gid maps. A child may wait here, cloned ahead of
- *       time (a spare), before any run exists; nothing of any run is in it until GO.
+ *   C3  wait for MAPPED: the supervisor has written our uid/gid maps
  *   C4  become JAIL_UID (userns.c)
- *   C5  build the root and pivot into it (mountns.c)
+ *   C5  build the run-independent part of the root (mountns.c), report PREPARED, and wait
+ *       for GO with the run's part of the configuration and its fds. A child may wait
+ *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
+ *       is in it until GO. Then the run's inputs and artifacts, and pivot_root.
  *   C6  hostname; a cgroup namespace
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, no others
  *   C9  drop every capability, no_new_privs (caps.c)
- *   C10 exec the supervisor binary as "anvil-init", the jail's pid 1 (pid1.c)
+ *   C10 exec anvil-init, the jail's pid 1 (pid1.c)
  *
  * The child runs on a copy of the supervisor's memory until C10; it touches no libuv state
  * and returns nowhere: every path ends in exec or _exit. */
@@ -38,19 +39,11 @@
 #endif
 
 #define CHILD_STACK (256 * 1024)
-/* Where the two fds kept through C2 wait until C8. */
+/* Where the two fds kept through C2 (the sync socket, anvil-init) wait until C8. */
 #define PARK_SYNC_FD 10
 #define PARK_EXE_FD 11
 
 extern char **environ;
-
-void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg)
-{
-        struct jail_msg m = { .kind = kind, .err_no = err_no };
-        if (msg)
-                snprintf(m.msg, sizeof(m.msg), "%s", msg);
-        (void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
-}
 
 static __attribute__((noreturn)) void child_fail(int sync_fd, const struct anvil_err *err)
 {
@@ -71,7 +64,7 @@ static int keep_only_sync_and_exe(const struct jail_static *st)
         return 0;
 }
 
-/* C3: GO and exactly JAIL_GO_FDS fds; anything else means the supervisor gave up on us. */
+/* C5: GO and exactly JAIL_GO_FDS fds; anything else means the supervisor gave up on us. */
 static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
 {
         union {
@@ -89,11 +82,11 @@ static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
             c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int) * JAIL_GO_FDS))
                 return -EBADMSG;
         memcpy(fds, CMSG_DATA(c), sizeof(int) * JAIL_GO_FDS);
-        go->root_dir[PATH_MAX - 1] = go->inputs_dir[PATH_MAX - 1] = 0;
+        go->inputs_dir[PATH_MAX - 1] = 0;
         return 0;
 }
 
-/* C8: the run's four stream fds to 0-3, the sync socket to 4, the binary to 5
+/* C8: the run's four stream fds to 0-3, the sync socket to 4, anvil-init to 5
  * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it).
  * Everything goes through copies at 100 and up first, so no dup2 overwrites a source that
  * is still needed; the artifacts mount fd (used in C5) is closed with the rest. */
@@ -133,16 +126,25 @@ static int child_main(void *arg)
                 child_fail(st->sync_fd, &err);
         }
         /* C3 */
+        struct jail_msg mapped;
+        ssize_t n;
+        do
+                n = recv(PARK_SYNC_FD, &mapped, sizeof(mapped), 0);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof(mapped) || mapped.kind != JAIL_MSG_MAPPED)
+                _exit(127); /* the supervisor gave up on us */
+        /* C4 */
+        if (jail_userns_child(&err) < 0)
+                child_fail(PARK_SYNC_FD, &err);
+        /* C5 */
+        if (jail_mountns_prepare_child(st, &err) < 0)
+                child_fail(PARK_SYNC_FD, &err);
+        jail_sync_send(PARK_SYNC_FD, JAIL_MSG_PREPARED, 0, NULL);
         struct jail_go *go = malloc(sizeof(*go));
         int fds[JAIL_GO_FDS];
         if (!go || wait_go(go, fds) < 0)
                 _exit(127);
         struct jail_config cfg = { .st = st, .go = go, .artifacts_mount_fd = fds[JAIL_GO_ARTIFACTS] };
-
-        /* C4 */
-        if (jail_userns_child(&err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
-        /* C5 */
         if (jail_mountns_child(&cfg, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
         /* C6 */
@@ -164,7 +166,7 @@ static int child_main(void *arg)
         /* C10 */
         char *const argv[] = { "anvil-init", NULL };
         execveat(JAIL_FD_INITEXE, "", argv, st->env, AT_EMPTY_PATH);
-        anvil_err_sys(&err, errno, "Failed to execute the jail's pid 1");
+        anvil_err_sys(&err, errno, "Failed to execute anvil-init, the jail's pid 1");
         child_fail(JAIL_FD_SYNC, &err);
 }
 

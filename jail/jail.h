@@ -27,16 +27,18 @@
 #define JAIL_FD_SPEC 0
 #define JAIL_FD_EVENTS 3
 #define JAIL_FD_SYNC 4 /* pid 1 only */
-#define JAIL_FD_INITEXE 5 /* pid 1's exec, only until then */
+#define JAIL_FD_INITEXE 5 /* anvil-init, only until its exec */
 
 /* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
 enum jail_msg_kind {
-        JAIL_MSG_GO = 1,      /* supervisor -> child: maps and cgroup are in place;
+        JAIL_MSG_GO = 1,      /* supervisor -> child: the run's part (struct jail_go);
                                  supervisor -> pid 1: the jail is verified, start the runner */
         JAIL_MSG_ERROR = 2,   /* child or pid 1 -> supervisor: building the jail failed */
         JAIL_MSG_READY = 3,   /* pid 1 -> supervisor: built; verify me before any tool code runs */
         JAIL_MSG_EXEC_OK = 4, /* pid 1 -> supervisor: the runner exec'd */
         JAIL_MSG_EXIT = 5,    /* pid 1 -> supervisor: the runner's wait status and rusage */
+        JAIL_MSG_MAPPED = 6,  /* supervisor -> child: the uid/gid maps are written */
+        JAIL_MSG_PREPARED = 7, /* child -> supervisor: the run-independent root is built */
 };
 
 struct jail_msg {
@@ -60,9 +62,11 @@ struct jail_rlimits {
 
 /* Fixed when the child is cloned: the server's, the same for every run. */
 struct jail_static {
+        const char *root_dir;       /* an empty directory each child mounts its root on, in its
+                                       own mount namespace */
         const char *runner_path;    /* anvil-py, bound read-only at JAIL_RUNNER */
         const char *font_cache_dir; /* its files bound read-only into JAIL_MPLCONFIGDIR; may be NULL */
-        int init_exe_fd;            /* the supervisor binary, re-executed as the jail's pid 1 */
+        int init_exe_fd;            /* anvil-init, executed as the jail's pid 1 */
         int sync_fd;                /* the child's end of the sync socket */
         char *const *env;           /* the runner's whole environment */
 };
@@ -77,7 +81,6 @@ struct jail_go {
         uint32_t reserved;
         struct jail_rlimits rlimits;
         uint64_t tmp_bytes; /* size of the private /tmp */
-        char root_dir[PATH_MAX];      /* an empty directory to build the root on */
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
 };
 #define JAIL_GO_FDS 5
@@ -108,7 +111,9 @@ int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO
 int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_err *err);
 int jail_userns_child(struct anvil_err *err);
 
-/* mountns.c */
+/* mountns.c: the run-independent part of the root, before GO (a spare builds it while it
+ * waits); then the run's part, pivot_root and the read-only root. */
+int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err);
 int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err);
 
 /* utsns: hostname; cgroupns: after the supervisor moved us into the run's cgroup. */
@@ -121,8 +126,8 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(struct anvil_err *err);
 
-/* pid1.c: the jail's pid 1, a fresh exec of the supervisor binary named "anvil-init": it
- * forks and execs the runner, reaps, and reports the runner's end on JAIL_FD_SYNC. */
+/* pid1.c: the jail's pid 1, anvil-init: it forks and execs the runner, reaps, and reports
+ * the runner's end on JAIL_FD_SYNC. */
 int jail_pid1_main(int argc, char **argv);
 
 /* Sends a record on the sync socket; used by the child and pid 1. */

@@ -159,29 +159,28 @@ static int build_dev(struct anvil_err *err)
         return setattr("dev", 0, MOUNT_ATTR_RDONLY, err);
 }
 
-static int build_tmp(const struct jail_config *cfg, struct anvil_err *err)
+/* /tmp is mounted before GO with one page of room and given the run's size after it. */
+static int build_tmp(const struct jail_static *st, struct anvil_err *err)
 {
-        char opts[64];
         int r;
-        snprintf(opts, sizeof(opts), "mode=1777,size=%llu", (unsigned long long)cfg->go->tmp_bytes);
-        if ((r = tmpfs("tmp", opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
+        if ((r = tmpfs("tmp", "mode=1777,size=4k", MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
                 return r;
         if (mkdir("tmp/matplotlib", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create %s", JAIL_MPLCONFIGDIR);
-        if (!cfg->st->font_cache_dir)
+        if (!st->font_cache_dir)
                 return 0;
         /* matplotlib wants its config directory writable, and rebuilds its font cache (with a
          * fork of fc-list) when the file is missing: the directory is the jail's own, the
          * cache files in it are the supervisor's, read-only. */
-        _cleanup_closedir_ DIR *d = opendir(cfg->st->font_cache_dir);
+        _cleanup_closedir_ DIR *d = opendir(st->font_cache_dir);
         if (!d)
-                return anvil_err_sys(err, errno, "Failed to open %s", cfg->st->font_cache_dir);
+                return anvil_err_sys(err, errno, "Failed to open %s", st->font_cache_dir);
         struct dirent *de;
         while ((de = readdir(d))) {
                 if (de->d_type != DT_REG)
                         continue;
                 char src[4096], dst[512];
-                snprintf(src, sizeof(src), "%s/%s", cfg->st->font_cache_dir, de->d_name);
+                snprintf(src, sizeof(src), "%s/%s", st->font_cache_dir, de->d_name);
                 snprintf(dst, sizeof(dst), "tmp/matplotlib/%s", de->d_name);
                 if ((r = bind(src, dst, false, err)) < 0)
                         return r;
@@ -189,41 +188,58 @@ static int build_tmp(const struct jail_config *cfg, struct anvil_err *err)
         return 0;
 }
 
+static int resize_tmp(uint64_t bytes, struct anvil_err *err)
+{
+        char opts[64];
+        snprintf(opts, sizeof(opts), "size=%llu", (unsigned long long)bytes);
+        if (mount(NULL, "tmp", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+                return anvil_err_sys(err, errno, "Failed to size /tmp");
+        return 0;
+}
+
+/* The run's own: its inputs, read-only, and its artifacts tmpfs, moved in from the
+ * supervisor's detached mount (nosuid, nodev, noexec, sized to the files cap): the only
+ * writable place besides /tmp. */
 static int build_work(const struct jail_config *cfg, struct anvil_err *err)
 {
         int r;
-        if (mkdir("work", 0755) < 0 || mkdir("anvil", 0755) < 0)
-                return anvil_err_sys(err, errno, "Failed to create /work or /anvil");
-        if ((r = bind(cfg->go->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0 ||
-            (r = bind(cfg->st->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
+        if ((r = bind(cfg->go->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0)
                 return r;
-        /* The supervisor's detached tmpfs (nosuid, nodev, noexec, sized to the files cap):
-         * moved here, it is the only writable place besides /tmp. */
-        if (mkdir(JAIL_ARTIFACTS + 1, 0755) < 0)
-                return anvil_err_sys(err, errno, "Failed to create %s", JAIL_ARTIFACTS);
         if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, JAIL_ARTIFACTS + 1, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                 return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", JAIL_ARTIFACTS);
         return 0;
 }
 
-int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
+int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err)
 {
         int r;
         umask(022);
         /* Nothing done here may reach the host's mount table. */
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
                 return anvil_err_sys(err, errno, "Failed to make the mount tree private");
-        if (mount("tmpfs", cfg->go->root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
+        if (mount("tmpfs", st->root_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=1m") < 0)
                 return anvil_err_sys(err, errno, "Failed to mount the jail's root");
-        if (chdir(cfg->go->root_dir) < 0)
+        if (chdir(st->root_dir) < 0)
                 return anvil_err_sys(err, errno, "Failed to enter the jail's root");
-        if ((r = build_usr_and_etc(err)) < 0 || (r = build_dev(err)) < 0 ||
-            (r = build_tmp(cfg, err)) < 0 || (r = build_work(cfg, err)) < 0)
+        if ((r = build_usr_and_etc(err)) < 0 || (r = build_dev(err)) < 0 || (r = build_tmp(st, err)) < 0)
+                return r;
+        if (mkdir("work", 0755) < 0 || mkdir("work/inputs", 0755) < 0 || mkdir("work/artifacts", 0755) < 0 ||
+            mkdir("anvil", 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create /work or /anvil");
+        if ((r = bind(st->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
                 return r;
         if (mkdir("proc", 0555) < 0)
                 return anvil_err_sys(err, errno, "Failed to create /proc");
         if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                 return anvil_err_sys(err, errno, "Failed to mount /proc");
+        return 0;
+}
+
+int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
+{
+        int r;
+        if ((r = build_work(cfg, err)) < 0 || (r = resize_tmp(cfg->go->tmp_bytes, err)) < 0)
+                return r;
         /* pivot_root(".", "."): the old root ends up stacked on the new one, and is detached. */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return anvil_err_sys(err, errno, "Failed to pivot_root");

@@ -1,5 +1,7 @@
-/* The jail's pid 1: a fresh exec of the supervisor binary as "anvil-init", so that nothing of
- * the supervisor's memory (other runs, other clients) is left in any process of the jail.
+/* The jail's pid 1: anvil-init, a small static program of its own (jail/init/main.c), so that
+ * nothing of the supervisor's memory (other runs, other clients) is left in any process of
+ * the jail, /proc/1/exe is not the supervisor's binary, and its exec costs no dynamic linking.
+ * It uses nothing but libc.
  *
  *   P1 not dumpable (the tool runs as the same uid and must not ptrace or read us)
  *   P2 report READY and wait for GO: the supervisor checks this process's namespaces,
@@ -28,6 +30,14 @@
 #include "jail/jail.h"
 
 extern char **environ;
+
+void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg)
+{
+        struct jail_msg m = { .kind = kind, .err_no = err_no };
+        if (msg)
+                snprintf(m.msg, sizeof(m.msg), "%s", msg);
+        (void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
+}
 
 static uint64_t tv_us(struct timeval tv)
 {

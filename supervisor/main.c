@@ -3,7 +3,7 @@
  * Theory of operation
  * -------------------
  * Processes: the supervisor (root, started by systemd, never setuid); per run, the jail's
- * pid 1 (a fresh exec of this binary as "anvil-init", jail/pid1.c) and the runner
+ * pid 1 (anvil-init, a small static program, jail/pid1.c) and the runner
  * (anvil-py, jail/runner/main.c) with whatever the tool starts.
  *
  * Privilege: root in the initial namespaces, for: creating user namespaces with a uid map to
@@ -206,24 +206,31 @@ static int setup_state(struct sup_server *srv, struct anvil_err *err)
                 return anvil_err_sys(err, errno, "Failed to create %s", srv->runs_dir);
         if (chmod(srv->runs_dir, 0711) < 0)
                 return anvil_err_sys(err, errno, "Failed to chmod %s", srv->runs_dir);
+        /* Every jail mounts its root on this one empty directory, each in its own mount
+         * namespace: nothing is ever mounted on it on the host. */
+        if (snprintf(srv->jail_root, sizeof(srv->jail_root), "%s/jailroot", real) >= (int)sizeof(srv->jail_root))
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
+        if (mkdir(srv->jail_root, 0755) < 0 && errno != EEXIST)
+                return anvil_err_sys(err, errno, "Failed to create %s", srv->jail_root);
         return check_reachable(srv->runs_dir, err);
 }
 
-/* The runner is copied into the state directory: jails reach it there whatever the
- * permissions of the directory it was built in (a checkout under /root, say), and a rebuild
- * of the checkout never changes the binary under a live supervisor. */
-static int install_runner(struct sup_server *srv, struct anvil_err *err)
+/* The runner and pid 1 are copied into the state directory: jails reach them there whatever
+ * the permissions of the directory they were built in (a checkout under /root, say), and a
+ * rebuild of the checkout never changes a binary under a live supervisor. `path` is the
+ * source and becomes the installed copy. */
+static int install_binary(struct sup_server *srv, const char *name, char *path, size_t size, struct anvil_err *err)
 {
-        char dir[PATH_MAX], tmp[PATH_MAX + 16], dst[PATH_MAX + 16];
+        char dir[PATH_MAX], tmp[PATH_MAX + 32], dst[PATH_MAX + 32];
         if (snprintf(dir, sizeof(dir), "%s/bin", srv->cfg.state_dir) >= (int)sizeof(dir))
                 return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return anvil_err_sys(err, errno, "Failed to create %s", dir);
-        snprintf(tmp, sizeof(tmp), "%s/.anvil-py.new", dir);
-        snprintf(dst, sizeof(dst), "%s/anvil-py", dir);
+        snprintf(tmp, sizeof(tmp), "%s/.%s.new", dir, name);
+        snprintf(dst, sizeof(dst), "%s/%s", dir, name);
         uint8_t *data;
         size_t len;
-        int r = fd_read_file(srv->cfg.runner_path, 64u << 20, &data, &len, err);
+        int r = fd_read_file(path, 64u << 20, &data, &len, err);
         if (r < 0)
                 return r;
         (void)unlink(tmp);
@@ -233,9 +240,25 @@ static int install_runner(struct sup_server *srv, struct anvil_err *err)
                 return r;
         if (rename(tmp, dst) < 0)
                 return anvil_err_sys(err, errno, "Failed to install %s", dst);
-        if (!realpath(dst, srv->cfg.runner_path))
+        if (!realpath(dst, path) || strlen(path) >= size)
                 return anvil_err_sys(err, errno, "Failed to resolve %s", dst);
-        return check_reachable(srv->cfg.runner_path, err);
+        return check_reachable(path, err);
+}
+
+/* A program that ships beside this one, unless its path was given. */
+static int beside_me(const char *name, char *path, size_t size, struct anvil_err *err)
+{
+        if (!path[0]) {
+                char self[PATH_MAX];
+                ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+                if (n < 0)
+                        return anvil_err_sys(err, errno, "Failed to find this binary");
+                self[n] = 0;
+                snprintf(path, size, "%s/%s", dirname(self), name);
+        }
+        if (access(path, X_OK) < 0)
+                return anvil_err_sys(err, errno, "%s", path);
+        return 0;
 }
 
 static void on_signal(uv_signal_t *s, int signum)
@@ -256,10 +279,6 @@ static void on_signal(uv_signal_t *s, int signum)
 
 int main(int argc, char **argv)
 {
-        const char *base = strrchr(argv[0], '/');
-        if (strcmp(base ? base + 1 : argv[0], "anvil-init") == 0)
-                return jail_pid1_main(argc, argv);
-
         log_set_program("anvil-supervisor");
         static struct sup_server srv;
         if (parse_args(argc, argv, &srv.cfg) < 0)
@@ -276,27 +295,17 @@ int main(int argc, char **argv)
                 log_error("Failed to drop supplementary groups: %s", strerror(errno));
                 return 1;
         }
-        srv.self_exe_fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
-        if (srv.self_exe_fd < 0) {
-                log_error("Failed to open /proc/self/exe: %s", strerror(errno));
-                return 1;
-        }
-        if (!srv.cfg.runner_path[0]) {
-                char self[PATH_MAX];
-                ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-                if (n < 0) {
-                        log_error("Failed to find this binary: %s", strerror(errno));
-                        return 1;
-                }
-                self[n] = 0;
-                snprintf(srv.cfg.runner_path, sizeof(srv.cfg.runner_path), "%s/anvil-py", dirname(self));
-        }
-        if (access(srv.cfg.runner_path, X_OK) < 0) {
-                log_error("runner %s: %s", srv.cfg.runner_path, strerror(errno));
-                return 1;
-        }
-        if (setup_state(&srv, &err) < 0 || install_runner(&srv, &err) < 0) {
+        char init_path[PATH_MAX] = "";
+        if (beside_me("anvil-py", srv.cfg.runner_path, sizeof(srv.cfg.runner_path), &err) < 0 ||
+            beside_me("anvil-init", init_path, sizeof(init_path), &err) < 0 || setup_state(&srv, &err) < 0 ||
+            install_binary(&srv, "anvil-py", srv.cfg.runner_path, sizeof(srv.cfg.runner_path), &err) < 0 ||
+            install_binary(&srv, "anvil-init", init_path, sizeof(init_path), &err) < 0) {
                 log_error("%s", err.msg);
+                return 1;
+        }
+        srv.init_exe_fd = open(init_path, O_RDONLY | O_CLOEXEC);
+        if (srv.init_exe_fd < 0) {
+                log_error("Failed to open %s: %s", init_path, strerror(errno));
                 return 1;
         }
         /* One cgroup base per state directory: stable across restarts (so a new supervisor
@@ -311,11 +320,16 @@ int main(int argc, char **argv)
         log_info("%s, as %s", srv.cg.description, instance);
         if (sup_fontcache_build(&srv, &err) < 0)
                 log_warn("matplotlib's font cache is not available to jails: %s", err.msg);
+        /* The thread pool's work waits on the kernel more than it computes (cgroup attaches and
+         * teardowns wait for RCU grace periods): enough threads that a run's artifact
+         * collection never queues behind them. Read by libuv at its first use. */
+        (void)setenv("UV_THREADPOOL_SIZE", "16", 0);
         srv.loop = uv_default_loop();
         srv.jail = (struct jail_static){
+                .root_dir = srv.jail_root,
                 .runner_path = srv.cfg.runner_path,
                 .font_cache_dir = srv.font_cache_dir[0] ? srv.font_cache_dir : NULL,
-                .init_exe_fd = srv.self_exe_fd,
+                .init_exe_fd = srv.init_exe_fd,
                 .sync_fd = -1,
                 .env = sup_jail_env,
         };

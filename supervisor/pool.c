@@ -43,7 +43,9 @@ static void close_fd(int *fd)
 int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct anvil_err *err)
 {
         memset(jp, 0, sizeof(*jp));
-        jp->pidfd = jp->sync_fd = jp->mntns_fd = -1;
+        jp->pidfd = jp->sync_fd = -1;
+        for (unsigned i = 0; i < SUP_HELD_NS; i++)
+                jp->ns_fds[i] = -1;
         jp->slot = alloc_slot(srv);
         if (jp->slot < 0)
                 return anvil_err_set(err, EBUSY, "All %u jail slots are in use", srv->cfg.max_runs + srv->cfg.spares);
@@ -67,16 +69,24 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         srv->jail.sync_fd = -1;
         if (r < 0)
                 goto fail;
-        if ((r = jail_userns_parent(jp->pid, jp->uid, jp->uid, err)) < 0) {
+        struct jail_msg mapped = { .kind = JAIL_MSG_MAPPED };
+        if ((r = jail_userns_parent(jp->pid, jp->uid, jp->uid, err)) >= 0 &&
+            send(jp->sync_fd, &mapped, sizeof(mapped), MSG_NOSIGNAL) != sizeof(mapped))
+                r = anvil_err_sys(err, errno, "Failed to release the jail's child");
+        if (r < 0) {
                 sup_jailproc_discard(srv, jp);
                 return r;
         }
-        /* Tearing down a mount namespace waits for a grace period too, and the last process in
-         * it pays, in its exit, before its parent hears of it. The supervisor holds the
-         * namespace instead, and lets go of it on the thread pool after the run. */
-        char p[64];
-        snprintf(p, sizeof(p), "/proc/%d/ns/mnt", (int)jp->pid);
-        jp->mntns_fd = open(p, O_RDONLY | O_CLOEXEC);
+        /* Tearing down a mount namespace waits for a grace period, and the last process in it
+         * pays, in its exit, before its parent hears of it; a network namespace's cleanup
+         * takes a kernel worker milliseconds of CPU just as the run's result is being made.
+         * The supervisor holds both, and lets go of them on the thread pool after the run. */
+        static const char *const held[SUP_HELD_NS] = { "mnt", "net", "ipc", "pid" };
+        for (unsigned i = 0; i < SUP_HELD_NS; i++) {
+                char p[64];
+                snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)jp->pid, held[i]);
+                jp->ns_fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+        }
         return 0;
 fail:
         sup_jailproc_close(jp);
@@ -94,7 +104,8 @@ void sup_jailproc_close(struct sup_jailproc *jp)
 /* Both of these wait for an RCU grace period: callers run it on the thread pool. */
 void sup_jailproc_teardown(struct sup_jailproc *jp)
 {
-        close_fd(&jp->mntns_fd);
+        for (unsigned i = 0; i < SUP_HELD_NS; i++)
+                close_fd(&jp->ns_fds[i]);
         jail_cgroup_destroy(&jp->cg);
 }
 
@@ -181,9 +192,20 @@ bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp)
                 memset(&si, 0, sizeof(si));
                 if (waitid(P_PIDFD, (id_t)sp->jp.pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid != 0) {
                         /* It died while waiting (killed from outside): never used. */
+                        log_warn("spare jail: pid %d ended while waiting", (int)sp->jp.pid);
                         sup_jailproc_close(&sp->jp);
                         sup_jailproc_teardown(&sp->jp);
                         sup_jailproc_free_slot(srv, &sp->jp);
+                        continue;
+                }
+                /* Its root may still be in the making (GO then waits in the socket); if
+                 * making it failed, it says so here, and is not handed to a run. */
+                struct jail_msg m;
+                ssize_t n = recv(sp->jp.sync_fd, &m, sizeof(m), MSG_DONTWAIT);
+                if (n > 0 && (n != (ssize_t)sizeof(m) || m.kind != JAIL_MSG_PREPARED)) {
+                        m.msg[sizeof(m.msg) - 1] = 0;
+                        log_warn("spare jail: %s", n == (ssize_t)sizeof(m) ? m.msg : "malformed record");
+                        sup_jailproc_discard(srv, &sp->jp);
                         continue;
                 }
                 *jp = sp->jp;

@@ -337,6 +337,8 @@ static void sync_drain(struct sup_run *run)
                         if (run->attached && !run->verified && !run->failed)
                                 on_verified(run);
                         break;
+                case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */
+                        break;
                 case JAIL_MSG_EXEC_OK:
                         if (run->verified)
                                 run->exec_ok = true;
@@ -595,7 +597,6 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         run->watching = true;
 
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
-        snprintf(go.root_dir, sizeof(go.root_dir), "%s/root", run->dir);
         snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
         run->t0 = now_ms();
         int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
@@ -650,7 +651,9 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->srv = srv;
         run->client = c;
         run->jp.slot = -1;
-        run->jp.pidfd = run->jp.sync_fd = run->jp.mntns_fd = run->art_fd = -1;
+        run->jp.pidfd = run->jp.sync_fd = run->art_fd = -1;
+        for (unsigned i = 0; i < SUP_HELD_NS; i++)
+                run->jp.ns_fds[i] = -1;
         run->lim = lim;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
@@ -692,8 +695,6 @@ static void collect_work(uv_work_t *w)
         struct sup_run *run = w->data;
         run->collect_r = sup_rundir_collect(run->dir, run->art_fd, run->lim.files_bytes, &run->artifacts,
                                             &run->notes, &run->collect_err);
-        (void)close(run->art_fd); /* the tmpfs and everything in it go with the last reference */
-        run->art_fd = -1;
 }
 
 /* S12, after the result is out: what waits for RCU grace periods (dropping the jail's mount
@@ -701,6 +702,9 @@ static void collect_work(uv_work_t *w)
 static void teardown_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
+        if (run->art_fd >= 0)
+                (void)close(run->art_fd); /* the tmpfs and everything in it go with its last reference */
+        run->art_fd = -1;
         sup_jailproc_teardown(&run->jp);
 }
 

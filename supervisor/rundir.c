@@ -3,7 +3,6 @@
  *   inputs/      the input files, root-owned, read-only in the jail
  *   artifacts/   the copies of the regular files the tool left in its artifacts tmpfs (which
  *                is never attached on the host: see sup_rundir_artifacts_mount)
- *   root/        an empty directory the jail mounts its root on (in its own namespace only)
  *
  * Every directory on the way is 0711 or 0755 so the jail's uid can reach what is bound in,
  * but cannot list the runs; run ids carry 64 random bits. Nothing of a run is mounted on the
@@ -40,7 +39,7 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
                 return anvil_err_sys(err, errno, "Failed to open %s", dir);
         if ((r = fd_write_file_at(dfd, "tool.py", req->source, strlen(req->source), 0644, err)) < 0)
                 return r;
-        if (mkdirat(dfd, "inputs", 0755) < 0 || mkdirat(dfd, "artifacts", 0755) < 0 || mkdirat(dfd, "root", 0755) < 0)
+        if (mkdirat(dfd, "inputs", 0755) < 0 || mkdirat(dfd, "artifacts", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create the directories of %s", dir);
         _cleanup_close_ int ifd = openat(dfd, "inputs", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (ifd < 0)

@@ -34,13 +34,19 @@ struct sup_run;
 struct sup_client;
 struct sup_server;
 
+/* The namespaces whose teardown costs the most (the mount namespace waits for an RCU grace
+ * period, the network namespace's cleanup takes milliseconds of CPU): the supervisor holds
+ * them so that they go after the run's result is out, not in the jail's exit. */
+#define SUP_HELD_NS 4
+
 /* A jail child from its clone (C1) until its run ends: its own host uid, its cgroup, the
- * sync socket, a pidfd, and the hold on its mount namespace. */
+ * sync socket, a pidfd, and the hold on its namespaces. */
 struct sup_jailproc {
         int slot; /* -1: none */
         uid_t uid;
         pid_t pid;
-        int pidfd, sync_fd, mntns_fd;
+        int pidfd, sync_fd;
+        int ns_fds[SUP_HELD_NS];
         struct jail_cgroup cg;
 };
 
@@ -59,10 +65,11 @@ struct sup_server {
         struct sup_config cfg;
         uv_pipe_t listener;
         uv_signal_t sigterm, sigint;
-        int self_exe_fd; /* re-executed as each jail's pid 1 */
+        int init_exe_fd; /* anvil-init, each jail's pid 1 (executed through this fd) */
         struct jail_static jail; /* what every jail child is cloned with */
         uint64_t jail_seq;       /* names the children's cgroups */
         char runs_dir[PATH_MAX];
+        char jail_root[PATH_MAX];
         char font_cache_dir[PATH_MAX]; /* "" if matplotlib's cache could not be built */
         struct jail_cgroup_sys cg;
         bool slots[SUP_MAX_SLOTS];

@@ -55,7 +55,16 @@ expect_serving() {
 }
 
 # Processes on the host running as one of the suite supervisor's jail uids (its default
-# --uid-base 2000000000, runs at +1 and up): after a run has ended there must be none.
+# --uid-base 2000000000, runs at +1 and up), other than its spares: after a run has ended
+# there must be none. A spare is a clone of the supervisor that has not executed anything
+# yet, so its executable is still the supervisor's; nothing in a jail can make that so.
 jail_procs_left() {
-        ps -eo uid= | awk '$1 > 2000000000 && $1 <= 2000000000 + 264' | wc -l
+        local sup n=0 uid pid
+        sup=$(readlink "/proc/$ANVIL_E2E_SUP_PID/exe")
+        while read -r pid uid; do
+                [ "$uid" -gt 2000000000 ] && [ "$uid" -le 2000000264 ] || continue
+                [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$sup" ] && continue
+                n=$((n + 1))
+        done < <(ps -eo pid=,uid=)
+        echo "$n"
 }
