@@ -16,6 +16,7 @@ struct bro_config {
         const char *supervisor_path; /* the supervisor's socket, connected once per request */
         const char *listen_path;     /* the clients' socket */
         const char *state_dir;
+        gid_t socket_group;          /* the clients' socket's group; -1: the broker's own */
 };
 
 struct bro_client;

@@ -152,54 +152,11 @@ static void on_connection(uv_stream_t *listener, int status)
         }
 }
 
-/* An existing socket is stale only if nobody answers on it: never steal a live broker's. */
-static int socket_in_use(const char *path)
-{
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
-        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0)
-                return -errno;
-        if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN)
-                return 1; /* accepted, or a listener with a full backlog */
-        return 0;
-}
-
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err)
 {
-        const char *path = srv->cfg.listen_path;
-        struct stat st;
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return anvil_err_set(err, EEXIST, "%s exists and is not a socket", path);
-                if (socket_in_use(path) > 0)
-                        return anvil_err_set(err, EADDRINUSE, "%s is in use: another broker is listening on it", path);
-                if (unlink(path) < 0) /* a socket left by an earlier broker */
-                        return anvil_err_sys(err, errno, "Failed to remove the stale socket %s", path);
-        } else if (errno != ENOENT) {
-                return anvil_err_sys(err, errno, "Failed to stat %s", path);
-        }
-        int r = uv_pipe_init(srv->loop, &srv->listener, 0);
-        if (r < 0)
-                return anvil_err_set(err, -r, "Failed to create the listener: %s", uv_strerror(r));
+        int r = proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group, on_connection, err);
         srv->listener.data = srv;
-        /* Created 0600, then opened to the group: never a moment of wider access. */
-        mode_t old = umask(0177);
-        r = uv_pipe_bind(&srv->listener, path);
-        umask(old);
-        if (r < 0)
-                return anvil_err_set(err, -r, "Failed to bind %s: %s", path, uv_strerror(r));
-        if (chmod(path, 0660) < 0) {
-                r = anvil_err_sys(err, errno, "Failed to chmod %s", path);
-                (void)unlink(path);
-                return r;
-        }
-        r = uv_listen((uv_stream_t *)&srv->listener, 64, on_connection);
-        if (r < 0) {
-                (void)unlink(path);
-                return anvil_err_set(err, -r, "Failed to listen on %s: %s", path, uv_strerror(r));
-        }
-        return 0;
+        return r;
 }
 
 void bro_server_stop(struct bro_server *srv)

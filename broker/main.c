@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "lib/ids.h"
 #include "lib/log.h"
 
 /* 128 clients with 8 requests each is over a thousand fds: more than the usual soft limit. */
@@ -60,6 +61,7 @@ static void usage(FILE *f)
                    "  --supervisor PATH   the supervisor's Unix socket\n"
                    "  --listen PATH       Unix socket for clients (created 0660)\n"
                    "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
+                   "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
                    "  --help              this text\n");
 }
 
@@ -93,10 +95,12 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 { "supervisor", required_argument, NULL, 'S' },
                 { "listen", required_argument, NULL, 'l' },
                 { "state-dir", required_argument, NULL, 's' },
+                { "socket-group", required_argument, NULL, 'g' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         opterr = 0; /* our own one-line messages */
+        cfg->socket_group = (gid_t)-1;
         int c;
         while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
                 switch (c) {
@@ -109,6 +113,12 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 case 's':
                         cfg->state_dir = optarg;
                         break;
+                case 'g': {
+                        struct anvil_err err = ANVIL_ERR_INIT;
+                        if (parse_group(optarg, &cfg->socket_group, &err) < 0)
+                                return bad_usage("--socket-group: %s", err.msg);
+                        break;
+                }
                 case 'h':
                         usage(stdout);
                         exit(0);

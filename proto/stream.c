@@ -1,7 +1,12 @@
 #include "proto/stream.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "lib/log.h"
 
@@ -184,4 +189,55 @@ int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err)
 int proto_stream_start(struct proto_stream *s)
 {
         return uv_read_start((uv_stream_t *)&s->pipe, on_alloc, on_read);
+}
+
+/* An existing socket is stale only if nobody answers on it: never steal a live daemon's. */
+static bool socket_in_use(const char *path)
+{
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return false;
+        bool live = connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0 || errno == EAGAIN;
+        (void)close(fd);
+        return live; /* accepted, or a listener with a full backlog */
+}
+
+int proto_listen(uv_loop_t *loop, uv_pipe_t *listener, const char *path, gid_t group, uv_connection_cb on_connection,
+                 struct anvil_err *err)
+{
+        struct sockaddr_un sa;
+        if (strlen(path) >= sizeof(sa.sun_path))
+                return anvil_err_set(err, ENAMETOOLONG, "%s: longer than a Unix socket path may be (%zu bytes)", path,
+                                     sizeof(sa.sun_path) - 1);
+        struct stat st;
+        if (lstat(path, &st) == 0) {
+                if (!S_ISSOCK(st.st_mode))
+                        return anvil_err_set(err, EEXIST, "%s exists and is not a socket", path);
+                if (socket_in_use(path))
+                        return anvil_err_set(err, EADDRINUSE, "%s is in use: another daemon is listening on it", path);
+                if (unlink(path) < 0)
+                        return anvil_err_sys(err, errno, "Failed to remove the stale socket %s", path);
+        } else if (errno != ENOENT)
+                return anvil_err_sys(err, errno, "Failed to stat %s", path);
+        int r = uv_pipe_init(loop, listener, 0);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to create the listener: %s", uv_strerror(r));
+        mode_t old = umask(0177);
+        r = uv_pipe_bind(listener, path);
+        umask(old);
+        if (r < 0)
+                return anvil_err_set(err, -r, "Failed to bind %s: %s", path, uv_strerror(r));
+        if ((group != (gid_t)-1 && chown(path, (uid_t)-1, group) < 0) || chmod(path, 0660) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to open %s to its group", path);
+                (void)unlink(path);
+                return r;
+        }
+        r = uv_listen((uv_stream_t *)listener, 64, on_connection);
+        if (r < 0) {
+                (void)unlink(path);
+                return anvil_err_set(err, -r, "Failed to listen on %s: %s", path, uv_strerror(r));
+        }
+        return 0;
 }

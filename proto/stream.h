@@ -39,3 +39,10 @@ int proto_stream_send(struct proto_stream *s, const struct proto_msg *m);
 void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
                        const char *field, const char *request_id);
 void proto_stream_close(struct proto_stream *s);
+
+/* Listens on a Unix socket at path for a daemon: refuses a path that is too long (libuv would
+ * cut it), that is not a socket, or that a live process still listens on; removes a stale
+ * socket; creates it 0600 and only then opens it to `group` (0660, root:group; group -1
+ * keeps the daemon's own), so there is never a moment of wider access. */
+int proto_listen(uv_loop_t *loop, uv_pipe_t *listener, const char *path, gid_t group, uv_connection_cb on_connection,
+                 struct anvil_err *err);

@@ -71,7 +71,8 @@ for name in net_connect fork write_outside read_passwd; do
                         v="NOT STOPPED: $(head -1 <<<"$stdout")"
                 fi ;;
         read_passwd)
-                if grep -q "^    tool:x:1000" <<<"$stdout" && ! grep -q "^    $(head -1 /etc/passwd)\$" <<<"$stdout"; then
+                # The jail's passwd has the tool's own user; the host's first line must not appear.
+                if grep -q "tool:x:1000:1000:Anvil tool:" <<<"$stdout" && ! grep -qF -- "$(head -1 /etc/passwd)" <<<"$stdout"; then
                         v="NOT STOPPED as a read, but harmless: it read the jail's synthetic /etc/passwd, not the host's (mount namespace); refusing the read is for the audit hook"
                 else
                         v="UNEXPECTED: $(head -3 <<<"$stdout" | tr '\n' ' ')"

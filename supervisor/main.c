@@ -37,7 +37,7 @@
  *   S12 cgroup removed, slot freed, handles closed, old run directories pruned
  *
  * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
- * supervisor sweeps the mounts and cgroups left behind at start-up. */
+ * supervisor sweeps the cgroups left behind at start-up. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -54,6 +54,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/ids.h"
 #include "lib/log.h"
 #include "policy/limits.h"
 #include "supervisor/supervisor.h"
@@ -67,6 +68,9 @@ static void usage(FILE *f)
                 "  --listen PATH       Unix socket for the broker (created 0660)\n"
                 "  --state-dir DIR     run directories, font cache (created 0711)\n"
                 "  --allow-uid UID     a uid besides root that may connect (repeatable)\n"
+                "  --socket-group GRP  the group the socket is opened to (0660), e.g. the broker's\n"
+                "  --cgroup auto|none  use cgroups where available (default), or never: memory is\n"
+                "                      then bounded by RLIMIT_AS and the sampler alone\n"
                 "  --max-runs N        concurrent runs (default 32, at most %d)\n"
                 "  --keep-runs N       run directories kept (default 200)\n"
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
@@ -94,12 +98,14 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "allow-uid", required_argument, NULL, 'u' }, { "max-runs", required_argument, NULL, 'm' },
                 { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
                 { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
+                { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         cfg->max_runs = 32;
         cfg->keep_runs = 200;
         cfg->spares = 2;
+        cfg->socket_group = (gid_t)-1;
         cfg->uid_base = UID_BASE_DEFAULT;
         int c;
         unsigned long v;
@@ -140,6 +146,21 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                                 return -1;
                         }
                         cfg->uid_base = (uid_t)v;
+                        break;
+                case 'g': {
+                        struct anvil_err err = ANVIL_ERR_INIT;
+                        if (parse_group(optarg, &cfg->socket_group, &err) < 0) {
+                                fprintf(stderr, "anvil-supervisor: --socket-group: %s\n", err.msg);
+                                return -1;
+                        }
+                        break;
+                }
+                case 'c':
+                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0) {
+                                fprintf(stderr, "anvil-supervisor: --cgroup: expected auto or none\n");
+                                return -1;
+                        }
+                        cfg->no_cgroup = strcmp(optarg, "none") == 0;
                         break;
                 case 'p':
                         if (parse_uint(optarg, SUP_MAX_SPARES, &v) < 0) {
@@ -315,7 +336,10 @@ int main(int argc, char **argv)
                 h = (h ^ (uint8_t)*c) * 0x100000001b3ull;
         char instance[32];
         snprintf(instance, sizeof(instance), "anvil-%016llx", (unsigned long long)h);
-        jail_cgroup_sys_init(&srv.cg, instance);
+        if (srv.cfg.no_cgroup)
+                snprintf(srv.cg.description, sizeof(srv.cg.description), "no cgroup (--cgroup none)");
+        else
+                jail_cgroup_sys_init(&srv.cg, instance);
         jail_cgroup_sys_sweep(&srv.cg);
         log_info("%s, as %s", srv.cg.description, instance);
         if (sup_fontcache_build(&srv, &err) < 0)

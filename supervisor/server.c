@@ -5,8 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "lib/log.h"
@@ -129,31 +127,7 @@ static void on_connection(uv_stream_t *listener, int status)
 
 int sup_server_listen(struct sup_server *srv, struct anvil_err *err)
 {
-        const char *path = srv->cfg.listen_path;
-        struct sockaddr_un sa;
-        if (strlen(path) >= sizeof(sa.sun_path)) /* libuv would cut it short, silently */
-                return anvil_err_set(err, ENAMETOOLONG, "--listen %s: longer than a Unix socket path may be (%zu bytes)",
-                                     path, sizeof(sa.sun_path) - 1);
-        struct stat st;
-        if (lstat(path, &st) == 0) {
-                if (!S_ISSOCK(st.st_mode))
-                        return anvil_err_set(err, EEXIST, "%s exists and is not a socket", path);
-                (void)unlink(path); /* a socket left by an earlier supervisor */
-        }
-        int r = uv_pipe_init(srv->loop, &srv->listener, 0);
-        if (r < 0)
-                return anvil_err_set(err, -r, "Failed to create the listener: %s", uv_strerror(r));
+        int r = proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group, on_connection, err);
         srv->listener.data = srv;
-        /* Created 0600, then opened to the group: never a moment of wider access. */
-        mode_t old = umask(0177);
-        r = uv_pipe_bind(&srv->listener, path);
-        umask(old);
-        if (r < 0)
-                return anvil_err_set(err, -r, "Failed to bind %s: %s", path, uv_strerror(r));
-        if (chmod(path, 0660) < 0)
-                return anvil_err_sys(err, errno, "Failed to chmod %s", path);
-        r = uv_listen((uv_stream_t *)&srv->listener, 64, on_connection);
-        if (r < 0)
-                return anvil_err_set(err, -r, "Failed to listen on %s: %s", path, uv_strerror(r));
-        return 0;
+        return r;
 }

@@ -23,6 +23,8 @@ struct sup_config {
         const char *state_dir;
         uid_t allow_uids[SUP_MAX_ALLOW];
         unsigned n_allow;
+        gid_t socket_group; /* the socket's group (the broker's); -1: root's */
+        bool no_cgroup;     /* --cgroup none */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */

@@ -4,7 +4,8 @@
  *                            closes, prints the error frame it got as one line
  *                              error code=<code> field=<field or -> message=<message>
  *                            and exits 0 if an error frame came and then the connection closed.
- *   frametool SOCKET hello   sends a valid hello and prints "ok <type>" for the reply.
+ *   frametool SOCKET hello   sends a valid hello and prints "ok <type>" for the reply, or the
+ *                            error line (exit 2) if the reply is an error frame.
  *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
  * classes of tests/unit/test_proto.c). The malformed frames are packed by hand, since
@@ -264,9 +265,14 @@ static int exchange(int fd, bool hello)
                                 break;
                         }
                         if (hello) {
-                                printf("ok %s\n", proto_type_name(m.type));
+                                /* An error in answer to a hello (e.g. "forbidden") is printed
+                                 * as one, and is not a success. */
+                                if (m.type == PROTO_ERROR)
+                                        print_error(&m.u.error);
+                                else
+                                        printf("ok %s\n", proto_type_name(m.type));
+                                ret = m.type == PROTO_ERROR ? 2 : 0;
                                 proto_msg_free(&m);
-                                ret = 0;
                                 break;
                         }
                         if (m.type == PROTO_ERROR && !got_error) {
