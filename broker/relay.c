@@ -179,66 +179,17 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
         relay_malformed(r, why);
 }
 
-static void on_supervisor_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
-{
-        (void)h;
-        (void)suggested;
-        static char slab[65536]; /* the loop is single-threaded; data is copied in on_supervisor_read */
-        *buf = uv_buf_init(slab, sizeof(slab));
-}
-
-/* proto_stream's own reader answers a malformed frame with an error frame to the peer and a
- * close that its owner cannot tell from an ordinary end of stream. For the supervisor's
- * connection the broker must know which it was (B6), so it reads with this callback, on the
- * stream's own reader and decoder, and sends with proto_stream_send as usual. */
-static void on_supervisor_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
-{
-        struct proto_stream *s = st->data;
-        struct bro_relay *r = s->data;
-        struct anvil_err err = ANVIL_ERR_INIT;
-        if (s->paused)
-                return;
-        if (nread == UV_EOF) {
-                if (proto_reader_partial(&s->reader))
-                        relay_malformed(r, "truncated frame at end of stream");
-                else
-                        proto_stream_close(s); /* on_supervisor_closed reports it */
-                return;
-        }
-        if (nread < 0) {
-                log_warn("request #%" PRIu64 ": reading from the supervisor: %s", r->seq, uv_strerror((int)nread));
-                proto_stream_close(s);
-                return;
-        }
-        if (proto_reader_feed(&s->reader, buf->base, (size_t)nread, &err) < 0) {
-                relay_malformed(r, err.msg);
-                return;
-        }
-        for (;;) {
-                const uint8_t *p;
-                size_t n;
-                int k = proto_reader_next(&s->reader, &p, &n, &err);
-                if (k < 0) {
-                        relay_malformed(r, err.msg);
-                        return;
-                }
-                if (k == 0)
-                        return;
-                struct proto_msg m;
-                if (proto_decode(p, n, &m, &err) < 0) {
-                        relay_malformed(r, err.msg);
-                        return;
-                }
-                on_supervisor_msg(r, &m);
-                if (s->paused)
-                        return;
-        }
-}
-
-/* Never called: the broker reads the supervisor's frames itself (see above). */
-static void on_supervisor_msg_unused(struct proto_stream *s, struct proto_msg *m)
+static void on_supervisor_frame(struct proto_stream *s, struct proto_msg *m)
 {
         on_supervisor_msg(s->data, m);
+}
+
+/* B6: a malformed frame from the supervisor is not answered with an error frame (it is the
+ * server); the request ends with "internal" for the client. */
+static void on_supervisor_bad(struct proto_stream *s, const char *code, const char *message)
+{
+        (void)code;
+        relay_malformed(s->data, message);
 }
 
 static void on_supervisor_closed(struct proto_stream *s)
@@ -270,7 +221,7 @@ static void on_connected(uv_connect_t *req, int status)
                 proto_stream_close(&r->stream);
                 return;
         }
-        int e = uv_read_start((uv_stream_t *)&r->stream.pipe, on_supervisor_alloc, on_supervisor_read);
+        int e = proto_stream_start(&r->stream);
         if (e < 0) {
                 char msg[512];
                 snprintf(msg, sizeof(msg), "Cannot read from the supervisor at %s: %s", r->srv->cfg.supervisor_path,
@@ -304,7 +255,7 @@ void bro_relay_start(struct bro_client *c, struct proto_msg *m)
                 proto_msg_free(m);
                 return;
         }
-        int e = proto_stream_init(srv->loop, &r->stream, on_supervisor_msg_unused, on_supervisor_closed, r);
+        int e = proto_stream_init(srv->loop, &r->stream, on_supervisor_frame, on_supervisor_closed, r);
         if (e < 0) {
                 char msg[128];
                 snprintf(msg, sizeof(msg), "Failed to create a connection to the supervisor: %s", uv_strerror(e));
@@ -314,6 +265,7 @@ void bro_relay_start(struct bro_client *c, struct proto_msg *m)
                 proto_msg_free(m);
                 return;
         }
+        r->stream.on_bad = on_supervisor_bad;
         r->srv = srv;
         r->client = c;
         r->kind = m->type;

@@ -50,15 +50,9 @@ static void free_field(const struct proto_field *f, uint8_t *base)
                 a->n = 0;
                 break;
         }
-        case PF_STRV: {
-                struct proto_strv *v = p;
-                for (size_t i = 0; i < v->n; i++)
-                        free(v->items[i]);
-                free(v->items);
-                v->items = NULL;
-                v->n = 0;
+        case PF_STRV:
+                proto_strv_free(p);
                 break;
-        }
         case PF_UINT:
         case PF_OPT_INT:
         case PF_DOUBLE:
@@ -747,6 +741,15 @@ int proto_encode_error(const char *code, const char *message, const char *field,
 char *proto_strdup(const char *s)
 {
         return s ? strdup(s) : NULL;
+}
+
+void proto_strv_free(struct proto_strv *v)
+{
+        for (size_t i = 0; i < v->n; i++)
+                free(v->items[i]);
+        free(v->items);
+        v->items = NULL;
+        v->n = 0;
 }
 
 int proto_strv_push(struct proto_strv *v, const char *s)

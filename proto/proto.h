@@ -290,5 +290,6 @@ int proto_read_msg(int fd, struct proto_reader *r, struct proto_msg *m, struct a
 
 /* Helpers to build messages. */
 int proto_strv_push(struct proto_strv *v, const char *s);
+void proto_strv_free(struct proto_strv *v);
 void *proto_array_push(struct proto_array *a, size_t item_size);
 char *proto_strdup(const char *s);

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE
 #include "proto/stream.h"
 
 #include <stdio.h>
@@ -116,6 +117,18 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
         *buf = uv_buf_init(slab, sizeof(slab));
 }
 
+/* Malformed input: the owner's call if it wants one, else an error frame and a close. */
+static void stream_bad(struct proto_stream *s, const char *code, const char *message, const char *field)
+{
+        if (!s->on_bad) {
+                proto_stream_fail(s, code, message, field, NULL);
+                return;
+        }
+        s->paused = true;
+        (void)uv_read_stop((uv_stream_t *)&s->pipe);
+        s->on_bad(s, code, message);
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
         struct proto_stream *s = st->data;
@@ -125,8 +138,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 return;
         if (nread == UV_EOF) {
                 if (proto_reader_partial(&s->reader))
-                        proto_stream_fail(s, "bad_frame", "message: truncated frame at end of stream",
-                                          NULL, NULL);
+                        stream_bad(s, "bad_frame", "message: truncated frame at end of stream", NULL);
                 else
                         proto_stream_close(s);
                 return;
@@ -136,7 +148,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 return;
         }
         if (proto_reader_feed(&s->reader, buf->base, (size_t)nread, &err) < 0) {
-                proto_stream_fail(s, "bad_frame", err.msg, NULL, NULL);
+                stream_bad(s, "bad_frame", err.msg, NULL);
                 return;
         }
         for (;;) {
@@ -144,7 +156,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 size_t n;
                 int r = proto_reader_next(&s->reader, &p, &n, &err);
                 if (r < 0) {
-                        proto_stream_fail(s, "bad_frame", err.msg, NULL, NULL);
+                        stream_bad(s, "bad_frame", err.msg, NULL);
                         return;
                 }
                 if (r == 0)
@@ -152,7 +164,7 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 struct proto_msg m;
                 if (proto_decode(p, n, &m, &err) < 0) {
                         proto_err_field(&err, field, sizeof(field));
-                        proto_stream_fail(s, "bad_message", err.msg, field, NULL);
+                        stream_bad(s, "bad_message", err.msg, field);
                         return;
                 }
                 s->on_msg(s, &m);
@@ -189,6 +201,21 @@ int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err)
 int proto_stream_start(struct proto_stream *s)
 {
         return uv_read_start((uv_stream_t *)&s->pipe, on_alloc, on_read);
+}
+
+int proto_stream_accept(uv_stream_t *listener, struct proto_stream *s, struct ucred *cred)
+{
+        int r = uv_accept(listener, (uv_stream_t *)&s->pipe);
+        if (r < 0)
+                return r;
+        uv_os_fd_t fd;
+        socklen_t len = sizeof(*cred);
+        if ((r = uv_fileno((uv_handle_t *)&s->pipe, &fd)) < 0)
+                return r;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, cred, &len) < 0)
+                return -errno;
+        snprintf(s->name, sizeof(s->name), "client pid %d uid %u", (int)cred->pid, (unsigned)cred->uid);
+        return 0;
 }
 
 /* An existing socket is stale only if nobody answers on it: never steal a live daemon's. */

@@ -10,17 +10,23 @@
 #include "proto/proto.h"
 
 struct proto_stream;
+struct ucred; /* <sys/socket.h> with _GNU_SOURCE */
 
 /* The callee owns *m (proto_msg_free). */
 typedef void (*proto_stream_msg_cb)(struct proto_stream *s, struct proto_msg *m);
 /* Called once, from the libuv close callback: the owner may free the stream's memory. */
 typedef void (*proto_stream_close_cb)(struct proto_stream *s);
+/* A malformed frame or message (or a frame cut by the end of the stream) arrived; reading
+ * has stopped. Without this callback the stream answers with an error frame and closes,
+ * which is right for a server; a client of a server sets it, decides, and closes. */
+typedef void (*proto_stream_bad_cb)(struct proto_stream *s, const char *code, const char *message);
 
 struct proto_stream {
         uv_pipe_t pipe;
         struct proto_reader reader;
         proto_stream_msg_cb on_msg;
         proto_stream_close_cb on_close;
+        proto_stream_bad_cb on_bad; /* optional */
         void *data;
         size_t max_queue; /* a peer that lets more than this pile up unread is dropped */
         bool closing;
@@ -39,6 +45,10 @@ int proto_stream_send(struct proto_stream *s, const struct proto_msg *m);
 void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
                        const char *field, const char *request_id);
 void proto_stream_close(struct proto_stream *s);
+
+/* Accepts the next connection on listener into s (set up with proto_stream_init), reads the
+ * peer's credentials (SO_PEERCRED) and names the stream after them for the logs. */
+int proto_stream_accept(uv_stream_t *listener, struct proto_stream *s, struct ucred *cred);
 
 /* Listens on a Unix socket at path for a daemon: refuses a path that is too long (libuv would
  * cut it), that is not a socket, or that a live process still listens on; removes a stale

@@ -158,17 +158,10 @@ void sup_result_free_own(struct proto_run_result *res)
         free(res->out_text);
         free(res->err_text);
         free(res->artifacts_dir);
-        struct proto_capabilities *c = &res->capabilities;
-        for (size_t i = 0; i < c->denied.n; i++)
-                free(c->denied.items[i]);
-        free(c->denied.items);
+        proto_strv_free(&res->capabilities.denied);
         struct proto_blast_radius *b = &res->blast_radius;
-        for (size_t i = 0; i < b->read.n; i++)
-                free(b->read.items[i]);
-        free(b->read.items);
-        for (size_t i = 0; i < b->write.n; i++)
-                free(b->write.items[i]);
-        free(b->write.items);
+        proto_strv_free(&b->read);
+        proto_strv_free(&b->write);
         free(b->network);
         free(b->processes);
 }

@@ -71,6 +71,18 @@ static void make_run_id(char *out, size_t size)
         snprintf(out, size, "%s%06u-%016" PRIx64, day, (unsigned)(us % 1000000u), rnd);
 }
 
+/* Every event is streamed to the client as it is recorded. */
+static void stream_event(struct sup_run *run, const struct proto_event *e)
+{
+        if (!run->client)
+                return;
+        struct proto_msg m = { .type = PROTO_RUN_EVENT };
+        m.u.run_event.request_id = run->request_id;
+        m.u.run_event.run_id = run->id;
+        m.u.run_event.event = *e;
+        sup_client_send(run->client, &m);
+}
+
 /* Appends an event the supervisor itself observed, and streams it to the client. */
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op,
                       const char *reason, const char *message)
@@ -88,13 +100,7 @@ void sup_run_event(struct sup_run *run, const char *layer, const char *kind, con
         e->op = proto_strdup(op);
         e->reason = proto_strdup(reason);
         e->message = proto_strdup(message);
-        if (run->client) {
-                struct proto_msg m = { .type = PROTO_RUN_EVENT };
-                m.u.run_event.request_id = run->request_id;
-                m.u.run_event.run_id = run->id;
-                m.u.run_event.event = *e;
-                sup_client_send(run->client, &m);
-        }
+        stream_event(run, e);
 }
 
 static void run_kill(struct sup_run *run)
@@ -141,12 +147,8 @@ static void run_free(struct sup_run *run)
                 free(a->sha256);
         }
         free(run->artifacts.items);
-        for (size_t i = 0; i < run->mechanisms.n; i++)
-                free(run->mechanisms.items[i]);
-        free(run->mechanisms.items);
-        for (size_t i = 0; i < run->caps_requested.n; i++)
-                free(run->caps_requested.items[i]);
-        free(run->caps_requested.items);
+        proto_strv_free(&run->mechanisms);
+        proto_strv_free(&run->caps_requested);
         free(run->out.buf);
         free(run->err.buf);
         free(run->request_id);
@@ -237,13 +239,7 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
         *e = *in; /* takes ownership of the strings */
         memset(in, 0, sizeof(*in));
         e->t_ms = run_ms(run);
-        if (run->client) {
-                struct proto_msg ev = { .type = PROTO_RUN_EVENT };
-                ev.u.run_event.request_id = run->request_id;
-                ev.u.run_event.run_id = run->id;
-                ev.u.run_event.event = *e;
-                sup_client_send(run->client, &ev);
-        }
+        stream_event(run, e);
 }
 
 static void events_broken(struct sup_run *run, const char *why)

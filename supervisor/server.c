@@ -97,21 +97,13 @@ static void on_connection(uv_stream_t *listener, int status)
         c->pprev = &srv->clients;
         srv->clients = c;
         srv->n_clients++;
-        if (uv_accept(listener, (uv_stream_t *)&c->stream.pipe) < 0) {
-                proto_stream_close(&c->stream);
-                return;
-        }
-        uv_os_fd_t fd;
         struct ucred cred;
-        socklen_t len = sizeof(cred);
-        if (uv_fileno((uv_handle_t *)&c->stream.pipe, &fd) < 0 ||
-            getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+        if (proto_stream_accept(listener, &c->stream, &cred) < 0) {
                 proto_stream_close(&c->stream);
                 return;
         }
         c->uid = cred.uid;
         c->pid = cred.pid;
-        snprintf(c->stream.name, sizeof(c->stream.name), "client pid %d uid %u", (int)cred.pid, (unsigned)cred.uid);
         if (!allowed(srv, cred.uid)) {
                 log_warn("%s: refused, uid not allowed", c->stream.name);
                 proto_stream_fail(&c->stream, "forbidden", "This uid may not use the supervisor (see --allow-uid)",
