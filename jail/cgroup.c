@@ -212,6 +212,14 @@ void jail_cgroup_sys_sweep(const struct jail_cgroup_sys *sys)
         sweep(sys->base_cpu);
 }
 
+void jail_cgroup_sys_fini(const struct jail_cgroup_sys *sys)
+{
+        const char *bases[] = { sys->base_mem, sys->base_pids, sys->base_cpu };
+        for (unsigned i = 0; i < ELEMENTSOF(bases); i++)
+                if (bases[i][0])
+                        (void)rmdir(bases[i]);
+}
+
 static int mk(const char *base, const char *run_id, char *out, size_t size, struct anvil_err *err)
 {
         if (snprintf(out, size, "%s/%s", base, run_id) >= (int)size)

@@ -41,6 +41,8 @@ struct jail_cgroup_stats {
 void jail_cgroup_sys_init(struct jail_cgroup_sys *sys, const char *instance);
 /* Removes run cgroups a previous supervisor left behind. */
 void jail_cgroup_sys_sweep(const struct jail_cgroup_sys *sys);
+/* Removes the base directories, at exit (they are empty by then). */
+void jail_cgroup_sys_fini(const struct jail_cgroup_sys *sys);
 
 int jail_cgroup_prepare(const struct jail_cgroup_sys *sys, const char *name, uint64_t mem_limit,
                         uint64_t pids_max, struct jail_cgroup *cg, struct anvil_err *err);

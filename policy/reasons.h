@@ -10,6 +10,7 @@
         X(KILLED_TIMEOUT, "killed: timeout")                                                    \
         X(KILLED_CPU, "killed: cpu limit")                                                      \
         X(KILLED_CANCELLED, "killed: cancelled")                                                \
+        X(KILLED_STOPPING, "killed: the supervisor is stopping")                                \
         /* observed peak MB (double), cap MB (unsigned long long) */                            \
         X(KILLED_MEMORY, "killed: memory (peak %.1f MB > %llu MB cap)")                         \
         /* stream name, kept bytes (unsigned long long), written bytes (unsigned long long) */  \

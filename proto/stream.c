@@ -36,6 +36,27 @@ void proto_stream_close(struct proto_stream *s)
         uv_close((uv_handle_t *)&s->pipe, on_closed);
 }
 
+static void on_shutdown(uv_shutdown_t *req, int status)
+{
+        (void)status;
+        struct proto_stream *s = req->handle->data;
+        free(req);
+        proto_stream_close(s);
+}
+
+void proto_stream_end(struct proto_stream *s)
+{
+        if (s->closing)
+                return;
+        s->paused = true;
+        (void)uv_read_stop((uv_stream_t *)&s->pipe);
+        uv_shutdown_t *req = malloc(sizeof(*req));
+        if (!req || uv_shutdown(req, (uv_stream_t *)&s->pipe, on_shutdown) < 0) {
+                free(req);
+                proto_stream_close(s);
+        }
+}
+
 static void on_written(uv_write_t *req, int status)
 {
         struct write_req *w = (struct write_req *)req;

@@ -45,6 +45,8 @@ int proto_stream_send(struct proto_stream *s, const struct proto_msg *m);
 void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
                        const char *field, const char *request_id);
 void proto_stream_close(struct proto_stream *s);
+/* Stops reading, lets what is queued be written, then closes. */
+void proto_stream_end(struct proto_stream *s);
 
 /* Accepts the next connection on listener into s (set up with proto_stream_init), reads the
  * peer's credentials (SO_PEERCRED) and names the stream after them for the logs. */

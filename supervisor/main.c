@@ -285,14 +285,13 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
 static void on_signal(uv_signal_t *s, int signum)
 {
         struct sup_server *srv = s->data;
-        log_info("signal %d: stopping; live runs are killed", signum);
+        log_info("signal %d: stopping; live runs are killed and their results sent", signum);
         srv->stopping = true;
         sup_runs_kill_all(srv);
         sup_pool_stop(srv);
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
-        for (struct sup_client *c = srv->clients; c; c = c->next)
-                proto_stream_close(&c->stream);
+        sup_server_stop_when_idle(srv);
         uv_close((uv_handle_t *)&srv->sigterm, NULL);
         uv_close((uv_handle_t *)&srv->sigint, NULL);
         /* The loop ends once every run has finished and every handle is closed. */
@@ -370,6 +369,7 @@ int main(int argc, char **argv)
         log_info("listening on %s (state in %s, runner %s)", srv.cfg.listen_path, srv.cfg.state_dir,
                  srv.cfg.runner_path);
         uv_run(srv.loop, UV_RUN_DEFAULT);
+        jail_cgroup_sys_fini(&srv.cg);
         (void)unlink(srv.cfg.listen_path);
         log_info("stopped");
         return 0;

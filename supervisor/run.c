@@ -710,6 +710,7 @@ static void teardown_done(uv_work_t *w, int status)
         struct sup_run *run = w->data;
         sup_jailproc_free_slot(run->srv, &run->jp);
         sup_rundir_prune(run->srv);
+        sup_server_stop_when_idle(run->srv);
         if (--run->open_handles == 0)
                 run_free(run);
 }
@@ -823,5 +824,5 @@ void sup_runs_client_gone(struct sup_server *srv, struct sup_client *c)
 void sup_runs_kill_all(struct sup_server *srv)
 {
         for (struct sup_run *r = srv->runs; r; r = r->next)
-                sup_run_kill_for(r, POL_KILLED_CANCELLED, "supervisor", 0);
+                sup_run_kill_for(r, POL_KILLED_STOPPING, "supervisor", 0);
 }

@@ -117,6 +117,14 @@ static void on_connection(uv_stream_t *listener, int status)
         (void)proto_stream_start(&c->stream);
 }
 
+void sup_server_stop_when_idle(struct sup_server *srv)
+{
+        if (!srv->stopping || srv->n_runs > 0)
+                return;
+        for (struct sup_client *c = srv->clients; c; c = c->next)
+                proto_stream_end(&c->stream);
+}
+
 int sup_server_listen(struct sup_server *srv, struct anvil_err *err)
 {
         int r = proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group, on_connection, err);

@@ -97,6 +97,8 @@ int sup_server_listen(struct sup_server *srv, struct anvil_err *err);
 void sup_client_send(struct sup_client *c, const struct proto_msg *m);
 void sup_client_error(struct sup_client *c, const char *code, const char *message, const char *field,
                       const char *request_id);
+/* Stopping: once the last run's result is out, every client connection is closed. */
+void sup_server_stop_when_idle(struct sup_server *srv);
 
 /* run.c */
 void sup_run_start(struct sup_client *c, struct proto_run_request *req);

@@ -262,6 +262,7 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_KILLED_TIMEOUT:
         case POL_KILLED_CPU:
         case POL_KILLED_CANCELLED:
+        case POL_KILLED_STOPPING:
                 pol_reason(buf, size, r);
                 return;
         case POL_KILLED_MEMORY:
@@ -295,6 +296,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_KILLED_TIMEOUT] = "killed: timeout",
         [POL_KILLED_CPU] = "killed: cpu limit",
         [POL_KILLED_CANCELLED] = "killed: cancelled",
+        [POL_KILLED_STOPPING] = "killed: the supervisor is stopping",
         [POL_KILLED_MEMORY] = "killed: memory (peak 612.4 MB > 512 MB cap)",
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",

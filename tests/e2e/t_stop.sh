@@ -1,0 +1,34 @@
+# Stopping the supervisor (SIGTERM): a live run is killed and its result still reaches the
+# client, with what the tool printed before; the supervisor exits 0 and leaves no socket,
+# no jail process and no cgroup behind.
+. "$(dirname "$0")/lib.sh"
+SOCK="$T/sup.sock"
+"$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --spares 1 --max-runs 2 \
+        --uid-base 2400000000 >"$T/sup.log" 2>&1 &
+SUP=$!
+trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+[ -S "$SOCK" ] || fail "the supervisor did not start: $(cat "$T/sup.log")"
+base=$(sed -nE 's/.*, as (anvil-[0-9a-f]+)$/\1/p' "$T/sup.log")
+[ -n "$base" ] || fail "no cgroup base in the log: $(cat "$T/sup.log")"
+expect_eq "its cgroup base exists while it runs" 1 "$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$base" | wc -l | awk '{print ($1 > 0)}')"
+
+tool slow.py <<'PY'
+import time
+print("before the stop")
+time.sleep(30)
+PY
+ANVIL_SOCKET="$SOCK" "$CTL" run "$T/slow.py" --timeout 60 --json >"$T/result.json" 2>"$T/ctl.err" &
+CTLPID=$!
+for _ in $(seq 100); do grep -q "started for" "$T/sup.log" && break; sleep 0.1; done
+sleep 0.5
+kill -TERM "$SUP"
+wait "$CTLPID" || fail "anvilctl exited $?: $(cat "$T/ctl.err")"
+wait "$SUP"
+expect_eq "the supervisor's exit status" 0 "$?"
+expect_eq "the run's result" "killed: the supervisor is stopping" "$(j .killed)"
+expect_eq "what it printed before" "before the stop" "$(j .stdout | head -1)"
+[ ! -e "$SOCK" ] || fail "the socket was left behind"
+echo "ok: the socket is gone"
+expect_eq "jail processes of its uids" 0 "$(ps -eo uid= | awk '$1 > 2400000000 && $1 <= 2400000264' | wc -l)"
+expect_eq "its cgroup base is gone" 0 "$(find /sys/fs/cgroup -maxdepth 5 -type d -name "$base" | wc -l)"
