@@ -590,16 +590,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         track(run, (uv_handle_t *)&run->wall_timer);
         (void)uv_timer_init(loop, &run->sample_timer);
         track(run, (uv_handle_t *)&run->sample_timer);
-        run->watching = true;
-
-        struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
-        snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
+        /* Watching starts before GO: if GO cannot be delivered, the kill that follows ends
+         * the child, and its end arrives the normal way. */
         run->t0 = now_ms();
-        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
-        r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
-        close_fds(child, ELEMENTSOF(child));
-        if (r < 0)
-                return r;
         (void)uv_read_start((uv_stream_t *)&run->out_pipe, on_alloc, on_output);
         (void)uv_read_start((uv_stream_t *)&run->err_pipe, on_alloc, on_output);
         (void)uv_read_start((uv_stream_t *)&run->ev_pipe, on_alloc, on_events);
@@ -607,6 +600,15 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         (void)uv_poll_start(&run->sync_poll, UV_READABLE, on_sync);
         (void)uv_timer_start(&run->wall_timer, on_wall, run->lim.wall_s * 1000, 0);
         (void)uv_timer_start(&run->sample_timer, on_sample, SAMPLE_MS, SAMPLE_MS);
+        run->watching = true;
+
+        struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
+        snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
+        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
+        r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
+        close_fds(child, ELEMENTSOF(child));
+        if (r < 0)
+                return r;
         return send_spec(run, req, err);
 }
 
