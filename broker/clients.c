@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "lib/list.h"
 #include "lib/cleanup.h"
 #include "lib/log.h"
 
@@ -37,9 +38,7 @@ static void on_client_closed(struct proto_stream *s)
 {
         struct bro_client *c = s->data;
         bro_relays_client_gone(c);
-        *c->pprev = c->next;
-        if (c->next)
-                c->next->pprev = c->pprev;
+        LIST_REMOVE(c);
         c->srv->n_clients--;
         free(c);
 }
@@ -118,11 +117,7 @@ static void on_connection(uv_stream_t *listener, int status)
                 free(c);
                 return;
         }
-        c->next = srv->clients;
-        if (srv->clients)
-                srv->clients->pprev = &c->next;
-        c->pprev = &srv->clients;
-        srv->clients = c;
+        LIST_PREPEND(srv->clients, c);
         srv->n_clients++;
         struct ucred cred;
         if (proto_stream_accept(listener, &c->stream, &cred) < 0) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "lib/list.h"
 #include "lib/fd.h"
 #include "lib/log.h"
 
@@ -49,11 +50,7 @@ static void relay_maybe_free(struct bro_relay *r)
 {
         if (!r->stream_closed || r->store_pending)
                 return;
-        if (r->pprev) {
-                *r->pprev = r->next;
-                if (r->next)
-                        r->next->pprev = r->pprev;
-        }
+        LIST_REMOVE(r);
         if (r->req_held)
                 proto_msg_free(&r->req);
         free(r->request_id);
@@ -273,11 +270,7 @@ void bro_relay_start(struct bro_client *c, struct proto_msg *m)
         r->req_held = true;
         r->seq = ++srv->next_seq;
         r->t0 = now_ms();
-        r->next = c->relays;
-        if (c->relays)
-                c->relays->pprev = &r->next;
-        r->pprev = &c->relays;
-        c->relays = r;
+        LIST_PREPEND(c->relays, r);
         c->n_inflight++;
         snprintf(r->stream.name, sizeof(r->stream.name), "supervisor, request #%" PRIu64, r->seq);
         log_info("request #%" PRIu64 ": %s%s%s%s from %s, started", r->seq, proto_type_name(r->kind),
@@ -328,11 +321,7 @@ void bro_relays_client_gone(struct bro_client *c)
 {
         struct bro_relay *r;
         while ((r = c->relays)) {
-                c->relays = r->next;
-                if (r->next)
-                        r->next->pprev = &c->relays;
-                r->next = NULL;
-                r->pprev = NULL;
+                LIST_REMOVE(r);
                 r->client = NULL;
                 relay_end(r, "abandoned, the client has gone%s", r->store_pending ? " (the result is still stored)" : "");
                 proto_stream_close(&r->stream);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "jail/verify.h"
+#include "lib/list.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/log.h"
@@ -659,11 +660,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->out.cap = run->err.cap = lim.output_bytes;
         proto_reader_init(&run->ev_reader, 1024 * 1024);
         make_run_id(run->id, sizeof(run->id));
-        run->next = srv->runs;
-        if (srv->runs)
-                srv->runs->pprev = &run->next;
-        run->pprev = &srv->runs;
-        srv->runs = run;
+        LIST_PREPEND(srv->runs, run);
         srv->n_runs++;
         int r = run_spawn(run, req, &err);
         log_info("run %s: started for %s (uid %u)", run->id, c->stream.name, (unsigned)run->jp.uid);
@@ -721,9 +718,7 @@ static void run_release(struct sup_run *run)
 {
         struct sup_server *srv = run->srv;
         srv->n_runs--;
-        *run->pprev = run->next;
-        if (run->next)
-                run->next->pprev = run->pprev;
+        LIST_REMOVE(run);
         uv_handle_t *hs[] = { (uv_handle_t *)&run->in_pipe, (uv_handle_t *)&run->out_pipe,
                               (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
                               (uv_handle_t *)&run->pidfd_poll, (uv_handle_t *)&run->sync_poll,

@@ -7,6 +7,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/list.h"
 #include "lib/log.h"
 #include "supervisor/supervisor.h"
 
@@ -30,9 +31,7 @@ static void on_client_closed(struct proto_stream *s)
 {
         struct sup_client *c = s->data;
         sup_runs_client_gone(c->srv, c);
-        *c->pprev = c->next;
-        if (c->next)
-                c->next->pprev = c->pprev;
+        LIST_REMOVE(c);
         c->srv->n_clients--;
         free(c);
 }
@@ -91,11 +90,7 @@ static void on_connection(uv_stream_t *listener, int status)
                 free(c);
                 return;
         }
-        c->next = srv->clients;
-        if (srv->clients)
-                srv->clients->pprev = &c->next;
-        c->pprev = &srv->clients;
-        srv->clients = c;
+        LIST_PREPEND(srv->clients, c);
         srv->n_clients++;
         struct ucred cred;
         if (proto_stream_accept(listener, &c->stream, &cred) < 0) {
