@@ -25,3 +25,15 @@ char *pol_reason(char *buf, size_t size, enum pol_reason r, ...)
         va_end(ap);
         return buf;
 }
+
+static const char *const whys[_POL_WHY_MAX] = {
+        [POL_WHY_NONE] = "allowed",
+#define X(id, text) [POL_WHY_##id] = text,
+        POL_WHYS(X)
+#undef X
+};
+
+const char *pol_why_text(enum pol_why w)
+{
+        return (unsigned)w < _POL_WHY_MAX ? whys[w] : "unknown";
+}

@@ -24,7 +24,48 @@
         /* decoder error */                                                                     \
         X(RUNNER_EVENT_MALFORMED, "the runner sent a malformed event (%s); later events ignored") \
         /* layer, evidence */                                                                   \
-        X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")
+        X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
+        /* the pre-check (DESIGN §5): op ("import socket", "os.fork", "attribute __code__"), why */ \
+        X(PRECHECK_BLOCKED, "blocked: %s (%s)")                                                 \
+        /* path as written, roots as shown to the tool ("./inputs, ./artifacts") */             \
+        X(PRECHECK_READ_PATH, "blocked: read path '%s' outside ALLOWED_READ_PATHS (%s)")        \
+        X(PRECHECK_WRITE_PATH, "blocked: write path '%s' outside ALLOWED_WRITE_PATHS (%s)")     \
+        /* the audit hook: op ("socket.connect", "open('/etc/passwd', 'r')"), why */           \
+        X(RUNTIME_BLOCKED, "blocked at runtime: %s (%s)")                                       \
+        /* refusals beyond the limit (unsigned long long), the limit (unsigned) */              \
+        X(RUNTIME_DROPPED, "%llu more refusals at runtime were not recorded (limit of %u)")     \
+        /* capabilities: name, then why (a POL_WHYS text) */                                    \
+        X(CAP_DENIED, "capability %s denied: %s")                                               \
+        X(CAP_GRANTED, "capability %s granted")
+
+/* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
+ * of CAP_DENIED. One list, asserted verbatim like the reasons. */
+#define POL_WHYS(X)                                                                             \
+        X(NETWORK, "network denied by policy")                                                  \
+        X(NETWORK_CAP, "network denied by policy (capability not granted)")                     \
+        X(PROCESS, "process creation denied by policy")                                         \
+        X(SIGNAL, "signals to other processes denied by policy")                                \
+        X(DYNAMIC, "dynamic code execution denied by policy")                                   \
+        X(INTROSPECTION, "introspection denied by policy")                                      \
+        X(NATIVE, "native code denied by policy")                                               \
+        X(UNPICKLE, "code execution through unpickling denied by policy")                       \
+        X(READ, "read outside ALLOWED_READ_PATHS")                                              \
+        X(WRITE, "write outside ALLOWED_WRITE_PATHS")                                           \
+        X(LINK, "link pointing outside the jail's roots")                                       \
+        X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
+        X(CAP_NEVER, "never grantable")                                                         \
+        X(CAP_NOT_APPROVED, "not approved")                                                     \
+        X(CAP_UNKNOWN, "unknown capability")
+
+enum pol_why {
+        POL_WHY_NONE = 0, /* allowed */
+#define X(id, text) POL_WHY_##id,
+        POL_WHYS(X)
+#undef X
+        _POL_WHY_MAX
+};
+
+const char *pol_why_text(enum pol_why w);
 
 enum pol_reason {
 #define X(id, fmt) POL_##id,

@@ -59,6 +59,7 @@ static const struct proto_field event_f[] = {
         F(struct proto_event, reason, "reason", PF_STR, OPT, EV_SHORT, NULL),
         F(struct proto_event, message, "message", PF_STR, OPT, EV_MESSAGE, NULL),
         F(struct proto_event, line, "line", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_event, col, "col", PF_OPT_INT, OPT, 0, NULL),
         F(struct proto_event, traceback, "traceback", PF_STR, OPT, EV_TRACEBACK, NULL),
 };
 SCHEMA(proto_event_schema, struct proto_event, "event", event_f);
@@ -212,8 +213,12 @@ static SCHEMA(error_s, struct proto_error, "error", error_f);
 static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, source, "source", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
         F(struct proto_run_spec, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
-        F(struct proto_run_spec, read_roots, "read_roots", PF_STRV, REQ, 64, NULL),
-        F(struct proto_run_spec, write_roots, "write_roots", PF_STRV, REQ, 64, NULL),
+        F(struct proto_run_spec, workdir, "workdir", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_run_spec, read_roots, "read_roots", PF_STRV, REQ, 8, NULL),
+        F(struct proto_run_spec, write_roots, "write_roots", PF_STRV, REQ, 8, NULL),
+        F(struct proto_run_spec, scratch, "scratch", PF_STR, OPT, PROTO_PATH_MAX, NULL),
+        F(struct proto_run_spec, capabilities_granted, "capabilities_granted", PF_STRV, OPT, PROTO_CAPS_MAX, NULL),
+        F(struct proto_run_spec, platform_processor, "platform_processor", PF_STR, OPT, 256, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 

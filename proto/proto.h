@@ -91,6 +91,7 @@ struct proto_event {
         char *reason;
         char *message;
         struct proto_opt_int line;
+        struct proto_opt_int col; /* 1-based, with line, for pre-check findings */
         char *traceback;
 };
 
@@ -225,8 +226,12 @@ struct proto_error {
 struct proto_run_spec {
         char *source;
         char *variables;
-        struct proto_strv read_roots;
-        struct proto_strv write_roots;
+        char *workdir;                        /* shown as "./" in messages */
+        struct proto_strv read_roots;         /* where a tool's data may be read */
+        struct proto_strv write_roots;        /* and written */
+        char *scratch;                        /* the private /tmp: read and written besides */
+        struct proto_strv capabilities_granted;
+        char *platform_processor;             /* `uname -p`, run outside the jail (pre-warm) */
 };
 
 struct proto_runner_event {

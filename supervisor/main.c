@@ -343,6 +343,9 @@ int main(int argc, char **argv)
         log_info("%s, as %s", srv.cg.description, instance);
         if (sup_fontcache_build(&srv, &err) < 0)
                 log_warn("matplotlib's font cache is not available to jails: %s", err.msg);
+        if (sup_prewarm_platform(&srv, &err) < 0)
+                log_warn("platform's processor is not pre-warmed (pandas' import will try `uname -p` and be refused): %s",
+                         err.msg);
         /* The thread pool's work waits on the kernel more than it computes (cgroup attaches and
          * teardowns wait for RCU grace periods): enough threads that a run's artifact
          * collection never queues behind them. Read by libuv at its first use. */

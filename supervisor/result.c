@@ -64,6 +64,18 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         b->limits = run->lim;
 }
 
+/* The runner says so with a "blocked" event: the pre-check refused the tool, or a refusal it
+ * did not catch ended it (an in-jail claim, like every runner event: the refusals
+ * themselves are on the record beside it). */
+static bool ended_by_refusal(const struct sup_run *run)
+{
+        const struct proto_event *e = run->events.items;
+        for (size_t i = 0; i < run->events.n; i++)
+                if (strcmp(e[i].layer, "runner") == 0 && strcmp(e[i].kind, "blocked") == 0)
+                        return true;
+        return false;
+}
+
 void sup_result_build(struct sup_run *run, struct proto_run_result *res)
 {
         char msg[160];
@@ -107,6 +119,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 sup_run_event(run, run->killed_layer, "killed", NULL, NULL, msg);
         } else if (res->exit_code.set && res->exit_code.v == 0)
                 res->status = "ok";
+        else if (res->exit_code.set && ended_by_refusal(run))
+                res->status = "blocked";
         else
                 res->status = "error";
         res->out_text = capture_text(&run->out, &res->stdout_truncated);
@@ -143,10 +157,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         res->artifacts_dir = strdup(dir);
         res->artifacts = run->artifacts;
         res->capabilities.requested = run->caps_requested;
-        /* No capability is grantable until the capability policy exists (issue 3): every
-         * request is denied, and says so. */
-        for (size_t i = 0; i < run->caps_requested.n; i++)
-                (void)proto_strv_push(&res->capabilities.denied, run->caps_requested.items[i]);
+        res->capabilities.granted = run->caps_granted;
+        res->capabilities.denied = run->caps_denied;
         set_blast_radius(run, &res->blast_radius);
 }
 
@@ -158,7 +170,6 @@ void sup_result_free_own(struct proto_run_result *res)
         free(res->out_text);
         free(res->err_text);
         free(res->artifacts_dir);
-        proto_strv_free(&res->capabilities.denied);
         struct proto_blast_radius *b = &res->blast_radius;
         proto_strv_free(&b->read);
         proto_strv_free(&b->write);

@@ -22,6 +22,7 @@
 #include "lib/log.h"
 #include "lib/utf8.h"
 #include "policy/limits.h"
+#include "policy/rules.h"
 #include "supervisor/run.h"
 
 #define SAMPLE_MS 20
@@ -44,9 +45,10 @@ static void run_maybe_finish(struct sup_run *run);
 
 /* ---- small helpers ---- */
 
+/* Time since GO; what happens before it (the capability decisions) is at 0. */
 static uint64_t run_ms(const struct sup_run *run)
 {
-        return now_ms() - run->t0;
+        return run->t0 ? now_ms() - run->t0 : 0;
 }
 
 /* Run ids sort by creation: UTC time to the microsecond, strictly increasing within this
@@ -150,6 +152,8 @@ static void run_free(struct sup_run *run)
         free(run->artifacts.items);
         proto_strv_free(&run->mechanisms);
         proto_strv_free(&run->caps_requested);
+        proto_strv_free(&run->caps_granted);
+        proto_strv_free(&run->caps_denied);
         free(run->out.buf);
         free(run->err.buf);
         free(run->request_id);
@@ -483,10 +487,16 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         struct proto_run_spec *s = &m.u.run_spec;
         s->source = req->source;
         s->variables = req->variables;
+        /* The roots the Python layers judge paths by: the tool's data (inputs, artifacts), and
+         * the private /tmp as scratch besides. The kernel layers hold the same lines. */
         char *reads[] = { JAIL_INPUTS, JAIL_ARTIFACTS };
-        char *writes[] = { JAIL_ARTIFACTS, JAIL_TMP };
+        char *writes[] = { JAIL_ARTIFACTS };
+        s->workdir = JAIL_WORKDIR;
         s->read_roots = (struct proto_strv){ reads, 2 };
-        s->write_roots = (struct proto_strv){ writes, 2 };
+        s->write_roots = (struct proto_strv){ writes, 1 };
+        s->scratch = JAIL_TMP;
+        s->capabilities_granted = run->caps_granted;
+        s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
         uint8_t *buf;
         size_t len;
         int r = proto_encode(&m, &buf, &len, err);
@@ -613,6 +623,29 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         return send_spec(run, req, err);
 }
 
+/* DESIGN §7: granted = requested ∩ approved ∩ server policy, each decision on the record. */
+static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
+{
+        const struct proto_strv *req = &run->caps_requested;
+        struct pol_caps granted;
+        enum pol_why why[PROTO_CAPS_MAX];
+        pol_caps_resolve((const char *const *)req->items, req->n, (const char *const *)approved->items, approved->n,
+                         &granted, why);
+        for (size_t i = 0; i < req->n; i++) {
+                char msg[256];
+                const char *name = req->items[i];
+                if (why[i] == POL_WHY_NONE) {
+                        (void)proto_strv_push(&run->caps_granted, name);
+                        pol_reason(msg, sizeof(msg), POL_CAP_GRANTED, name);
+                        sup_run_event(run, "policy", "capability_granted", name, NULL, msg);
+                } else {
+                        (void)proto_strv_push(&run->caps_denied, name);
+                        pol_reason(msg, sizeof(msg), POL_CAP_DENIED, name, pol_why_text(why[i]));
+                        sup_run_event(run, "policy", "capability_denied", name, pol_why_text(why[i]), msg);
+                }
+        }
+}
+
 bool sup_run_is_live(struct sup_server *srv, const char *run_id)
 {
         for (struct sup_run *r = srv->runs; r; r = r->next)
@@ -660,6 +693,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->out.cap = run->err.cap = lim.output_bytes;
         proto_reader_init(&run->ev_reader, 1024 * 1024);
         make_run_id(run->id, sizeof(run->id));
+        resolve_caps(run, &req->capabilities_approved);
         LIST_PREPEND(srv->runs, run);
         srv->n_runs++;
         int r = run_spawn(run, req, &err);
@@ -669,8 +703,6 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
                 run_fail(run, err.msg);
                 /* Once a child is watched, its end comes the normal way; otherwise now. */
                 if (!run->watching) {
-                        if (run->cloned && !run->attach_pending)
-                                sup_jailproc_discard(srv, &run->jp);
                         run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
                         run_maybe_finish(run);
                 }

@@ -24,6 +24,8 @@ struct sup_run {
         struct proto_limits lim;
         struct jail_rlimits rl;
         struct proto_strv caps_requested;
+        struct proto_strv caps_granted;
+        struct proto_strv caps_denied;
         uv_poll_t pidfd_poll, sync_poll;
         uv_pipe_t in_pipe, out_pipe, err_pipe, ev_pipe;
         uv_timer_t wall_timer, sample_timer;

@@ -73,6 +73,8 @@ struct sup_server {
         char runs_dir[PATH_MAX];
         char jail_root[PATH_MAX];
         char font_cache_dir[PATH_MAX]; /* "" if matplotlib's cache could not be built */
+        char platform_processor[256];  /* `uname -p` as platform reports it */
+        bool have_platform_processor;
         struct jail_cgroup_sys cg;
         bool slots[SUP_MAX_SLOTS];
         unsigned n_runs;
@@ -131,8 +133,9 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
                        struct proto_array *notes, struct anvil_err *err);
 void sup_rundir_prune(struct sup_server *srv);
 
-/* fontcache.c */
+/* prewarm.c */
 int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);
+int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err);
 
 /* The jail's environment: the whole of it, fixed (README lists it). */
 extern char *const sup_jail_env[];

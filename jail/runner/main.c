@@ -3,23 +3,23 @@
  *
  *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there
  *   R2  not dumpable; parent-death signal and no_new_privs are inherited from pid 1
- *   R3  [issue 3] the audit hook: PySys_AddAuditHook here, before Py_InitializeFromConfig,
- *       so Python code can never remove it
- *   R4  start the interpreter: isolated config, no bytecode written, Debian's sys.path
- *   R5  [issue 3] the pre-check: parse the source with ast and walk it, nothing executed;
- *       a blocked tool stops here
- *   R6  [issue 4] seccomp: installed after our own start-up, before the tool's first line;
- *       and the fail-closed checks of the tier's promises
+ *   R3  the audit hook (audit.c): PySys_AddAuditHook here, before Py_InitializeFromConfig,
+ *       so Python code can never remove it; it lets everything by until R6
+ *   R4  start the interpreter: isolated config, no bytecode written, Debian's sys.path;
+ *       pre-warm what the data stack would otherwise do in the run (platform's processor)
+ *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
+ *       a tool with findings stops here, status blocked
+ *   R6  arm the audit hook; [issue 4] seccomp, installed after our own start-up, before the
+ *       tool's first line, and the fail-closed checks of the tier's promises
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
- *   R10 finalize (flushes the tool's output), event "finished", exit with the tool's code
+ *   R10 finalize (flushes the tool's output), the summary of refusals not recorded, event
+ *       "blocked" if a refusal ended the tool, event "finished", exit with the tool's code
  *
  * Events go to fd 3 as runner_event frames. Everything here is on the untrusted side: the
  * supervisor decodes these frames as strictly as a client's, and only trusts what the kernel
  * tells it (the exit status, cgroup figures). */
-#define PY_SSIZE_T_CLEAN
-#include <Python.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -27,28 +27,16 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
+#include "jail/runner/runner.h"
 #include "lib/fd.h"
 #include "proto/proto.h"
 
-#define TOOL_NAME "<tool>"
 
-static uint64_t t0;
+static struct runner R;
 
 static void send_event(const char *kind, const char *op, const char *message, long line, const char *tb)
 {
-        struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
-        struct proto_event *e = &m.u.runner_event.event;
-        e->t_ms = now_ms() - t0;
-        e->layer = (char *)"runner";
-        e->kind = (char *)kind;
-        e->op = (char *)op;
-        e->message = (char *)message;
-        if (line > 0) {
-                e->line.set = true;
-                e->line.v = line;
-        }
-        e->traceback = (char *)tb;
-        (void)proto_write_msg(JAIL_FD_EVENTS, &m, NULL);
+        runner_event(&R, "runner", kind, op, NULL, message, line, 0, tb);
 }
 
 static int read_spec(struct proto_run_spec *spec)
@@ -176,6 +164,8 @@ static int report_exception(void)
                 return rc;
         }
         PyObject *exc = take_exception();
+        if (R.sandbox_blocked && PyObject_TypeCheck(exc, (PyTypeObject *)R.sandbox_blocked))
+                R.stopped_by_refusal = true;
         PyObject *tb = PyException_GetTraceback(exc);
         PyObject *type_name = PyObject_GetAttrString((PyObject *)Py_TYPE(exc), "__name__");
         PyObject *tbmod = PyImport_ImportModule("traceback");
@@ -226,24 +216,66 @@ static int run_tool(const char *source)
         return 0;
 }
 
+/* R4: pre-warm. pandas asks platform.uname() at import, and platform runs `uname -p` for the
+ * processor: a process the jail refuses. The supervisor ran it once, outside (the spec's
+ * platform_processor), and its answer is put where platform caches it. */
+static void prewarm_platform(const char *processor)
+{
+        if (!processor)
+                return;
+        PyObject *platform = PyImport_ImportModule("platform");
+        PyObject *u = platform ? PyObject_CallMethod(platform, "uname", NULL) : NULL;
+        PyObject *d = u ? PyObject_GenericGetDict(u, NULL) : NULL;
+        PyObject *v = PyUnicode_FromString(processor);
+        if (!d || !v || PyDict_SetItemString(d, "processor", v) < 0)
+                PyErr_Print(); /* the run goes on; `uname -p` will then be refused */
+        Py_XDECREF(v);
+        Py_XDECREF(d);
+        Py_XDECREF(u);
+        Py_XDECREF(platform);
+}
+
 int main(void)
 {
-        t0 = now_ms();
+        R.t0 = now_ms();
         /* R1 */
         struct proto_run_spec spec;
         if (read_spec(&spec) < 0)
                 return 125;
+        if (runner_policy_init(&R, &spec) < 0) {
+                fprintf(stderr, "anvil-py: the run spec's roots cannot be resolved\n");
+                return 125;
+        }
         /* R2 */
         if (prctl(PR_SET_DUMPABLE, 0) < 0) {
                 perror("anvil-py: cannot clear the dumpable flag");
                 return 125;
         }
-        /* R3: the audit hook (issue 3) is added here. */
+        /* R3 */
+        if (audit_install(&R) < 0) {
+                fprintf(stderr, "anvil-py: cannot add the audit hook\n");
+                return 125;
+        }
         /* R4 */
         if (start_python() < 0)
                 return 125;
-        /* R5: the pre-check (issue 3) runs here, on spec.source, before any of it executes. */
-        /* R6: seccomp and the fail-closed checks (issue 4) go here. */
+        prewarm_platform(spec.platform_processor);
+        /* R5 */
+        int findings = precheck_run(&R, spec.source);
+        if (findings < 0)
+                return 125;
+        if (findings > 0) {
+                char msg[96];
+                snprintf(msg, sizeof(msg), "the pre-check refused the tool (%d finding%s); none of it ran", findings,
+                         findings == 1 ? "" : "s");
+                send_event("blocked", NULL, msg, 0, NULL);
+                (void)Py_FinalizeEx();
+                send_event("finished", NULL, "tool finished with exit code 1", 0, NULL);
+                return 1;
+        }
+        /* R6 */
+        if (audit_arm(&R) < 0)
+                return 125;
         pid_t self = getpid();
         /* R7 */
         send_event("started", NULL, "tool started", 0, NULL);
@@ -255,6 +287,9 @@ int main(void)
         if (Py_FinalizeEx() < 0 && rc == 0)
                 rc = 120; /* as python3 does when flushing stdout fails */
         if (!forked) {
+                audit_finish(&R);
+                if (R.stopped_by_refusal)
+                        send_event("blocked", NULL, "a refusal the tool did not catch ended it", 0, NULL);
                 char msg[64];
                 snprintf(msg, sizeof(msg), "tool finished with exit code %d", rc);
                 send_event("finished", NULL, msg, 0, NULL);

@@ -1,7 +1,10 @@
-/* matplotlib's font cache, built once at start-up outside any jail (DESIGN §5, "pre-warm,
- * don't whitelist"): building it inside would mean a fork of fc-list and writes the jail
- * must refuse. It is built by Debian's python3 running as an unprivileged uid (uid_base,
- * which no run uses), then handed to root and bound read-only into every jail. */
+/* Pre-warm, don't whitelist (DESIGN §5): what the data stack would do in a run that the jail
+ * refuses is done once at start-up, outside any jail, by an unprivileged uid (uid_base, which
+ * no run uses), and its result handed to every run.
+ *   matplotlib's font cache: building it means a fork of fc-list and writes. Built by
+ *     Debian's python3, then handed to root and bound read-only into every jail.
+ *   platform's processor: pandas asks platform.uname() at import, and platform runs
+ *     `uname -p` for it. Run here once; the runner puts the answer where platform caches it. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,6 +17,57 @@
 
 #include "lib/cleanup.h"
 #include "supervisor/supervisor.h"
+
+/* Runs argv as the builder uid with env, stdout to out_fd (or /dev/null if -1), and waits. */
+static int builder_run(struct sup_server *srv, const char *path, char *const argv[], char *const env[], int out_fd,
+                       int *status, struct anvil_err *err)
+{
+        uid_t builder = srv->cfg.uid_base;
+        pid_t pid = fork();
+        if (pid < 0)
+                return anvil_err_sys(err, errno, "Failed to fork %s", path);
+        if (pid == 0) {
+                if (setgroups(0, NULL) < 0 || setresgid(builder, builder, builder) < 0 ||
+                    setresuid(builder, builder, builder) < 0)
+                        _exit(126);
+                int null = open("/dev/null", O_RDWR);
+                if (null >= 0) {
+                        (void)dup2(null, 0);
+                        (void)dup2(out_fd >= 0 ? out_fd : null, 1);
+                }
+                execve(path, argv, env);
+                _exit(127);
+        }
+        while (waitpid(pid, status, 0) < 0)
+                if (errno != EINTR)
+                        return anvil_err_sys(err, errno, "Failed to wait for %s", path);
+        return 0;
+}
+
+static char *const builder_env[] = { "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
+
+int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err)
+{
+        int p[2];
+        if (pipe2(p, O_CLOEXEC) < 0)
+                return anvil_err_sys(err, errno, "Failed to create a pipe");
+        char *const argv[] = { "uname", "-p", NULL };
+        int status, r = builder_run(srv, "/usr/bin/uname", argv, builder_env, p[1], &status, err);
+        (void)close(p[1]);
+        char buf[256] = "";
+        ssize_t n = r < 0 ? -1 : read(p[0], buf, sizeof(buf) - 1);
+        (void)close(p[0]);
+        if (r < 0)
+                return r;
+        if (n < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                return anvil_err_set(err, EIO, "/usr/bin/uname -p failed (status %d)", status);
+        buf[n] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        /* As platform does: "unknown" is blank. */
+        snprintf(srv->platform_processor, sizeof(srv->platform_processor), "%s", strcmp(buf, "unknown") ? buf : "");
+        srv->have_platform_processor = true;
+        return 0;
+}
 
 static const char build_script[] =
         "import sys, matplotlib\n"
@@ -44,26 +98,11 @@ int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
         }
         char env_dir[PATH_MAX + 16];
         snprintf(env_dir, sizeof(env_dir), "MPLCONFIGDIR=%s", dir);
-        char *const env[] = { env_dir, "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
-        pid_t pid = fork();
-        if (pid < 0)
-                return anvil_err_sys(err, errno, "Failed to fork the font cache builder");
-        if (pid == 0) {
-                if (setgroups(0, NULL) < 0 || setresgid(builder, builder, builder) < 0 ||
-                    setresuid(builder, builder, builder) < 0)
-                        _exit(126);
-                int null = open("/dev/null", O_RDWR);
-                if (null >= 0) {
-                        (void)dup2(null, 0);
-                        (void)dup2(null, 1);
-                }
-                execle("/usr/bin/python3", "python3", "-I", "-c", build_script, (char *)NULL, env);
-                _exit(127);
-        }
-        int status;
-        while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
-                        return anvil_err_sys(err, errno, "Failed to wait for the font cache builder");
+        char *const env[] = { env_dir, builder_env[0], builder_env[1], builder_env[2], NULL };
+        char *const argv[] = { "python3", "-I", "-c", (char *)build_script, NULL };
+        int status, r = builder_run(srv, "/usr/bin/python3", argv, env, -1, &status, err);
+        if (r < 0)
+                return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return anvil_err_set(err, EIO,
                                      "Building matplotlib's font cache with /usr/bin/python3 failed (status %d); "

@@ -1,0 +1,76 @@
+#include "jail/runner/runner.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jail/jail.h"
+#include "lib/fd.h"
+
+void runner_event(struct runner *r, const char *layer, const char *kind, const char *op, const char *reason,
+                  const char *message, long line, long col, const char *traceback)
+{
+        struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
+        struct proto_event *e = &m.u.runner_event.event;
+        e->t_ms = now_ms() - r->t0;
+        e->layer = (char *)layer;
+        e->kind = (char *)kind;
+        e->op = (char *)op;
+        e->reason = (char *)reason;
+        e->message = (char *)message;
+        if (line > 0) {
+                e->line.set = true;
+                e->line.v = line;
+        }
+        if (col > 0) {
+                e->col.set = true;
+                e->col.v = col;
+        }
+        e->traceback = (char *)traceback;
+        (void)proto_write_msg(JAIL_FD_EVENTS, &m, NULL);
+}
+
+int runner_realpath(const char *path, char *out, size_t size, void *ctx)
+{
+        (void)ctx;
+        char buf[PATH_MAX];
+        if (!realpath(path, buf))
+                return -errno;
+        if (strlen(buf) >= size)
+                return -ENAMETOOLONG;
+        strcpy(out, buf);
+        return 0;
+}
+
+static int resolve(const char *in, char *out)
+{
+        return pol_path_resolve(in, "/", runner_realpath, NULL, out, PATH_MAX);
+}
+
+int runner_policy_init(struct runner *r, const struct proto_run_spec *spec)
+{
+        if (resolve(spec->workdir, r->workdir) < 0 || spec->read_roots.n > POL_ROOTS_MAX ||
+            spec->write_roots.n > POL_ROOTS_MAX)
+                return -EINVAL;
+        r->roots.workdir = r->workdir;
+        for (size_t i = 0; i < spec->read_roots.n; i++) {
+                if (resolve(spec->read_roots.items[i], r->read[i]) < 0)
+                        return -EINVAL;
+                r->roots.read[r->roots.n_read++] = r->read[i];
+        }
+        for (size_t i = 0; i < spec->write_roots.n; i++) {
+                if (resolve(spec->write_roots.items[i], r->write[i]) < 0)
+                        return -EINVAL;
+                r->roots.write[r->roots.n_write++] = r->write[i];
+        }
+        if (spec->scratch) {
+                if (resolve(spec->scratch, r->scratch) < 0)
+                        return -EINVAL;
+                r->roots.scratch = r->scratch;
+        }
+        for (size_t i = 0; i < spec->capabilities_granted.n; i++) {
+                int c = pol_cap_from_name(spec->capabilities_granted.items[i]);
+                if (c >= 0)
+                        r->caps.granted[c] = true;
+        }
+        return 0;
+}

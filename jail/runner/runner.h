@@ -1,0 +1,53 @@
+/* anvil-py's parts: main.c runs the steps; events.c writes events on fd 3; precheck.c is the
+ * pre-check (an AST walk in C); audit.c is the audit hook. The rules are policy/'s. */
+#pragma once
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "policy/rules.h"
+#include "proto/proto.h"
+
+#define TOOL_NAME "<tool>"
+#define RUNTIME_EVENTS_MAX 200 /* refusals recorded at runtime; then one summary */
+
+struct runner {
+        uint64_t t0;
+        /* what the run may touch, resolved */
+        char workdir[PATH_MAX];
+        char read[POL_ROOTS_MAX][PATH_MAX];
+        char write[POL_ROOTS_MAX][PATH_MAX];
+        char scratch[PATH_MAX];
+        struct pol_roots roots;
+        struct pol_caps caps;
+        char stdlib[PATH_MAX]; /* the stdlib directory, for the pass-through modules */
+        /* the audit hook */
+        bool armed;
+        bool in_hook;
+        unsigned refusals_recorded;
+        unsigned long long refusals_dropped;
+        PyObject *sandbox_blocked; /* anvil.SandboxBlocked, a PermissionError */
+        bool stopped_by_refusal;   /* the tool ended on a SandboxBlocked it did not catch */
+};
+
+/* events.c */
+void runner_event(struct runner *r, const char *layer, const char *kind, const char *op, const char *reason,
+                  const char *message, long line, long col, const char *traceback);
+
+/* Sets up roots and capabilities from the spec (paths resolved with realpath). */
+int runner_policy_init(struct runner *r, const struct proto_run_spec *spec);
+int runner_realpath(const char *path, char *out, size_t size, void *ctx);
+
+/* precheck.c: the number of findings (each already sent as an event), or -1 if the
+ * pre-check itself could not run (an error on stderr). A source that does not parse has no
+ * findings: compiling it then raises the SyntaxError the tool should see. */
+int precheck_run(struct runner *r, const char *source);
+
+/* audit.c */
+int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
+int audit_arm(struct runner *r);      /* after it, before the tool's first line */
+void audit_finish(struct runner *r);  /* the summary of refusals not recorded */

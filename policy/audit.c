@@ -1,0 +1,170 @@
+/* The audit hook's decision table (DESIGN §5): for each audit event CPython raises, what kind
+ * of rule applies. Events not in the table are allowed.
+ *
+ * Which rules are global, and why:
+ *   process creation (os.fork, os.system, os.exec, os.posix_spawn, os.spawn, subprocess.Popen)
+ *     and signals to other processes: refused whoever asks. These events carry no caller of
+ *     interest (a fork from a library is still a fork of the jail), and nothing the data
+ *     stack does in a run needs one: what it does at import (matplotlib's fc-list, platform's
+ *     `uname -p`) is done outside the jail before (pre-warm, don't whitelist).
+ *   network (socket.connect, bind, sendto, sendmsg, getaddrinfo and the name lookups):
+ *     refused whoever asks unless the network capability was granted: a library reaching out
+ *     is the tool reaching out. Creating a socket object is allowed (asyncio's event loop
+ *     makes a socketpair for itself).
+ *   writes outside the write roots (open for writing, mkdir, remove, rename, chmod, ...):
+ *     whoever asks: pandas' to_csv writes for the tool.
+ *   links out of the roots, and unpickling globals that execute code: whoever asks.
+ * Which are decided by who asks (tool code, or a library it called):
+ *   imports (socket from a tool is refused; numpy importing ctypes is not), ctypes (numpy
+ *   loads its extensions through it), reads outside the read roots (the interpreter reads
+ *   its own modules, matplotlib its fonts), frame access and introspection attributes (the
+ *   traceback and logging modules walk frames), dynamic code (dataclasses and namedtuple
+ *   build their methods with exec), marshal.loads (the import system loads .pyc with it). */
+#include <string.h>
+
+#include "lib/cleanup.h"
+#include "policy/rules.h"
+
+#define RULE(ev, kind, why, pass) { ev, kind, why, pass, NULL }
+
+/* Sorted by event name, for bsearch. */
+static const struct pol_audit_rule rules[] = {
+        RULE("compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
+        RULE("ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.call_function", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.cdata", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.cdata/buffer", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.dlopen", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.dlsym", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.dlsym/handle", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.string_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("ctypes.wstring_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
+        RULE("exec", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
+        RULE("import", POL_AUDIT_IMPORT, POL_WHY_NONE, POL_PASS_IMPORT),
+        RULE("marshal.load", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
+        RULE("marshal.loads", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
+        RULE("mmap.__new__", POL_AUDIT_MMAP, POL_WHY_READ, POL_PASS_FILES),
+        RULE("object.__getattr__", POL_AUDIT_ATTR, POL_WHY_INTROSPECTION, POL_PASS_NONE),
+        RULE("open", POL_AUDIT_OPEN, POL_WHY_NONE, POL_PASS_FILES),
+        RULE("os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.exec", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.fork", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.forkpty", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
+        RULE("os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
+        RULE("os.link", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
+        RULE("os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
+        RULE("os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("os.truncate", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.utime", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("pickle.find_class", POL_AUDIT_UNPICKLE, POL_WHY_UNPICKLE, POL_PASS_NONE),
+        RULE("pty.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("signal.pthread_kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
+        RULE("socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.connect", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.getaddrinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.gethostbyaddr", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.gethostbyname", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("subprocess.Popen", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
+        RULE("sys._current_frames", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME),
+        RULE("sys._getframe", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME),
+};
+
+static int cmp(const void *key, const void *elem)
+{
+        return strcmp(key, ((const struct pol_audit_rule *)elem)->event);
+}
+
+const struct pol_audit_rule *pol_audit_rule(const char *event, const struct pol_caps *caps)
+{
+        const struct pol_audit_rule *r = bsearch(event, rules, ELEMENTSOF(rules), sizeof(rules[0]), cmp);
+        if (r && r->why == POL_WHY_NETWORK_CAP && caps && caps->granted[POL_CAP_NETWORK])
+                return NULL;
+        return r;
+}
+
+/* The modules each pass-through set names, as files below the stdlib directory or as the
+ * frozen names CPython 3.11 gives some of them. */
+static const struct {
+        unsigned set;
+        const char *file;
+} passthrough[] = {
+        { POL_PASS_IMPORT, "<frozen importlib._bootstrap>" },
+        { POL_PASS_IMPORT, "<frozen importlib._bootstrap_external>" },
+        { POL_PASS_IMPORT, "importlib/__init__.py" },
+        { POL_PASS_IMPORT, "importlib/_bootstrap.py" },
+        { POL_PASS_IMPORT, "importlib/_bootstrap_external.py" },
+        { POL_PASS_IMPORT, "importlib/util.py" },
+        { POL_PASS_IMPORT, "pkgutil.py" },
+        { POL_PASS_IMPORT, "runpy.py" },
+        { POL_PASS_FRAME, "inspect.py" },
+        { POL_PASS_NATIVE, "ctypes/__init__.py" },
+        { POL_PASS_NATIVE, "ctypes/util.py" },
+        { POL_PASS_NATIVE, "ctypes/_endian.py" },
+        { POL_PASS_FILES, "pathlib.py" },
+        { POL_PASS_FILES, "shutil.py" },
+        { POL_PASS_FILES, "codecs.py" },
+        { POL_PASS_FILES, "<frozen codecs>" },
+        { POL_PASS_FILES, "fileinput.py" },
+};
+
+bool pol_passthrough_match(unsigned set, const char *filename, const char *stdlib)
+{
+        size_t sl = stdlib ? strlen(stdlib) : 0;
+        for (size_t i = 0; i < ELEMENTSOF(passthrough); i++) {
+                if (!(passthrough[i].set & set))
+                        continue;
+                const char *f = passthrough[i].file;
+                if (f[0] == '<') {
+                        if (strcmp(filename, f) == 0)
+                                return true;
+                } else if (sl && strncmp(filename, stdlib, sl) == 0 && filename[sl] == '/' &&
+                           strcmp(filename + sl + 1, f) == 0)
+                        return true;
+        }
+        return false;
+}
+
+/* Globals that run code or reach the system when an unpickler loads them: a pickle of the
+ * tool's own data needs none of them. */
+static const char *const unpickle_modules[] = {
+        "os",        "posix",       "nt",         "subprocess", "sys",     "ctypes",   "_ctypes",
+        "socket",    "_socket",     "importlib",  "shutil",     "pty",     "multiprocessing",
+        "marshal",   "runpy",       "code",       "codeop",     "pickle",  "_pickle",  "types",
+        "webbrowser", "commands",   "pdb",        "bdb",        "signal",  "threading", "_thread",
+        "asyncio",   "urllib",      "http",       "ftplib",     "smtplib", "telnetlib", "ssl",
+        "gc",        "inspect",     "operator",   "functools",  "io",      "_io",      "pathlib",
+        "tempfile",  "glob",        "ctypes.util",
+};
+
+static const char *const unpickle_builtins[] = {
+        "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "open",
+        "input", "breakpoint", "globals", "locals", "vars", "__builtins__",
+};
+
+bool pol_unpickle_denied(const char *module, const char *name)
+{
+        if (strcmp(module, "builtins") == 0 || strcmp(module, "__builtin__") == 0) {
+                for (size_t i = 0; i < ELEMENTSOF(unpickle_builtins); i++)
+                        if (strcmp(name, unpickle_builtins[i]) == 0)
+                                return true;
+                return false;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(unpickle_modules); i++) {
+                size_t n = strlen(unpickle_modules[i]);
+                if (strncmp(module, unpickle_modules[i], n) == 0 && (module[n] == 0 || module[n] == '.'))
+                        return true;
+        }
+        return false;
+}
