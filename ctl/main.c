@@ -94,7 +94,9 @@ static void print_event(const struct proto_event *e)
                 printf(" %s", e->message);
         else if (e->op)
                 printf(" %s", e->op);
-        if (e->line.set)
+        if (e->line.set && e->col.set)
+                printf(" (line %" PRId64 ", column %" PRId64 ")", e->line.v, e->col.v);
+        else if (e->line.set)
                 printf(" (line %" PRId64 ")", e->line.v);
         putchar('\n');
         if (e->traceback) {
@@ -214,8 +216,11 @@ static int cmd_run(int argc, char **argv)
                         }
                         break;
                 case 'p':
+                        /* The user at the command line asks for it and approves it: whether it
+                         * is granted is then the server's policy, which says why not. */
                         if (strlen(optarg) == 0 || strlen(optarg) > 32 || req->capabilities_requested.n >= PROTO_CAPS_MAX ||
-                            proto_strv_push(&req->capabilities_requested, optarg) < 0) {
+                            proto_strv_push(&req->capabilities_requested, optarg) < 0 ||
+                            proto_strv_push(&req->capabilities_approved, optarg) < 0) {
                                 rc = die_usage("--cap: '%s' is not a capability name", optarg);
                                 goto out;
                         }

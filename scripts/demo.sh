@@ -49,40 +49,31 @@ for name in net_connect fork write_outside read_passwd; do
                "trace:", (.events[] | "  \(.t_ms) ms  \(.layer)  \(.kind)  \(.message // .op // "")"),
                "stdout:", (.stdout | split("\n")[] | select(length > 0) | "  " + .)' <<<"$out" | sed 's/^/   /'
         stdout=$(jq -r .stdout <<<"$out")
-        # What stopped it, read off this run's own output. The Python layers (pre-check and
-        # audit hook) and seccomp are not built yet; until then the namespaces do the work.
-        case "$name" in
-        net_connect)
-                if grep -q "Network is unreachable" <<<"$stdout"; then
-                        v="STOPPED by the network namespace: the jail has no network ('Network is unreachable'); not yet refused by policy"
-                else
-                        v="NOT STOPPED: $(head -1 <<<"$stdout")"
-                fi ;;
-        fork)
-                if grep -q "fork succeeded" <<<"$stdout"; then
-                        v="NOT STOPPED: the fork succeeded, contained in the jail's pid namespace and pids limit; refusing it is for the audit hook and seccomp"
-                else
-                        v="STOPPED: $(head -1 <<<"$stdout")"
-                fi ;;
-        write_outside)
-                if grep -q "Read-only file system" <<<"$stdout"; then
-                        v="STOPPED by the mount namespace: outside ./artifacts the jail's root is read-only ('Read-only file system'); not yet refused by policy"
-                else
-                        v="NOT STOPPED: $(head -1 <<<"$stdout")"
-                fi ;;
-        read_passwd)
-                # The jail's passwd has the tool's own user; the host's first line must not appear.
-                if grep -q "tool:x:1000:1000:Anvil tool:" <<<"$stdout" && ! grep -qF -- "$(head -1 /etc/passwd)" <<<"$stdout"; then
-                        v="NOT STOPPED as a read, but harmless: it read the jail's synthetic /etc/passwd, not the host's (mount namespace); refusing the read is for the audit hook"
-                else
-                        v="UNEXPECTED: $(head -3 <<<"$stdout" | tr '\n' ' ')"
-                fi ;;
-        esac
+        v=""
+        # What stopped it, read off this run's own result: a refusal by the Python layers
+        # (pre-check or audit hook) is an event; otherwise what the namespaces did is in the
+        # tool's own output. Seccomp and Landlock are not built yet.
+        refusal=$(jq -r '[.events[] | select((.layer == "precheck" or .layer == "audit") and .kind == "blocked")][0] | select(.) | "\(.layer): \(.message)"' <<<"$out")
+        if [ -n "$refusal" ]; then
+                v="STOPPED by the $refusal"
+        else
+                case "$name" in
+                net_connect) grep -q "Network is unreachable" <<<"$stdout" &&
+                        v="STOPPED by the network namespace only ('Network is unreachable')" ;;
+                fork) grep -q "fork succeeded" <<<"$stdout" &&
+                        v="NOT STOPPED: the fork succeeded, contained in the jail's pid namespace" ;;
+                write_outside) grep -q "Read-only file system" <<<"$stdout" &&
+                        v="STOPPED by the mount namespace only ('Read-only file system')" ;;
+                read_passwd) grep -q "tool:x:1000:1000:Anvil tool:" <<<"$stdout" &&
+                        v="NOT STOPPED as a read: it read the jail's synthetic /etc/passwd, not the host's" ;;
+                esac
+                [ -n "${v:-}" ] || v="UNEXPECTED: status $(jq -r .status <<<"$out"), stdout: $(head -3 <<<"$stdout" | tr '\n' ' ')"
+        fi
         verdicts+=("$(printf '%-14s %s' "$name" "$v")")
 done
 
 echo
-echo "== What the jail stops today"
+echo "== What stopped each attempt"
 printf '  %s\n' "${verdicts[@]}"
 echo
 echo "Run results are stored by the broker under $STATE/broker/results/"

@@ -99,6 +99,7 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
                 { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
                 { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
+                { "test-no-python-layers", no_argument, NULL, 'T' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -155,6 +156,16 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         }
                         break;
                 }
+                case 'T':
+#ifdef ANVIL_TEST_BUILD
+                        /* Only to show the kernel layers hold alone (issue 4): a test build's
+                         * option, never in a build users run (make check builds build/test). */
+                        cfg->test_no_python_layers = true;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-no-python-layers: refused: this is not a test build\n");
+                        return -1;
+#endif
                 case 'c':
                         if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0) {
                                 fprintf(stderr, "anvil-supervisor: --cgroup: expected auto or none\n");
@@ -371,6 +382,8 @@ int main(int argc, char **argv)
         uv_signal_start(&srv.sigint, on_signal, SIGINT);
         log_info("listening on %s (state in %s, runner %s)", srv.cfg.listen_path, srv.cfg.state_dir,
                  srv.cfg.runner_path);
+        if (srv.cfg.test_no_python_layers)
+                log_warn("TEST MODE: the Python layers (pre-check, audit hook) are off in every run");
         uv_run(srv.loop, UV_RUN_DEFAULT);
         jail_cgroup_sys_fini(&srv.cg);
         (void)unlink(srv.cfg.listen_path);

@@ -25,6 +25,7 @@ struct sup_config {
         unsigned n_allow;
         gid_t socket_group; /* the socket's group (the broker's); -1: root's */
         bool no_cgroup;     /* --cgroup none */
+        bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */

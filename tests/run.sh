@@ -58,20 +58,27 @@ ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL
         --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
 export ANVIL_E2E_SUP_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
+# A second supervisor with the Python layers off (a test build's option): the kernel layers'
+# tests run against it, to show that each holds alone.
+export ANVIL_BARE_SOCKET="$STATE/bare.sock"
+ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_BARE_SOCKET" \
+        --state-dir "$STATE/bare" --uid-base 2050000000 --test-no-python-layers >"$STATE/bare.log" 2>&1 &
+export ANVIL_E2E_BARE_PID=$!
+for _ in $(seq 100); do [ -S "$ANVIL_BARE_SOCKET" ] && break; sleep 0.1; done
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" \
         --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" >"$STATE/broker.log" 2>&1 &
 export ANVIL_E2E_BRO_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
 
 stop_daemons() {
-        kill "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" 2>/dev/null
-        wait "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" 2>/dev/null
+        kill "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
+        wait "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
 }
 trap stop_daemons EXIT
 
-if [ ! -S "$ANVIL_SUP_SOCKET" ] || [ ! -S "$ANVIL_SOCKET" ]; then
+if [ ! -S "$ANVIL_SUP_SOCKET" ] || [ ! -S "$ANVIL_SOCKET" ] || [ ! -S "$ANVIL_BARE_SOCKET" ]; then
         echo "the daemons did not start:"
-        cat "$STATE/supervisor.log" "$STATE/broker.log"
+        cat "$STATE/supervisor.log" "$STATE/broker.log" "$STATE/bare.log"
         record daemons-start 1
 else
         for t in "$TOP"/tests/e2e/t_*.sh; do
@@ -85,7 +92,8 @@ FAIL: timed out after 300 s"
                 fi
                 record "$name" "$rc"
                 # Both daemons must survive every test.
-                if ! kill -0 "$ANVIL_E2E_SUP_PID" 2>/dev/null || ! kill -0 "$ANVIL_E2E_BRO_PID" 2>/dev/null; then
+                if ! kill -0 "$ANVIL_E2E_SUP_PID" 2>/dev/null || ! kill -0 "$ANVIL_E2E_BRO_PID" 2>/dev/null ||
+                        ! kill -0 "$ANVIL_E2E_BARE_PID" 2>/dev/null; then
                         record "daemons-alive-after-$name" 1
                         break
                 fi

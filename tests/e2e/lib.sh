@@ -5,6 +5,10 @@
 #   ANVIL_E2E_STATE     the daemons' state directory (supervisor in sup/, broker in broker/)
 #   ANVIL_E2E_SECRET    a secret planted in both daemons' environment
 #   ANVIL_E2E_SUP_PID, ANVIL_E2E_BRO_PID
+#   ANVIL_BARE_SOCKET   a second supervisor, of the test build, with the Python layers off
+#                       (--test-no-python-layers, uids from 2050000001): for the kernel
+#                       layers' tests, which must hold without the pre-check and audit hook
+#   ANVIL_E2E_BARE_PID
 #   ANVIL_BUILD         the build directory
 # Each test is its own process (bash), run with a timeout; it prints what it checked and
 # exits 0 on success. `fail` ends it with a reason.
@@ -31,6 +35,14 @@ j() {
         jq -r "$1" "$T/result.json"
 }
 
+# bare_json TOOL.py [options...]: run_json against the supervisor with the Python layers off;
+# the run must say so ("layers_disabled"), or the test would not show what it claims.
+bare_json() {
+        ANVIL_SOCKET="$ANVIL_BARE_SOCKET" run_json "$@"
+        [ "$(j '[.events[] | select(.kind == "layers_disabled")] | length')" = 1 ] ||
+                fail "the bare supervisor's run does not say its Python layers are off"
+}
+
 expect_eq() { # what expected actual
         [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
         echo "ok: $1 = $3"
@@ -54,16 +66,19 @@ expect_serving() {
         expect_eq "a following run's stdout" "still serving" "$(j .stdout | head -1)"
 }
 
-# Processes on the host running as one of the suite supervisor's jail uids (its default
-# --uid-base 2000000000, runs at +1 and up), other than its spares: after a run has ended
-# there must be none. A spare is a clone of the supervisor that has not executed anything
-# yet, so its executable is still the supervisor's; nothing in a jail can make that so.
+# Processes on the host running as one of the suite supervisors' jail uids (uid bases
+# 2000000000 and 2050000000, runs at +1 and up), other than spares: after a run has ended
+# there must be none. A spare is a clone of a supervisor that has not executed anything yet,
+# so its executable is still anvil-supervisor; after GO every jail process has executed
+# anvil-init, anvil-py or what they start, and nothing in a jail can execute the supervisor.
+# (Other supervisors on the machine with the same uid base would be counted too.)
 jail_procs_left() {
-        local sup n=0 uid pid
-        sup=$(readlink "/proc/$ANVIL_E2E_SUP_PID/exe")
+        local n=0 uid pid exe
         while read -r pid uid; do
-                [ "$uid" -gt 2000000000 ] && [ "$uid" -le 2000000264 ] || continue
-                [ "$(readlink "/proc/$pid/exe" 2>/dev/null)" = "$sup" ] && continue
+                { [ "$uid" -gt 2000000000 ] && [ "$uid" -le 2000000264 ]; } ||
+                        { [ "$uid" -gt 2050000000 ] && [ "$uid" -le 2050000264 ]; } || continue
+                exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
+                [[ "$(basename "${exe% (deleted)}")" = anvil-supervisor ]] && continue
                 n=$((n + 1))
         done < <(ps -eo pid=,uid=)
         echo "$n"

@@ -1,6 +1,8 @@
 # How a tool's end is reported: a crash of the interpreter (SIGSEGV), an uncaught exception
 # (KeyError, with its line and a traceback in the tool's own terms), sys.exit(3); and the
 # daemons keep serving.
+# Against the supervisor with the Python layers off (bare_json, a test build's mode): what is
+# checked here is the jail's kernel layers, which must hold without the pre-check and audit hook.
 . "$(dirname "$0")/lib.sh"
 
 tool segv.py <<'PY'
@@ -9,7 +11,7 @@ print("about to crash", flush=True)
 ctypes.string_at(0)
 print("not reached")
 PY
-run_json "$T/segv.py"
+bare_json "$T/segv.py"
 expect_eq "segfault status" error "$(j .status)"
 expect_eq "segfault signal" SIGSEGV "$(j .signal)"
 expect_eq "segfault exit_code" null "$(j .exit_code)"

@@ -70,7 +70,7 @@ from_source=$(sed -n '/^static const struct proto_field run_result_f\[\] = {/,/^
         grep -o 'F(struct proto_run_result, [a-z_]*, "[a-z_]*"' | sed 's/.*"\(.*\)"/\1/' | sort | paste -sd' ')
 expect_eq "run_result_f's field names in proto/messages.c" "$want" "$from_source"
 expect_eq "--json top-level keys" "$want" "$(j 'keys | sort | join(" ")')"
-expect_eq "every event's keys, exactly" "kind layer line message op reason t_ms traceback" \
+expect_eq "every event's keys, exactly" "col kind layer line message op reason t_ms traceback" \
         "$(j '[.events[] | keys | sort | join(" ")] | unique | join("|")')"
 expect_eq "events present" true "$(j '.events | length > 0')"
 expect_eq status ok "$(j .status)"
@@ -79,7 +79,7 @@ expect_match run_id '^[0-9]{8}T[0-9]{12}-[0-9a-f]{16}$' "$(j .run_id)"
 # The same for the events of a failing tool (an exception, with a traceback).
 printf 'raise KeyError("x")\n' >"$T/raise.py"
 run_json "$T/raise.py"
-expect_eq "a failing tool's events' keys, exactly" "kind layer line message op reason t_ms traceback" \
+expect_eq "a failing tool's events' keys, exactly" "col kind layer line message op reason t_ms traceback" \
         "$(j '[.events[] | keys | sort | join(" ")] | unique | join("|")')"
 expect_eq "a failing tool's top-level keys" "$want" "$(j 'keys | sort | join(" ")')"
 

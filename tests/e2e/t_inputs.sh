@@ -3,6 +3,8 @@
 # all fail; the host's copy is unchanged). Control: the same tool on the host, over a
 # scratch ./inputs, does every one of those writes. anvilctl refuses two inputs with the same
 # name and a name starting with '.' (exit 2, one line).
+# Against the supervisor with the Python layers off (bare_json, a test build's mode): what is
+# checked here is the jail's kernel layers, which must hold without the pre-check and audit hook.
 . "$(dirname "$0")/lib.sh"
 
 # Binary input with every byte value (NUL, invalid UTF-8, CR, LF), and the sample CSV.
@@ -32,7 +34,7 @@ for what, attempt in attempts:
     except OSError as e:
         print(f"REFUSED {what}: {type(e).__name__}: {e}")
 PY
-run_json "$T/inputs.py" --input "$T/blob.bin" --input "$T/sales.csv"
+bare_json "$T/inputs.py" --input "$T/blob.bin" --input "$T/sales.csv"
 expect_eq status ok "$(j .status)"
 for f in blob.bin sales.csv; do
         expect_eq "$f as the tool read it (size, sha256)" \
@@ -75,8 +77,8 @@ expect_match "two inputs named data.csv: the message" "data\.csv" "$(cat "$T/err
 usage_refused "an input named .hidden.csv" "$T/inputs.py" --input "$T/.hidden.csv"
 expect_match "an input named .hidden.csv: the message" "\.hidden\.csv" "$(cat "$T/err")"
 # Control: each of those files alone is accepted.
-run_json "$T/inputs.py" --input "$T/a/data.csv"
+bare_json "$T/inputs.py" --input "$T/a/data.csv"
 expect_eq "control: one data.csv" "SHA data.csv 4 $(sha256sum "$T/a/data.csv" | cut -d' ' -f1)" "$(j .stdout | grep '^SHA')"
 cp "$T/.hidden.csv" "$T/visible.csv"
-run_json "$T/inputs.py" --input "$T/visible.csv"
+bare_json "$T/inputs.py" --input "$T/visible.csv"
 expect_eq "control: the same file named visible.csv" ok "$(j .status)"

@@ -1,6 +1,8 @@
 # The runner (anvil-py): the tool runs as __main__ from a code object named <tool>, with
 # stdin on /dev/null, only fds 0-3, no bytecode written, and matplotlib's font cache the
 # supervisor built, read-only; and the jail as the tool sees it.
+# Against the supervisor with the Python layers off (bare_json, a test build's mode): what is
+# checked here is the jail's kernel layers, which must hold without the pre-check and audit hook.
 . "$(dirname "$0")/lib.sh"
 tool inside.py <<'PY'
 import os, sys, socket
@@ -21,7 +23,7 @@ status = dict(l.split(":\t", 1) for l in open("/proc/self/status").read().splitl
 print("caps", status["CapEff"].strip(), status["CapBnd"].strip(), "nnp", status["NoNewPrivs"].strip())
 print("net", sorted(l.split(":")[0].strip() for l in open("/proc/net/dev").readlines()[2:]))
 PY
-run_json "$T/inside.py"
+bare_json "$T/inside.py"
 expect_eq status ok "$(j .status)"
 out=$(j .stdout)
 line() { grep "^$1 " <<<"$out"; }

@@ -3,6 +3,8 @@
 # /proc/1/environ, not in any /proc/*/environ or /proc/*/cmdline the tool can find, not in
 # a file under /etc, /tmp, /work, /anvil; and the tool's environment is exactly the
 # eight fixed variables. Control: the secret IS in both daemons' /proc/PID/environ on the host.
+# Against the supervisor with the Python layers off (bare_json, a test build's mode): what is
+# checked here is the jail's kernel layers, which must hold without the pre-check and audit hook.
 . "$(dirname "$0")/lib.sh"
 
 [ -n "${ANVIL_E2E_SECRET:-}" ] || fail "ANVIL_E2E_SECRET is not set (run through tests/run.sh)"
@@ -55,7 +57,7 @@ for top in ["/etc", "/tmp", "/work", "/anvil"]:
                         print(f"LEAKED {line[:200]}")
 print(f"SCANNED {n} files")
 PY
-run_json "$T/env.py"
+bare_json "$T/env.py"
 expect_eq status ok "$(j .status)"
 
 # The environment, verbatim (sorted by name, as the tool printed it).
@@ -91,7 +93,7 @@ echo "ok: the secret is nowhere in the result ($(wc -c <"$T/result.json") bytes)
 # Control: the same tool and checks, with the secret planted in the jail as an input file:
 # the scan finds it, and so does the check on the result.
 printf '%s\n' "$ANVIL_E2E_SECRET" >"$T/plant.txt"
-run_json "$T/env.py" --input "$T/plant.txt"
+bare_json "$T/env.py" --input "$T/plant.txt"
 expect_eq "control: the scan finds a planted secret" "FOUND in /work/inputs/plant.txt" "$(j .stdout | grep '^FOUND')"
 expect_eq "control: the tool prints what it found" "LEAKED $ANVIL_E2E_SECRET" "$(j .stdout | grep '^LEAKED')"
 grep -qF "$ANVIL_E2E_SECRET" "$T/result.json" || fail "control: the secret in the tool's output is not found in the result"

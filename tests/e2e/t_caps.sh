@@ -1,0 +1,70 @@
+# Capabilities (DESIGN §7): granted = requested ∩ approved ∩ server policy. anvilctl --cap asks
+# for one and approves it (the user at the command line decides); the server's policy then
+# says why it is not granted, on the record. A denied capability lets the tool run and fail
+# visibly at the operation: a connect to a listener on the host's loopback is refused by the
+# audit hook and the listener counts no connection. Control: a connection from the host is
+# counted.
+. "$(dirname "$0")/lib.sh"
+cat >"$T/listen.py" <<'PY'
+import socket, sys
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+print(s.getsockname()[1], flush=True)
+n = 0
+s.settimeout(0.2)
+with open(sys.argv[1], "w") as f:
+    f.write("0")
+while True:
+    try:
+        c, _ = s.accept(); c.close(); n += 1
+        with open(sys.argv[1], "w") as f:
+            f.write(str(n))
+    except socket.timeout:
+        pass
+PY
+$PY -I "$T/listen.py" "$T/count" >"$T/port" &
+LPID=$!
+trap 'kill $LPID 2>/dev/null; wait $LPID 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 50); do [ -s "$T/port" ] && [ -s "$T/count" ] && break; sleep 0.1; done
+PORT=$(cat "$T/port")
+
+# socket is reached through a module that imported it itself (the pre-check sees no import
+# of socket, and an import of socket by tool code would be refused at runtime).
+tool connect.py <<PY
+import logging.handlers
+s = logging.handlers.socket.socket()
+try:
+    s.connect(("127.0.0.1", $PORT))
+    print("connected")
+except PermissionError as e:
+    print(type(e).__name__, e)
+PY
+run_json "$T/connect.py" --cap network
+expect_eq status ok "$(j .status)"
+expect_eq "requested" network "$(j '.capabilities.requested | join(",")')"
+expect_eq "granted" "" "$(j '.capabilities.granted | join(",")')"
+expect_eq "denied" network "$(j '.capabilities.denied | join(",")')"
+expect_eq "the server's reason, on the record" \
+        "capability network denied: the server grants no network until egress through the broker exists" \
+        "$(j '.events[] | select(.kind == "capability_denied") | .message')"
+expect_eq "the refusal at the operation" \
+        "blocked at runtime: socket.connect (network denied by policy (capability not granted))" \
+        "$(j '.events[] | select(.layer == "audit") | .message')"
+expect_eq "what the tool saw" \
+        "SandboxBlocked blocked at runtime: socket.connect (network denied by policy (capability not granted))" "$(j .stdout)"
+sleep 0.5
+expect_eq "connections the listener counted" 0 "$(cat "$T/count")"
+# Control: from the host, the same listener counts a connection.
+$PY -I -c "import socket; socket.create_connection(('127.0.0.1', $PORT)).close()"
+for _ in $(seq 20); do [ "$(cat "$T/count")" = 1 ] && break; sleep 0.1; done
+expect_eq "control: a connection from the host is counted" 1 "$(cat "$T/count")"
+
+tool noop.py <<<'print("ran")'
+run_json "$T/noop.py" --cap process
+expect_eq "process: never grantable" "capability process denied: never grantable" \
+        "$(j '.events[] | select(.kind == "capability_denied") | .message')"
+expect_eq "process: the tool still ran" ran "$(j .stdout)"
+run_json "$T/noop.py" --cap gpu
+expect_eq "an unknown capability" "capability gpu denied: unknown capability" \
+        "$(j '.events[] | select(.kind == "capability_denied") | .message')"
+run_json "$T/noop.py"
+expect_eq "nothing requested: nothing decided" 0 "$(j '[.events[] | select(.layer == "policy")] | length')"
