@@ -72,6 +72,8 @@ void pol_roots_display(const struct pol_roots *roots, bool write, char *buf, siz
         const char *const *list = write ? roots->write : roots->read;
         size_t count = write ? roots->n_write : roots->n_read;
         size_t o = 0;
+        if (!size)
+                return; /* not even room for the terminator */
         buf[0] = 0;
         size_t wl = roots->workdir ? strlen(roots->workdir) : 0;
         for (size_t i = 0; i < count && o < size; i++) {

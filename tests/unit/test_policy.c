@@ -1,6 +1,6 @@
 /* Unit tests for lib/utf8.c and policy/: UTF-8 validation and repair, the limits a run may ask
  * for (each bound both ways, with the exact error naming the field), input file names, and
- * every reason string of the catalog, verbatim. */
+ * every reason string and every why of the catalog, verbatim. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +286,27 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_REFUSED_NOT_IN_FORCE:
                 pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
                 return;
+        case POL_PRECHECK_BLOCKED:
+                pol_reason(buf, size, r, "import socket", pol_why_text(POL_WHY_NETWORK));
+                return;
+        case POL_PRECHECK_READ_PATH:
+                pol_reason(buf, size, r, "/etc/passwd", "./inputs, ./artifacts");
+                return;
+        case POL_PRECHECK_WRITE_PATH:
+                pol_reason(buf, size, r, "./artifacts/../outside.txt", "./artifacts");
+                return;
+        case POL_RUNTIME_BLOCKED:
+                pol_reason(buf, size, r, "socket.connect", pol_why_text(POL_WHY_NETWORK_CAP));
+                return;
+        case POL_RUNTIME_DROPPED:
+                pol_reason(buf, size, r, 17ULL, 200U);
+                return;
+        case POL_CAP_DENIED:
+                pol_reason(buf, size, r, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
+                return;
+        case POL_CAP_GRANTED:
+                pol_reason(buf, size, r, "network");
+                return;
         case _POL_REASON_MAX:
                 break;
         }
@@ -305,6 +326,15 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
                                        "field is missing); later events ignored",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
+        [POL_PRECHECK_BLOCKED] = "blocked: import socket (network denied by policy)",
+        [POL_PRECHECK_READ_PATH] = "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",
+        [POL_PRECHECK_WRITE_PATH] = "blocked: write path './artifacts/../outside.txt' outside ALLOWED_WRITE_PATHS "
+                                    "(./artifacts)",
+        [POL_RUNTIME_BLOCKED] = "blocked at runtime: socket.connect (network denied by policy (capability not granted))",
+        [POL_RUNTIME_DROPPED] = "17 more refusals at runtime were not recorded (limit of 200)",
+        [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
+                           "exists",
+        [POL_CAP_GRANTED] = "capability network granted",
 };
 
 static void test_reasons_catalog(void **state)
@@ -328,6 +358,110 @@ static void test_reasons_catalog(void **state)
         assert_string_equal(small, "killed:"); /* cut, and terminated */
 }
 
+/* The two halves of a refusal as the tool sees them (DESIGN §5): the op and its why, through
+ * the reason that carries them. Each why of the catalog appears at least once. */
+static const struct {
+        enum pol_reason reason;
+        const char *op;
+        enum pol_why why;
+        const char *expected;
+} blocked_cases[] = {
+        { POL_PRECHECK_BLOCKED, "import socket", POL_WHY_NETWORK, "blocked: import socket (network denied by policy)" },
+        { POL_PRECHECK_BLOCKED, "os.fork", POL_WHY_PROCESS, "blocked: os.fork (process creation denied by policy)" },
+        { POL_PRECHECK_BLOCKED, "eval", POL_WHY_DYNAMIC, "blocked: eval (dynamic code execution denied by policy)" },
+        { POL_PRECHECK_BLOCKED, "attribute __subclasses__", POL_WHY_INTROSPECTION,
+          "blocked: attribute __subclasses__ (introspection denied by policy)" },
+        { POL_PRECHECK_BLOCKED, "os.kill", POL_WHY_SIGNAL,
+          "blocked: os.kill (signals to other processes denied by policy)" },
+        { POL_RUNTIME_BLOCKED, "socket.connect", POL_WHY_NETWORK_CAP,
+          "blocked at runtime: socket.connect (network denied by policy (capability not granted))" },
+        { POL_RUNTIME_BLOCKED, "open('/etc/passwd', 'r')", POL_WHY_READ,
+          "blocked at runtime: open('/etc/passwd', 'r') (read outside ALLOWED_READ_PATHS)" },
+        { POL_RUNTIME_BLOCKED, "open('/work/outside.txt', 'w')", POL_WHY_WRITE,
+          "blocked at runtime: open('/work/outside.txt', 'w') (write outside ALLOWED_WRITE_PATHS)" },
+        { POL_RUNTIME_BLOCKED, "os.fork", POL_WHY_PROCESS, "blocked at runtime: os.fork (process creation denied by policy)" },
+        { POL_RUNTIME_BLOCKED, "import ctypes", POL_WHY_NATIVE,
+          "blocked at runtime: import ctypes (native code denied by policy)" },
+        { POL_RUNTIME_BLOCKED, "pickle.find_class('os', 'system')", POL_WHY_UNPICKLE,
+          "blocked at runtime: pickle.find_class('os', 'system') (code execution through unpickling denied by policy)" },
+        { POL_RUNTIME_BLOCKED, "os.symlink('/etc', '/work/artifacts/etc')", POL_WHY_LINK,
+          "blocked at runtime: os.symlink('/etc', '/work/artifacts/etc') (link pointing outside the jail's roots)" },
+        { POL_CAP_DENIED, "process", POL_WHY_CAP_NEVER, "capability process denied: never grantable" },
+        { POL_CAP_DENIED, "network", POL_WHY_CAP_NOT_APPROVED, "capability network denied: not approved" },
+        { POL_CAP_DENIED, "gpu", POL_WHY_CAP_UNKNOWN, "capability gpu denied: unknown capability" },
+};
+
+static void test_reasons_blocked(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(blocked_cases); i++) {
+                char buf[512];
+                pol_reason(buf, sizeof(buf), blocked_cases[i].reason, blocked_cases[i].op,
+                           pol_why_text(blocked_cases[i].why));
+                assert_string_equal(buf, blocked_cases[i].expected);
+        }
+}
+
+/* ---- the whys ---- */
+
+/* Every why, verbatim. The switch has no default: a why added to POL_WHYS without a case here
+ * is a -Wswitch warning, and a test failure. */
+static const char *why_expected(enum pol_why w)
+{
+        switch (w) {
+        case POL_WHY_NONE:
+                return "allowed";
+        case POL_WHY_NETWORK:
+                return "network denied by policy";
+        case POL_WHY_NETWORK_CAP:
+                return "network denied by policy (capability not granted)";
+        case POL_WHY_PROCESS:
+                return "process creation denied by policy";
+        case POL_WHY_SIGNAL:
+                return "signals to other processes denied by policy";
+        case POL_WHY_DYNAMIC:
+                return "dynamic code execution denied by policy";
+        case POL_WHY_INTROSPECTION:
+                return "introspection denied by policy";
+        case POL_WHY_NATIVE:
+                return "native code denied by policy";
+        case POL_WHY_UNPICKLE:
+                return "code execution through unpickling denied by policy";
+        case POL_WHY_READ:
+                return "read outside ALLOWED_READ_PATHS";
+        case POL_WHY_WRITE:
+                return "write outside ALLOWED_WRITE_PATHS";
+        case POL_WHY_LINK:
+                return "link pointing outside the jail's roots";
+        case POL_WHY_CAP_NO_EGRESS:
+                return "the server grants no network until egress through the broker exists";
+        case POL_WHY_CAP_NEVER:
+                return "never grantable";
+        case POL_WHY_CAP_NOT_APPROVED:
+                return "not approved";
+        case POL_WHY_CAP_UNKNOWN:
+                return "unknown capability";
+        case _POL_WHY_MAX:
+                break;
+        }
+        return NULL;
+}
+
+static void test_whys_catalog(void **state)
+{
+        (void)state;
+        for (unsigned w = 0; w < _POL_WHY_MAX; w++) {
+                const char *want = why_expected((enum pol_why)w);
+                if (!want)
+                        fail_msg("why %u (\"%s\") has no expected text in this test", w, pol_why_text((enum pol_why)w));
+                assert_string_equal(pol_why_text((enum pol_why)w), want);
+                for (unsigned q = 0; q < w; q++)
+                        assert_string_not_equal(pol_why_text((enum pol_why)w), pol_why_text((enum pol_why)q));
+        }
+        assert_string_equal(pol_why_text(_POL_WHY_MAX), "unknown");
+        assert_string_equal(pol_why_text((enum pol_why)-1), "unknown");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -337,6 +471,8 @@ int main(void)
                 cmocka_unit_test(test_limits_bounds),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_reasons_catalog),
+                cmocka_unit_test(test_reasons_blocked),
+                cmocka_unit_test(test_whys_catalog),
         };
         return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }
