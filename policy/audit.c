@@ -13,7 +13,8 @@
  *     makes a socketpair for itself).
  *   writes outside the write roots (open for writing, mkdir, remove, rename, chmod, ...):
  *     whoever asks: pandas' to_csv writes for the tool.
- *   links out of the roots, and unpickling globals that execute code: whoever asks.
+ *   links out of the roots, unpickling globals that execute code, and SQLite extensions
+ *     (native code loaded into the interpreter): whoever asks.
  * Which are decided by who asks (tool code, or a library it called):
  *   imports (socket from a tool is refused; numpy importing ctypes is not), ctypes (numpy
  *   loads its extensions through it), reads outside the read roots (the interpreter reads
@@ -29,6 +30,7 @@
 
 /* Sorted by event name, for bsearch. */
 static const struct pol_audit_rule rules[] = {
+        RULE("code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
         RULE("compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
         RULE("ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
         RULE("ctypes.call_function", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
@@ -40,6 +42,9 @@ static const struct pol_audit_rule rules[] = {
         RULE("ctypes.string_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
         RULE("ctypes.wstring_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
         RULE("exec", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
+        RULE("gc.get_objects", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
+        RULE("gc.get_referents", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
+        RULE("gc.get_referrers", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
         RULE("import", POL_AUDIT_IMPORT, POL_WHY_NONE, POL_PASS_IMPORT),
         RULE("marshal.load", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
         RULE("marshal.loads", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
@@ -57,8 +62,10 @@ static const struct pol_audit_rule rules[] = {
         RULE("os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
         RULE("os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
@@ -76,9 +83,14 @@ static const struct pol_audit_rule rules[] = {
         RULE("socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
+        RULE("sqlite3.connect", POL_AUDIT_SQLITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("sqlite3.enable_load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, POL_PASS_NONE),
+        RULE("sqlite3.load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, POL_PASS_NONE),
         RULE("subprocess.Popen", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("sys._current_frames", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME),
         RULE("sys._getframe", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME),
+        RULE("sys.setprofile", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
+        RULE("sys.settrace", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
 };
 
 static int cmp(const void *key, const void *elem)
@@ -145,7 +157,15 @@ static const char *const unpickle_modules[] = {
         "webbrowser", "commands",   "pdb",        "bdb",        "signal",  "threading", "_thread",
         "asyncio",   "urllib",      "http",       "ftplib",     "smtplib", "telnetlib", "ssl",
         "gc",        "inspect",     "operator",   "functools",  "io",      "_io",      "pathlib",
-        "tempfile",  "glob",        "ctypes.util",
+        "tempfile",  "glob",        "_posixsubprocess", "_operator", "_imp",   "zipimport", "sqlite3",
+};
+
+/* Harmless names in the modules above: what a plain pickle of a tool's own data holds. */
+static const struct {
+        const char *module, *name;
+} unpickle_allowed[] = {
+        { "types", "SimpleNamespace" }, { "pathlib", "PosixPath" }, { "pathlib", "PurePosixPath" },
+        { "pathlib", "Path" },
 };
 
 static const char *const unpickle_builtins[] = {
@@ -161,6 +181,9 @@ bool pol_unpickle_denied(const char *module, const char *name)
                                 return true;
                 return false;
         }
+        for (size_t i = 0; i < ELEMENTSOF(unpickle_allowed); i++)
+                if (strcmp(module, unpickle_allowed[i].module) == 0 && strcmp(name, unpickle_allowed[i].name) == 0)
+                        return false;
         for (size_t i = 0; i < ELEMENTSOF(unpickle_modules); i++) {
                 size_t n = strlen(unpickle_modules[i]);
                 if (strncmp(module, unpickle_modules[i], n) == 0 && (module[n] == 0 || module[n] == '.'))

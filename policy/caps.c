@@ -45,20 +45,22 @@ static bool listed(const char *const *v, size_t n, const char *name)
 }
 
 void pol_caps_resolve(const char *const *requested, size_t n_requested, const char *const *approved,
-                      size_t n_approved, struct pol_caps *granted, enum pol_why *why)
+                      size_t n_approved, pol_cap_policy_fn server, struct pol_caps *granted, enum pol_why *why)
 {
+        if (!server)
+                server = pol_cap_server_policy;
         memset(granted, 0, sizeof(*granted));
         for (size_t i = 0; i < n_requested; i++) {
-                int c = pol_cap_from_name(requested[i]);
+                int c = requested[i] ? pol_cap_from_name(requested[i]) : -1;
                 enum pol_why w;
                 if (c < 0)
                         w = POL_WHY_CAP_UNKNOWN;
-                else if (pol_cap_server_policy((enum pol_cap)c) == POL_WHY_CAP_NEVER)
+                else if (server((enum pol_cap)c) == POL_WHY_CAP_NEVER)
                         w = POL_WHY_CAP_NEVER;
                 else if (!listed(approved, n_approved, requested[i]))
                         w = POL_WHY_CAP_NOT_APPROVED;
                 else
-                        w = pol_cap_server_policy((enum pol_cap)c);
+                        w = server((enum pol_cap)c);
                 why[i] = w;
                 if (w == POL_WHY_NONE)
                         granted->granted[c] = true;

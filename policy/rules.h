@@ -38,11 +38,13 @@ int pol_cap_from_name(const char *name);
  * process: never. network: not until egress through the broker exists. */
 enum pol_why pol_cap_server_policy(enum pol_cap c);
 
-/* granted = requested ∩ approved ∩ server policy. For the i-th requested name, why[i] is
- * POL_WHY_NONE if granted, else the first reason it was not: unknown, never grantable, not
- * approved, the server's policy. */
+typedef enum pol_why (*pol_cap_policy_fn)(enum pol_cap c);
+
+/* granted = requested ∩ approved ∩ server policy (NULL: pol_cap_server_policy). For the i-th
+ * requested name, why[i] is POL_WHY_NONE if granted, else the first reason it was not:
+ * unknown, never grantable, not approved, the server's policy. */
 void pol_caps_resolve(const char *const *requested, size_t n_requested, const char *const *approved,
-                      size_t n_approved, struct pol_caps *granted, enum pol_why *why);
+                      size_t n_approved, pol_cap_policy_fn server, struct pol_caps *granted, enum pol_why *why);
 
 /* ---- imports, calls, attributes (policy/rules.c) ---- */
 
@@ -120,7 +122,8 @@ int pol_path_resolve(const char *path, const char *cwd, pol_realpath_fn rp, void
  * /work/inputs). */
 bool pol_path_under(const char *resolved, const char *root);
 
-/* POL_WHY_NONE, POL_WHY_READ or POL_WHY_WRITE for a resolved path. */
+/* POL_WHY_NONE, POL_WHY_READ or POL_WHY_WRITE for a resolved path. The working directory
+ * itself (not what is below it) is readable: listing it shows inputs/ and artifacts/. */
 enum pol_why pol_path_verdict(const char *resolved, enum pol_access access, const struct pol_roots *roots);
 
 /* "./inputs, ./artifacts": the read or write roots as a tool sees them. */
@@ -139,6 +142,9 @@ enum pol_audit_kind {
         POL_AUDIT_DENY_TOOL, /* refused when tool code asks, allowed to libraries */
         POL_AUDIT_ATTR,      /* (obj, name): introspection attributes, by who asks */
         POL_AUDIT_UNPICKLE,  /* (module, name): globals that execute code, whoever asks */
+        POL_AUDIT_SQLITE,    /* (database): SQLite opens files itself: a write unless in the
+                                write roots, or an existing file under the read roots (SQLite
+                                then has it read-only) */
 };
 
 /* Who asks: the first frame, walking out from the innermost, that is not in one of the

@@ -631,7 +631,7 @@ static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
         struct pol_caps granted;
         enum pol_why why[PROTO_CAPS_MAX];
         pol_caps_resolve((const char *const *)req->items, req->n, (const char *const *)approved->items, approved->n,
-                         &granted, why);
+                         NULL, &granted, why);
         for (size_t i = 0; i < req->n; i++) {
                 char msg[256];
                 const char *name = req->items[i];

@@ -17,6 +17,14 @@
 
 /* ---- who asks ---- */
 
+/* Code compiled at run time from a string ("<string>", "<timeit-src>", ...) is the tool's:
+ * a library compiles strings on the tool's behalf (timeit, cProfile, code). Only CPython's
+ * frozen modules have such names and are not. */
+static bool tools_code(const char *fn)
+{
+        return strcmp(fn, TOOL_NAME) == 0 || (fn[0] == '<' && strncmp(fn, "<frozen ", 8) != 0);
+}
+
 /* True if the first frame out from the innermost that is not in one of the rule's
  * pass-through modules is the tool's own code. No frame at all: the runtime, not the tool. */
 static bool tool_asks(struct runner *r, unsigned passthrough)
@@ -32,7 +40,7 @@ static bool tool_asks(struct runner *r, unsigned passthrough)
                         PyErr_Clear();
                         break;
                 }
-                if (strcmp(fn, TOOL_NAME) == 0) {
+                if (tools_code(fn)) {
                         tool = true;
                         break;
                 }
@@ -231,6 +239,16 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                         return 0;
                 snprintf(op, sizeof(op), "attribute %s", attr);
                 return refuse(r, op, POL_WHY_INTROSPECTION);
+        }
+        case POL_AUDIT_SQLITE: {
+                if (!path_arg(arg(args, 0), p1, sizeof(p1)) || !p1[0] || strcmp(p1, ":memory:") == 0 ||
+                    (strncmp(p1, "file:", 5) == 0 && strstr(p1, "mode=memory")))
+                        return 0;
+                if (path_verdict(r, p1, POL_ACCESS_WRITE) == POL_WHY_NONE ||
+                    (access(p1, F_OK) == 0 && path_verdict(r, p1, POL_ACCESS_READ) == POL_WHY_NONE))
+                        return 0;
+                snprintf(op, sizeof(op), "sqlite3.connect('%s')", p1);
+                return refuse(r, op, POL_WHY_WRITE);
         }
         case POL_AUDIT_UNPICKLE: {
                 const char *module = str_arg(args, 0), *global = str_arg(args, 1);

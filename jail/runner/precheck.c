@@ -155,6 +155,7 @@ static char *join_literals(struct pc *pc, PyObject *call)
 }
 
 static bool dotted(struct pc *pc, PyObject *node, char *out, size_t size);
+static PyObject *call_arg(PyObject *call, int pos, const char *kw);
 
 static char *literal(struct pc *pc, PyObject *node)
 {
@@ -202,8 +203,17 @@ static char *literal(struct pc *pc, PyObject *node)
                 PyObject *func = field(node, "func");
                 char q[NAME_MAX_LEN];
                 char *s = NULL;
-                if (func && dotted(pc, func, q, sizeof(q)) && strcmp(q, "os.path.join") == 0)
-                        s = join_literals(pc, node);
+                if (func && dotted(pc, func, q, sizeof(q))) {
+                        if (strcmp(q, "os.path.join") == 0)
+                                s = join_literals(pc, node);
+                        else if (strcmp(q, "pathlib.Path") == 0 || strcmp(q, "pathlib.PosixPath") == 0 ||
+                                 strcmp(q, "pathlib.PurePath") == 0 || strcmp(q, "os.fspath") == 0) {
+                                /* open(Path('/etc/passwd')): the Path is its literal */
+                                PyObject *a = call_arg(node, 0, NULL);
+                                s = a ? literal(pc, a) : NULL;
+                                Py_XDECREF(a);
+                        }
+                }
                 Py_XDECREF(func);
                 return s;
         }

@@ -905,7 +905,7 @@ static void test_run_result_json(void **state)
                                                  "stderr_truncated", "stderr_bytes", "artifacts_dir" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
-        static const char *const ev_extra[] = { "traceback" };
+        static const char *const ev_extra[] = { "col", "traceback" };
         static const char *const artk[] = { "path", "bytes", "sha256" };
         assert_keys(j, top, ELEMENTSOF(top), top_extra, ELEMENTSOF(top_extra));
         assert_keys(json_object_get(j, "isolation"), iso, ELEMENTSOF(iso), NULL, 0);
@@ -935,8 +935,8 @@ static void test_run_result_json(void **state)
                 "\"blast_radius\":{\"limits\":{\"cpu_s\":0,\"files_bytes\":0,\"memory_mb\":0,\"output_bytes\":0,"
                 "\"pids\":0,\"wall_s\":0},\"network\":\"none\",\"processes\":\"64\",\"read\":[],\"write\":[]},"
                 "\"capabilities\":{\"denied\":[],\"granted\":[],\"requested\":[]},\"cpu_ms\":4990,"
-                "\"events\":[{\"kind\":\"print\",\"layer\":\"python\",\"line\":null,\"message\":null,\"op\":null,"
-                "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"kind\":\"kill\",\"layer\":\"supervisor\","
+                "\"events\":[{\"col\":null,\"kind\":\"print\",\"layer\":\"python\",\"line\":null,\"message\":null,\"op\":null,"
+                "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"col\":null,\"kind\":\"kill\",\"layer\":\"supervisor\","
                 "\"line\":3,\"message\":\"killed: timeout\",\"op\":\"wall clock\",\"reason\":\"timeout\","
                 "\"t_ms\":10005,\"traceback\":null}],\"exit_code\":null,\"isolation\":{\"mechanisms\":[\"userns\","
                 "\"seccomp\"],\"tier\":\"full\"},\"killed\":\"killed: timeout\",\"peak_rss_mb\":612.5,"

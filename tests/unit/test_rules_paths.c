@@ -412,6 +412,7 @@ static void test_roots_display(void **state)
 /* Every event of policy/audit.c's table, copied, in the order bsearch needs. */
 #define P_NONE POL_PASS_NONE
 static const struct pol_audit_rule audit_expected[] = {
+        { "code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
         { "ctypes.call_function", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
@@ -423,12 +424,15 @@ static const struct pol_audit_rule audit_expected[] = {
         { "ctypes.string_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
         { "ctypes.wstring_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
         { "exec", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "import", POL_AUDIT_IMPORT, NONE, POL_PASS_IMPORT, NULL },
+        { "gc.get_objects", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
+        { "gc.get_referents", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
+        { "gc.get_referrers", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
+        { "import", POL_AUDIT_IMPORT, POL_WHY_NONE, POL_PASS_IMPORT, NULL },
         { "marshal.load", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "marshal.loads", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "mmap.__new__", POL_AUDIT_MMAP, POL_WHY_READ, POL_PASS_FILES, NULL },
         { "object.__getattr__", POL_AUDIT_ATTR, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "open", POL_AUDIT_OPEN, NONE, POL_PASS_FILES, NULL },
+        { "open", POL_AUDIT_OPEN, POL_WHY_NONE, POL_PASS_FILES, NULL },
         { "os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
@@ -440,8 +444,10 @@ static const struct pol_audit_rule audit_expected[] = {
         { "os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
+        { "os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, P_NONE, NULL },
         { "os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
+        { "os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL },
         { "os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
@@ -459,9 +465,14 @@ static const struct pol_audit_rule audit_expected[] = {
         { "socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
         { "socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
         { "socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
+        { "sqlite3.connect", POL_AUDIT_SQLITE, POL_WHY_WRITE, P_NONE, NULL },
+        { "sqlite3.enable_load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL },
+        { "sqlite3.load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL },
         { "subprocess.Popen", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "sys._current_frames", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL },
         { "sys._getframe", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL },
+        { "sys.setprofile", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
+        { "sys.settrace", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
 };
 
 static void check_rule(const struct pol_audit_rule *got, const struct pol_audit_rule *want, const char *caps)
@@ -505,7 +516,7 @@ static void test_audit_table(void **state)
 /* Not ruled on: allowed (DESIGN §5: deny the operation, not the module). */
 static const char *const audit_unknown[] = {
         "os.listdir", "os.scandir", "os.chdir", "os.getxattr", "builtins.id", "builtins.input", "socket.__new__",
-        "socket.gethostname", "sys.addaudithook", "sys.excepthook", "sqlite3.connect", "time.sleep",
+        "socket.gethostname", "sys.addaudithook", "sys.excepthook", "sqlite3.enable_load_extensionx", "time.sleep",
         "object.__setattr__", "os.putenv", "glob.glob", "shutil.copyfile", "tempfile.mkstemp", "urllib.Request",
         /* near misses of the table's names, and either end of it */
         "", "a", "compil", "compilex", "zzz", "~", "sys._getframes", "sys._getfram", "os.forkx", "os.fork.", "open2",
