@@ -2,7 +2,8 @@
  * of rule applies. Events not in the table are allowed.
  *
  * Which rules are global, and why:
- *   process creation (os.fork, os.system, os.exec, os.posix_spawn, os.spawn, subprocess.Popen)
+ *   process creation (os.fork, os.system, os.exec, os.posix_spawn, os.spawn, subprocess.Popen,
+ *     and _posixsubprocess.fork_exec, which the runner wraps to audit it)
  *     and signals to other processes: refused whoever asks. These events carry no caller of
  *     interest (a fork from a library is still a fork of the jail), and nothing the data
  *     stack does in a run needs one: what it does at import (matplotlib's fc-list, platform's
@@ -30,6 +31,7 @@
 
 /* Sorted by event name, for bsearch. */
 static const struct pol_audit_rule rules[] = {
+        RULE("_posixsubprocess.fork_exec", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
         RULE("compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, POL_PASS_NONE),
         RULE("ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE),
@@ -59,12 +61,14 @@ static const struct pol_audit_rule rules[] = {
         RULE("os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
         RULE("os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
         RULE("os.link", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
+        RULE("os.listdir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES),
         RULE("os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE("os.scandir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES),
         RULE("os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),

@@ -216,9 +216,9 @@ static const struct pol_path_arg a_write_excel[] = { W(0, "excel_writer") };
 static const struct pol_path_arg a_write_path[] = { W(0, "path") };
 static const struct pol_path_arg a_src_dst[] = { R(0, "src"), W(1, "dst") };
 static const struct pol_path_arg a_both_w[] = { W(0, "src"), W(1, "dst") };
-/* SQLite opens read-write and falls back to read-only where it cannot write: judged as a
- * read (inputs/sales.db is fine); the audit hook judges what it really does. */
-static const struct pol_path_arg a_sqlite[] = { R(0, "database") };
+/* SQLite opens read-write and falls back to read-only where it cannot write: an existing file
+ * is judged as a read (inputs/sales.db is fine), a new one as a write. */
+static const struct pol_path_arg a_sqlite[] = { { 0, "database", POL_ACCESS_OPEN_OR_CREATE, -1, NULL, NULL } };
 static const struct pol_path_arg a_memmap[] = { M(0, "filename", 2, "mode", "r+") };
 static const struct pol_path_arg a_zip[] = { M(0, "file", 1, "mode", "r") };
 static const struct pol_path_arg a_tar[] = { M(0, "name", 1, "mode", "r") };

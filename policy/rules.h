@@ -67,6 +67,7 @@ enum pol_access {
         POL_ACCESS_WRITE,
         POL_ACCESS_MODE,  /* read or write by a mode string argument ("w", "a", "r+", ...) */
         POL_ACCESS_FLAGS, /* read or write by an os.open flags argument */
+        POL_ACCESS_OPEN_OR_CREATE, /* a read if the file exists, else a write (SQLite) */
 };
 
 struct pol_path_arg {
@@ -134,6 +135,7 @@ void pol_roots_display(const struct pol_roots *roots, bool write, char *buf, siz
 enum pol_audit_kind {
         POL_AUDIT_IMPORT,    /* (module, ...): the module table, by who asks */
         POL_AUDIT_OPEN,      /* (path, mode, flags): reads by who asks, writes by anyone */
+        POL_AUDIT_FS_READ,   /* (path, ...): a directory listed, by who asks */
         POL_AUDIT_FS_WRITE,  /* (path, ...): a change to the file system at path, by anyone */
         POL_AUDIT_FS_WRITE2, /* (src, dst, ...): both paths change */
         POL_AUDIT_LINK,      /* (src, dst, ...): dst is created, src is where it points */

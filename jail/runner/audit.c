@@ -17,12 +17,20 @@
 
 /* ---- who asks ---- */
 
-/* Code compiled at run time from a string ("<string>", "<timeit-src>", ...) is the tool's:
- * a library compiles strings on the tool's behalf (timeit, cProfile, code). Only CPython's
- * frozen modules have such names and are not. */
-static bool tools_code(const char *fn)
+/* The tool's own code: <tool>; code compiled at run time from a string ("<string>",
+ * "<timeit-src>", ...: a library compiles strings on the tool's behalf, timeit, cProfile,
+ * code), of which only CPython's frozen modules are not the tool's; and code loaded from
+ * where the tool can write (a module it wrote to /tmp or artifacts/ and ran). */
+static bool tools_code(struct runner *r, const char *fn)
 {
-        return strcmp(fn, TOOL_NAME) == 0 || (fn[0] == '<' && strncmp(fn, "<frozen ", 8) != 0);
+        if (strcmp(fn, TOOL_NAME) == 0 || (fn[0] == '<' && strncmp(fn, "<frozen ", 8) != 0))
+                return true;
+        /* Relative names (runpy.run_path('artifacts/m.py')) are relative to the tool's cwd. */
+        char cwd[PATH_MAX], resolved[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd)) ||
+            pol_path_resolve(fn, cwd, runner_realpath, NULL, resolved, sizeof(resolved)) < 0)
+                return false;
+        return pol_path_verdict(resolved, POL_ACCESS_WRITE, &r->roots) == POL_WHY_NONE;
 }
 
 /* True if the first frame out from the innermost that is not in one of the rule's
@@ -40,7 +48,7 @@ static bool tool_asks(struct runner *r, unsigned passthrough)
                         PyErr_Clear();
                         break;
                 }
-                if (tools_code(fn)) {
+                if (tools_code(r, fn)) {
                         tool = true;
                         break;
                 }
@@ -160,6 +168,14 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                         return 0;
                 snprintf(op, sizeof(op), "import %s", module);
                 return refuse(r, op, w);
+        }
+        case POL_AUDIT_FS_READ: {
+                if (!path_arg(arg(args, 0), p1, sizeof(p1)) || !tool_asks(r, rule->passthrough))
+                        return 0;
+                if (path_verdict(r, p1, POL_ACCESS_READ) == POL_WHY_NONE)
+                        return 0;
+                snprintf(op, sizeof(op), "%s('%s')", event, p1);
+                return refuse(r, op, POL_WHY_READ);
         }
         case POL_AUDIT_OPEN: {
                 if (!path_arg(arg(args, 0), p1, sizeof(p1)))
@@ -281,6 +297,37 @@ int audit_install(struct runner *r)
         return PySys_AddAuditHook(hook, r) == 0 ? 0 : -1;
 }
 
+/* _posixsubprocess.fork_exec starts a process and raises no audit event of its own
+ * (subprocess.Popen raises one before it; the tool can call it directly): it is replaced by
+ * this wrapper, which raises one, before any tool code runs. The original is held here only. */
+static PyObject *fork_exec_original;
+
+static PyObject *fork_exec_audited(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+        (void)self;
+        if (PySys_Audit("_posixsubprocess.fork_exec", NULL) < 0)
+                return NULL;
+        return PyObject_Vectorcall(fork_exec_original, args, (size_t)nargs, NULL);
+}
+
+static PyMethodDef fork_exec_def = { "fork_exec", (PyCFunction)(void (*)(void))fork_exec_audited, METH_FASTCALL,
+                                     "fork_exec, audited by Anvil" };
+
+static int audit_fork_exec(void)
+{
+        PyObject *m = PyImport_ImportModule("_posixsubprocess");
+        if (!m) {
+                PyErr_Clear();
+                return 0; /* not built: nothing to wrap */
+        }
+        fork_exec_original = PyObject_GetAttrString(m, "fork_exec");
+        PyObject *w = fork_exec_original ? PyCFunction_New(&fork_exec_def, NULL) : NULL;
+        int rc = w ? PyObject_SetAttrString(m, "fork_exec", w) : -1;
+        Py_XDECREF(w);
+        Py_DECREF(m);
+        return rc;
+}
+
 int audit_arm(struct runner *r)
 {
         PyObject *os = PyImport_ImportModule("os");
@@ -297,6 +344,10 @@ int audit_arm(struct runner *r)
         PyErr_Clear();
         if (!r->stdlib[0])
                 snprintf(r->stdlib, sizeof(r->stdlib), "/usr/lib/python%d.%d", PY_MAJOR_VERSION, PY_MINOR_VERSION);
+        if (audit_fork_exec() < 0) {
+                PyErr_Print();
+                return -1;
+        }
         r->sandbox_blocked = PyErr_NewExceptionWithDoc(
                 "anvil.SandboxBlocked",
                 "An operation the sandbox's policy refuses. The refusal is on the run's record whether or not it is caught.",

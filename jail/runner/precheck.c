@@ -13,6 +13,7 @@
 #include "jail/runner/runner.h"
 
 #include <string.h>
+#include <unistd.h>
 
 #include "lib/cleanup.h"
 
@@ -388,6 +389,7 @@ static void check_path_args(struct pc *pc, PyObject *call, const struct pol_path
                 const struct pol_path_arg *a = &args[i];
                 bool write = a->access == POL_ACCESS_WRITE ||
                              ((a->access == POL_ACCESS_MODE || a->access == POL_ACCESS_FLAGS) && call_writes(pc, call, a));
+                bool or_create = a->access == POL_ACCESS_OPEN_OR_CREATE;
                 if (a->pos < 0 && !a->kw) { /* the object's own path */
                         if (self_path)
                                 check_path(pc, call, self_path, write);
@@ -399,7 +401,12 @@ static void check_path_args(struct pc *pc, PyObject *call, const struct pol_path
                 char *c[16];
                 size_t k = candidates(pc, arg, c, 16);
                 for (size_t j = 0; j < k; j++) {
-                        check_path(pc, call, c[j], write);
+                        char cand[PATH_MAX];
+                        bool w = write;
+                        if (or_create)
+                                w = pol_path_resolve(c[j], pc->r->workdir, runner_realpath, NULL, cand, sizeof(cand)) < 0 ||
+                                    access(cand, F_OK) < 0;
+                        check_path(pc, call, c[j], w);
                         free(c[j]);
                 }
                 Py_DECREF(arg);

@@ -389,7 +389,7 @@ static const struct path_case path_cases[] = {
         { "shutil.copytree", FUNC, 2, { R(0, "src"), W(1, "dst") } },
         { "shutil.move", FUNC, 2, { W(0, "src"), W(1, "dst") } },
         { "shutil.rmtree", FUNC, 1, { W(0, "path") } },
-        { "sqlite3.connect", FUNC, 1, { R(0, "database") } }, /* SQLite falls back to read-only */
+        { "sqlite3.connect", FUNC, 1, { { 0, "database", POL_ACCESS_OPEN_OR_CREATE, -1, NULL, NULL } } }, /* read if it exists */
         { "zipfile.ZipFile", FUNC, 1, { M(0, "file", 1, "mode", "r") } },
         { "tarfile.open", FUNC, 1, { M(0, "name", 1, "mode", "r") } },
         { "pandas.read_csv", FUNC, 1, { R(0, "filepath_or_buffer") } },
@@ -502,6 +502,8 @@ static const char *access_name(enum pol_access a)
                 return "mode";
         case POL_ACCESS_FLAGS:
                 return "flags";
+        case POL_ACCESS_OPEN_OR_CREATE:
+                return "open-or-create";
         }
         return "?";
 }

@@ -412,6 +412,7 @@ static void test_roots_display(void **state)
 /* Every event of policy/audit.c's table, copied, in the order bsearch needs. */
 #define P_NONE POL_PASS_NONE
 static const struct pol_audit_rule audit_expected[] = {
+        { "_posixsubprocess.fork_exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
         { "ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
@@ -441,12 +442,14 @@ static const struct pol_audit_rule audit_expected[] = {
         { "os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL },
         { "os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL },
         { "os.link", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL },
+        { "os.listdir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL },
         { "os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, P_NONE, NULL },
         { "os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
+        { "os.scandir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL },
         { "os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
         { "os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
         { "os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL },
@@ -515,7 +518,7 @@ static void test_audit_table(void **state)
 
 /* Not ruled on: allowed (DESIGN §5: deny the operation, not the module). */
 static const char *const audit_unknown[] = {
-        "os.listdir", "os.scandir", "os.chdir", "os.getxattr", "builtins.id", "builtins.input", "socket.__new__",
+        "os.listdirx", "os.chdir", "os.getxattr", "builtins.id", "builtins.input", "socket.__new__",
         "socket.gethostname", "sys.addaudithook", "sys.excepthook", "sqlite3.enable_load_extensionx", "time.sleep",
         "object.__setattr__", "os.putenv", "glob.glob", "shutil.copyfile", "tempfile.mkstemp", "urllib.Request",
         /* near misses of the table's names, and either end of it */
