@@ -27,7 +27,8 @@
 #include "lib/cleanup.h"
 #include "policy/rules.h"
 
-#define RULE(ev, kind, why, pass) { ev, kind, why, pass, NULL }
+#define RULE(ev, kind, why, pass) { ev, kind, why, pass, NULL, { -1, -1 } }
+#define RULE_AT(ev, kind, why, pass, d1, d2) { ev, kind, why, pass, NULL, { d1, d2 } }
 
 /* Sorted by event name, for bsearch. */
 static const struct pol_audit_rule rules[] = {
@@ -53,31 +54,31 @@ static const struct pol_audit_rule rules[] = {
         RULE("mmap.__new__", POL_AUDIT_MMAP, POL_WHY_READ, POL_PASS_FILES),
         RULE("object.__getattr__", POL_AUDIT_ATTR, POL_WHY_INTROSPECTION, POL_PASS_NONE),
         RULE("open", POL_AUDIT_OPEN, POL_WHY_NONE, POL_PASS_FILES),
-        RULE("os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
-        RULE("os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 2, -1),
+        RULE_AT("os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 3, -1),
         RULE("os.exec", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.fork", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.forkpty", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
         RULE("os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
-        RULE("os.link", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
+        RULE_AT("os.link", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE, 2, 3),
         RULE("os.listdir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES),
-        RULE("os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 2, -1),
         RULE("os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
-        RULE("os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 1, -1),
         RULE("os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
-        RULE("os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, POL_PASS_NONE),
-        RULE("os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, POL_PASS_NONE, 2, 3),
+        RULE_AT("os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 1, -1),
         RULE("os.scandir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES),
         RULE("os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
         RULE("os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
-        RULE("os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE),
+        RULE_AT("os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, POL_PASS_NONE, -1, 2),
         RULE("os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE("os.truncate", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
-        RULE("os.utime", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("os.utime", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 3, -1),
         RULE("pickle.find_class", POL_AUDIT_UNPICKLE, POL_WHY_UNPICKLE, POL_PASS_NONE),
         RULE("pty.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
-        RULE("shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE),
+        RULE_AT("shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 1, -1),
         RULE("signal.pthread_kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
         RULE("socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.connect", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
@@ -172,19 +173,52 @@ static const struct {
         { "pathlib", "Path" },
 };
 
+/* Not getattr: Python 3.11 pickles every Enum member as getattr(EnumClass, 'NAME'), so a
+ * tool's own pickle of a dataclass with an Enum field needs it. What getattr can then reach
+ * from an allowed global still meets the audit hook when it acts: os.system and its kin are
+ * refused wherever they are called from, and a read or write is judged as the tool's (the
+ * unpickler is C: the innermost frame is the tool's). */
 static const char *const unpickle_builtins[] = {
-        "eval", "exec", "compile", "__import__", "getattr", "setattr", "delattr", "open",
+        "eval", "exec", "compile", "__import__", "setattr", "delattr", "open",
         "input", "breakpoint", "globals", "locals", "vars", "__builtins__",
 };
 
+static bool in_list(const char *s, size_t n, const char *const *list, size_t count)
+{
+        for (size_t i = 0; i < count; i++)
+                if (strlen(list[i]) == n && strncmp(s, list[i], n) == 0)
+                        return true;
+        return false;
+}
+
+/* A protocol 4 name may be dotted ("Outer.Inner"), and the unpickler follows it with
+ * getattr from the module: find_class('pandas.io.common', 'os.system') is os.system, and
+ * find_class('pandas.io.common', 'os') the os module. A component that names a denied
+ * module or builtin, or any dunder ('__globals__'), is refused, whatever the module; a
+ * class's (or a nested class's) qualified name has none of them (Cython's
+ * __pyx_unpickle_X is no dunder). */
+static bool unpickle_name_denied(const char *name)
+{
+        const char *p = name;
+        for (;;) {
+                const char *dot = strchr(p, '.');
+                size_t n = dot ? (size_t)(dot - p) : strlen(p);
+                if ((n >= 4 && p[0] == '_' && p[1] == '_' && p[n - 1] == '_' && p[n - 2] == '_') ||
+                    in_list(p, n, unpickle_modules, ELEMENTSOF(unpickle_modules)) ||
+                    in_list(p, n, unpickle_builtins, ELEMENTSOF(unpickle_builtins)))
+                        return true;
+                if (!dot)
+                        return false;
+                p = dot + 1;
+        }
+}
+
 bool pol_unpickle_denied(const char *module, const char *name)
 {
-        if (strcmp(module, "builtins") == 0 || strcmp(module, "__builtin__") == 0) {
-                for (size_t i = 0; i < ELEMENTSOF(unpickle_builtins); i++)
-                        if (strcmp(name, unpickle_builtins[i]) == 0)
-                                return true;
+        if (unpickle_name_denied(name))
+                return true;
+        if (strcmp(module, "builtins") == 0 || strcmp(module, "__builtin__") == 0)
                 return false;
-        }
         for (size_t i = 0; i < ELEMENTSOF(unpickle_allowed); i++)
                 if (strcmp(module, unpickle_allowed[i].module) == 0 && strcmp(name, unpickle_allowed[i].name) == 0)
                         return false;

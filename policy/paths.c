@@ -61,6 +61,8 @@ enum pol_why pol_path_verdict(const char *resolved, enum pol_access access, cons
         bool write = access == POL_ACCESS_WRITE;
         if (!write && roots->workdir && strcmp(resolved, roots->workdir) == 0)
                 return POL_WHY_NONE;
+        if (!write && roots->system && pol_path_under(resolved, roots->system))
+                return POL_WHY_NONE;
         const char *const *list = write ? roots->write : roots->read;
         size_t count = write ? roots->n_write : roots->n_read;
         for (size_t i = 0; i < count; i++)

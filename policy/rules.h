@@ -107,7 +107,16 @@ struct pol_roots {
         const char *write[POL_ROOTS_MAX];
         size_t n_write;
         const char *scratch; /* may be NULL */
+        /* Read-only system data besides the roots (POL_SYSTEM_READ_ROOT), not named in
+         * messages either; may be NULL. */
+        const char *system;
 };
+
+/* Debian's /usr: the interpreter, its libraries and the data they use (time zones under
+ * /usr/share/zoneinfo, which the C zoneinfo module opens on the tool's behalf from the tool's
+ * own frame). The jail binds it read-only and libraries read it freely already; refusing the
+ * tool itself a read of it would refuse legitimate code and protect nothing. */
+#define POL_SYSTEM_READ_ROOT "/usr"
 
 /* A realpath(3) for paths that exist: 0 and the canonical path in out, or -errno. The
  * pre-check passes the real one; tests pass a table. */
@@ -124,7 +133,8 @@ int pol_path_resolve(const char *path, const char *cwd, pol_realpath_fn rp, void
 bool pol_path_under(const char *resolved, const char *root);
 
 /* POL_WHY_NONE, POL_WHY_READ or POL_WHY_WRITE for a resolved path. The working directory
- * itself (not what is below it) is readable: listing it shows inputs/ and artifacts/. */
+ * itself (not what is below it) is readable: listing it shows inputs/ and artifacts/; so is
+ * the system root, read-only. */
 enum pol_why pol_path_verdict(const char *resolved, enum pol_access access, const struct pol_roots *roots);
 
 /* "./inputs, ./artifacts": the read or write roots as a tool sees them. */
@@ -166,6 +176,10 @@ struct pol_audit_rule {
         enum pol_why why; /* for DENY and DENY_TOOL */
         unsigned passthrough;
         const char *op; /* the operation as shown in a message; NULL: the event name */
+        /* Where the event's dir_fd arguments are, for its first and second path (-1: none):
+         * a relative path with a dir_fd is relative to that directory, not to the cwd
+         * (shutil.rmtree and tempfile remove with os.unlink(name, dir_fd=...)). */
+        signed char dir_fd[2];
 };
 
 /* The rule for an audit event, or NULL: not ruled on, allowed. */

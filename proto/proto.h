@@ -232,6 +232,7 @@ struct proto_run_spec {
         char *scratch;                        /* the private /tmp: read and written besides */
         struct proto_strv capabilities_granted;
         char *platform_processor;             /* `uname -p`, run outside the jail (pre-warm) */
+        char *platform_file;                  /* `file -b` of the interpreter, likewise */
         bool test_no_python_layers;           /* test builds only: no pre-check, no audit hook */
 };
 

@@ -4,12 +4,17 @@
  *   matplotlib's font cache: building it means a fork of fc-list and writes. Built by
  *     Debian's python3, then handed to root and bound read-only into every jail.
  *   platform's processor: pandas asks platform.uname() at import, and platform runs
- *     `uname -p` for it. Run here once; the runner puts the answer where platform caches it. */
+ *     `uname -p` for it. Run here once; the runner puts the answer where platform caches it.
+ *   platform.architecture() runs `file -b` on the interpreter. Run here once on Debian's
+ *     python3; the runner answers platform's _syscmd_file with it. No `file` installed: the
+ *     answer is "", as platform's own is on such a host. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -46,25 +51,58 @@ static int builder_run(struct sup_server *srv, const char *path, char *const arg
 
 static char *const builder_env[] = { "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 
-int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err)
+/* Runs argv as the builder and reads what it prints, up to size - 1 bytes, into buf. */
+static int builder_output(struct sup_server *srv, const char *path, char *const argv[], char *const env[], char *buf,
+                          size_t size, int *status, struct anvil_err *err)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return anvil_err_sys(err, errno, "Failed to create a pipe");
-        char *const argv[] = { "uname", "-p", NULL };
-        int status, r = builder_run(srv, "/usr/bin/uname", argv, builder_env, p[1], &status, err);
+        /* The pipe holds 64 KiB: the commands run here print a line. */
+        int r = builder_run(srv, path, argv, env, p[1], status, err);
         (void)close(p[1]);
-        char buf[256] = "";
-        ssize_t n = r < 0 ? -1 : read(p[0], buf, sizeof(buf) - 1);
+        size_t got = 0;
+        while (r >= 0 && got < size - 1) {
+                ssize_t n = read(p[0], buf + got, size - 1 - got);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                got += (size_t)n;
+        }
+        buf[got] = 0;
         (void)close(p[0]);
+        return r;
+}
+
+int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err)
+{
+        char *const argv[] = { "uname", "-p", NULL };
+        char buf[256];
+        int status, r = builder_output(srv, "/usr/bin/uname", argv, builder_env, buf, sizeof(buf), &status, err);
         if (r < 0)
                 return r;
-        if (n < 0 || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
                 return anvil_err_set(err, EIO, "/usr/bin/uname -p failed (status %d)", status);
-        buf[n] = 0;
         buf[strcspn(buf, "\n")] = 0;
         /* As platform does: "unknown" is blank. */
         snprintf(srv->platform_processor, sizeof(srv->platform_processor), "%s", strcmp(buf, "unknown") ? buf : "");
+        /* As platform's _syscmd_file does: LC_ALL=C, the interpreter's real path, the output
+         * kept whole (trailing newline and all) for platform to parse. */
+        char python[PATH_MAX];
+        if (!realpath("/usr/bin/python3", python))
+                return anvil_err_sys(err, errno, "Failed to resolve /usr/bin/python3");
+        char *const fargv[] = { "file", "-b", python, NULL };
+        char *const fenv[] = { "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
+        srv->platform_file[0] = 0;
+        if (access("/usr/bin/file", X_OK) == 0) {
+                r = builder_output(srv, "/usr/bin/file", fargv, fenv, srv->platform_file, sizeof(srv->platform_file),
+                                   &status, err);
+                if (r < 0)
+                        return r;
+                if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+                        srv->platform_file[0] = 0; /* as platform: a failed `file` is no answer */
+        }
         srv->have_platform_processor = true;
         return 0;
 }

@@ -497,6 +497,7 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->scratch = JAIL_TMP;
         s->capabilities_granted = run->caps_granted;
         s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
+        s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;
         s->test_no_python_layers = run->srv->cfg.test_no_python_layers;
         uint8_t *buf;
         size_t len;

@@ -76,6 +76,7 @@ struct sup_server {
         char font_cache_dir[PATH_MAX]; /* "" if matplotlib's cache could not be built */
         char platform_processor[256];  /* `uname -p` as platform reports it */
         bool have_platform_processor;
+        char platform_file[1024]; /* `file -b` of Debian's python3, verbatim; "" if no `file` */
         struct jail_cgroup_sys cg;
         bool slots[SUP_MAX_SLOTS];
         unsigned n_runs;

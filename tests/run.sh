@@ -3,8 +3,12 @@
 #   unit: each build/tests/test_* program (cmocka, TAP output: one count per test case)
 #   e2e:  each tests/e2e/t_*.sh, in its own process with a timeout, against one supervisor
 #         and one broker started here for the whole suite (they need root: run as root)
+# Usage: tests/run.sh [BUILD] [t_NAME...]: with names, only those end-to-end tests are run.
+# A failing test shows the last 40 lines of its output; ANVIL_E2E_TAIL=N shows N.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
+shift
+only=("$@")
 TOP=$(cd "$(dirname "$0")/.." && pwd)
 pass=0
 fail=0
@@ -83,12 +87,15 @@ if [ ! -S "$ANVIL_SUP_SOCKET" ] || [ ! -S "$ANVIL_SOCKET" ] || [ ! -S "$ANVIL_BA
 else
         for t in "$TOP"/tests/e2e/t_*.sh; do
                 name=$(basename "$t" .sh)
+                if [ "${#only[@]}" -gt 0 ] && [[ " ${only[*]} " != *" $name "* ]]; then
+                        continue
+                fi
                 out=$(timeout 300 bash "$t" 2>&1)
                 rc=$?
                 [ "$rc" -eq 124 ] && out="$out
 FAIL: timed out after 300 s"
                 if [ "$rc" -ne 0 ]; then
-                        sed 's/^/    /' <<<"$out" | tail -40
+                        sed 's/^/    /' <<<"$out" | tail -"${ANVIL_E2E_TAIL:-40}"
                 fi
                 record "$name" "$rc"
                 # Both daemons must survive every test.

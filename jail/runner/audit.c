@@ -23,8 +23,8 @@
  * where the tool can write (a module it wrote to /tmp or artifacts/ and ran). */
 static bool tools_code(struct runner *r, const char *fn)
 {
-        if (strcmp(fn, TOOL_NAME) == 0 || (fn[0] == '<' && strncmp(fn, "<frozen ", 8) != 0))
-                return true;
+        if (fn[0] == '<')
+                return strncmp(fn, "<frozen ", 8) != 0; /* <tool>, <string>, ...; not a path */
         /* Relative names (runpy.run_path('artifacts/m.py')) are relative to the tool's cwd. */
         char cwd[PATH_MAX], resolved[PATH_MAX];
         if (!getcwd(cwd, sizeof(cwd)) ||
@@ -85,11 +85,30 @@ static long tool_line(void)
 
 /* ---- arguments ---- */
 
-/* A path argument as text: str, bytes or os.PathLike. False for an fd or anything else. */
+/* What an open descriptor names, if it names a place in the file system (not a pipe or a
+ * socket). */
+static bool fd_path(long fd, char *buf, size_t size)
+{
+        char link[64];
+        snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+        ssize_t n = fd >= 0 ? readlink(link, buf, size - 1) : -1;
+        if (n <= 0)
+                return false;
+        buf[n] = 0;
+        return buf[0] == '/' && strncmp(buf, "/memfd:", 7) != 0; /* a memfd is memory, not a place */
+}
+
+/* A path argument as text: str, bytes or os.PathLike; an fd (os.listdir(fd), os.chmod(fd)) as
+ * the place it names. False for anything else. */
 static bool path_arg(PyObject *o, char *buf, size_t size)
 {
-        if (!o || PyLong_Check(o))
+        if (!o)
                 return false;
+        if (PyLong_Check(o)) {
+                long fd = PyLong_AsLong(o);
+                PyErr_Clear();
+                return fd_path(fd, buf, size);
+        }
         PyObject *p = PyOS_FSPath(o);
         if (!p) {
                 PyErr_Clear();
@@ -121,18 +140,46 @@ static PyObject *arg(PyObject *args, Py_ssize_t i)
         return PyTuple_Check(args) && i < PyTuple_GET_SIZE(args) ? PyTuple_GET_ITEM(args, i) : NULL;
 }
 
-/* Judges a path; relative paths are relative to the tool's current directory. */
-static enum pol_why path_verdict(struct runner *r, const char *path, enum pol_access acc)
+/* The directory a relative path of an event is relative to: the dir_fd argument at index i
+ * when the event has one and it is given (os.unlink(name, dir_fd=fd), as shutil.rmtree and
+ * tempfile do), else the tool's current directory. */
+static void base_dir(struct runner *r, PyObject *args, int i, char *buf, size_t size)
+{
+        PyObject *o = i >= 0 ? arg(args, i) : NULL;
+        if (o && PyLong_Check(o)) {
+                long fd = PyLong_AsLong(o);
+                PyErr_Clear();
+                if (fd >= 0) {
+                        if (!fd_path(fd, buf, size))
+                                buf[0] = 0; /* not a directory we can name: judged as unresolvable */
+                        return;
+                }
+        }
+        if (!getcwd(buf, size))
+                snprintf(buf, size, "%s", r->workdir);
+}
+
+/* Judges a path; relative paths are relative to base (NULL: the tool's current directory). */
+static enum pol_why path_verdict_at(struct runner *r, const char *base, const char *path, enum pol_access acc)
 {
         /* The data-free devices are fine to read and write. */
         if (strcmp(path, "/dev/null") == 0 || strcmp(path, "/dev/zero") == 0 || strcmp(path, "/dev/urandom") == 0)
                 return POL_WHY_NONE;
         char cwd[PATH_MAX], resolved[PATH_MAX];
-        if (!getcwd(cwd, sizeof(cwd)))
-                strcpy(cwd, r->workdir);
-        if (pol_path_resolve(path, cwd, runner_realpath, NULL, resolved, sizeof(resolved)) < 0)
+        if (!base) {
+                if (!getcwd(cwd, sizeof(cwd)))
+                        snprintf(cwd, sizeof(cwd), "%s", r->workdir);
+                base = cwd;
+        }
+        if ((path[0] != '/' && base[0] != '/') ||
+            pol_path_resolve(path, base, runner_realpath, NULL, resolved, sizeof(resolved)) < 0)
                 return acc == POL_ACCESS_WRITE ? POL_WHY_WRITE : POL_WHY_READ;
         return pol_path_verdict(resolved, acc, &r->roots);
+}
+
+static enum pol_why path_verdict(struct runner *r, const char *path, enum pol_access acc)
+{
+        return path_verdict_at(r, NULL, path, acc);
 }
 
 /* ---- refusing ---- */
@@ -184,10 +231,14 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                 PyObject *fl = arg(args, 2);
                 int flags = fl && PyLong_Check(fl) ? (int)PyLong_AsLong(fl) : 0;
                 PyErr_Clear();
+                if (mode && r->skip_opener_event) {
+                        r->skip_opener_event = false;
+                        return 0;
+                }
                 bool write = mode ? pol_mode_writes(mode) : pol_flags_write(flags);
                 if (!write && !tool_asks(r, rule->passthrough))
                         return 0; /* libraries read what they need: the kernel bounds it */
-                enum pol_why w = path_verdict(r, p1, write ? POL_ACCESS_WRITE : POL_ACCESS_READ);
+                enum pol_why w = path_verdict_at(r, r->open_base, p1, write ? POL_ACCESS_WRITE : POL_ACCESS_READ);
                 if (w == POL_WHY_NONE)
                         return 0;
                 snprintf(op, sizeof(op), "open('%s', '%s')", p1, mode ? mode : write ? "w" : "r");
@@ -198,8 +249,11 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                 bool two = rule->kind == POL_AUDIT_FS_WRITE2;
                 bool a = path_arg(arg(args, 0), p1, sizeof(p1));
                 bool b = two && path_arg(arg(args, 1), p2, sizeof(p2));
-                bool bad = (a && path_verdict(r, p1, POL_ACCESS_WRITE) != POL_WHY_NONE) ||
-                           (b && path_verdict(r, p2, POL_ACCESS_WRITE) != POL_WHY_NONE);
+                char base1[PATH_MAX], base2[PATH_MAX];
+                base_dir(r, args, rule->dir_fd[0], base1, sizeof(base1));
+                base_dir(r, args, rule->dir_fd[1], base2, sizeof(base2));
+                bool bad = (a && path_verdict_at(r, base1, p1, POL_ACCESS_WRITE) != POL_WHY_NONE) ||
+                           (b && path_verdict_at(r, base2, p2, POL_ACCESS_WRITE) != POL_WHY_NONE);
                 if (!bad)
                         return 0;
                 if (two)
@@ -220,13 +274,22 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                         *slash = 0;
                 else
                         strcpy(base, ".");
-                if (p1[0] == '/' || strcmp(event, "os.link") == 0)
+                if (p1[0] == '/' || strcmp(event, "os.link") == 0) /* a hard link's src: as given */
                         snprintf(target, sizeof(target), "%s", p1);
                 else
                         snprintf(target, sizeof(target), "%s/%s", base, p1);
-                bool bad = path_verdict(r, p2, POL_ACCESS_WRITE) != POL_WHY_NONE ||
-                           (path_verdict(r, target, POL_ACCESS_READ) != POL_WHY_NONE &&
-                            path_verdict(r, target, POL_ACCESS_WRITE) != POL_WHY_NONE);
+                /* os.link(src, dst, src_dir_fd, dst_dir_fd); os.symlink(src, dst, dir_fd), where a
+                 * relative src is relative to dst's directory, itself relative to dir_fd. */
+                bool hard = strcmp(event, "os.link") == 0;
+                char base1[PATH_MAX], base2[PATH_MAX];
+                base_dir(r, args, rule->dir_fd[1], base2, sizeof(base2));
+                if (hard)
+                        base_dir(r, args, rule->dir_fd[0], base1, sizeof(base1));
+                else
+                        strcpy(base1, base2);
+                bool bad = path_verdict_at(r, base2, p2, POL_ACCESS_WRITE) != POL_WHY_NONE ||
+                           (path_verdict_at(r, base1, target, POL_ACCESS_READ) != POL_WHY_NONE &&
+                            path_verdict_at(r, base1, target, POL_ACCESS_WRITE) != POL_WHY_NONE);
                 if (!bad)
                         return 0;
                 snprintf(op, sizeof(op), "%s('%s', '%s')", event, p1, p2);
@@ -238,13 +301,7 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                 PyErr_Clear();
                 if (fd < 0 || !tool_asks(r, rule->passthrough))
                         return 0; /* anonymous memory, or a library's own mapping */
-                char link[64];
-                snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
-                ssize_t n = readlink(link, p1, sizeof(p1) - 1);
-                if (n <= 0)
-                        return 0;
-                p1[n] = 0;
-                if (p1[0] != '/' || path_verdict(r, p1, POL_ACCESS_READ) == POL_WHY_NONE)
+                if (!fd_path(fd, p1, sizeof(p1)) || path_verdict(r, p1, POL_ACCESS_READ) == POL_WHY_NONE)
                         return 0;
                 snprintf(op, sizeof(op), "mmap('%s')", p1);
                 return refuse(r, op, POL_WHY_READ);
@@ -313,18 +370,124 @@ static PyObject *fork_exec_audited(PyObject *self, PyObject *const *args, Py_ssi
 static PyMethodDef fork_exec_def = { "fork_exec", (PyCFunction)(void (*)(void))fork_exec_audited, METH_FASTCALL,
                                      "fork_exec, audited by Anvil" };
 
-static int audit_fork_exec(void)
+/* os.open's "open" event carries no dir_fd: os.open('parts', O_RDONLY, dir_fd=fd), as
+ * shutil.rmtree and tempfile's cleanup do, would be judged relative to the cwd. This wrapper
+ * names the directory fd refers to for the event while the original runs. The path is turned
+ * into str or bytes first and the other arguments must be plain ints, so that no Python code
+ * (an __fspath__ or __index__ of the tool's) runs while the base is set. */
+static PyObject *os_open_original;
+static struct runner *os_open_runner;
+
+static PyObject *os_open_audited(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
 {
-        PyObject *m = PyImport_ImportModule("_posixsubprocess");
-        if (!m) {
-                PyErr_Clear();
-                return 0; /* not built: nothing to wrap */
+        (void)self;
+        struct runner *r = os_open_runner;
+        Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        PyObject *dir_fd = NULL;
+        for (Py_ssize_t i = 0; i < nkw; i++)
+                if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "dir_fd") == 0)
+                        dir_fd = args[nargs + i];
+        if (!dir_fd || dir_fd == Py_None || nargs < 1 || r->open_base)
+                return PyObject_Vectorcall(os_open_original, args, nargsf, kwnames);
+        if (!PyLong_CheckExact(dir_fd))
+                return PyObject_Vectorcall(os_open_original, args, nargsf, kwnames); /* judged from the cwd */
+        for (Py_ssize_t i = 1; i < nargs + nkw; i++)
+                if (!PyLong_CheckExact(args[i]))
+                        return PyObject_Vectorcall(os_open_original, args, nargsf, kwnames);
+        PyObject *path = PyOS_FSPath(args[0]);
+        if (!path)
+                return NULL;
+        PyObject *stack[8];
+        if (nargs + nkw > (Py_ssize_t)(sizeof(stack) / sizeof(stack[0]))) {
+                Py_DECREF(path);
+                return PyObject_Vectorcall(os_open_original, args, nargsf, kwnames); /* the original refuses it */
         }
-        fork_exec_original = PyObject_GetAttrString(m, "fork_exec");
-        PyObject *w = fork_exec_original ? PyCFunction_New(&fork_exec_def, NULL) : NULL;
-        int rc = w ? PyObject_SetAttrString(m, "fork_exec", w) : -1;
+        stack[0] = path;
+        for (Py_ssize_t i = 1; i < nargs + nkw; i++)
+                stack[i] = args[i];
+        long fd = PyLong_AsLong(dir_fd);
+        PyErr_Clear();
+        char base[PATH_MAX];
+        base_dir(r, NULL, -1, base, sizeof(base));
+        if (fd >= 0 && !fd_path(fd, base, sizeof(base)))
+                base[0] = 0; /* a dir_fd that names no directory: judged as unresolvable */
+        r->open_base = base;
+        PyObject *res = PyObject_Vectorcall(os_open_original, stack, (size_t)nargs, kwnames);
+        r->open_base = NULL;
+        Py_DECREF(path);
+        return res;
+}
+
+static PyMethodDef os_open_def = { "open", (PyCFunction)(void (*)(void))os_open_audited,
+                                   METH_FASTCALL | METH_KEYWORDS, "os.open, its dir_fd seen by Anvil's audit hook" };
+
+/* open(file, ..., opener=f): io.open raises its "open" event for file before it calls the
+ * opener, which may open it relative to a dir_fd (open('x.csv', 'w', opener=in_dir)); what is
+ * opened is what the opener opens, and its os.open is judged. This wrapper marks the one
+ * event to pass over; the arguments must be plain values and the path is turned into str or
+ * bytes first, so that no Python code of the tool's runs between the mark and its event. */
+static PyObject *io_open_original;
+static struct runner *io_open_runner;
+
+static bool plain(PyObject *o)
+{
+        return o == Py_None || PyUnicode_CheckExact(o) || PyLong_CheckExact(o) || PyBool_Check(o);
+}
+
+static PyObject *io_open_audited(PyObject *self, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+        (void)self;
+        struct runner *r = io_open_runner;
+        Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+        Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+        Py_ssize_t opener = nargs > 7 ? 7 : -1; /* open(file, mode, buffering, encoding, errors, newline, closefd, opener) */
+        for (Py_ssize_t i = 0; i < nkw; i++)
+                if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "opener") == 0)
+                        opener = nargs + i;
+        if (opener < 0 || args[opener] == Py_None || nargs < 1 || nargs + nkw > 8)
+                return PyObject_Vectorcall(io_open_original, args, nargsf, kwnames);
+        for (Py_ssize_t i = 1; i < nargs + nkw; i++)
+                if (i != opener && !plain(args[i]))
+                        return PyObject_Vectorcall(io_open_original, args, nargsf, kwnames); /* judged as given */
+        if (PyLong_Check(args[0]))
+                return PyObject_Vectorcall(io_open_original, args, nargsf, kwnames); /* an fd: no event */
+        PyObject *path = PyOS_FSPath(args[0]);
+        if (!path)
+                return NULL;
+        PyObject *stack[8];
+        stack[0] = path;
+        for (Py_ssize_t i = 1; i < nargs + nkw; i++)
+                stack[i] = args[i];
+        r->skip_opener_event = true;
+        PyObject *res = PyObject_Vectorcall(io_open_original, stack, (size_t)nargs, kwnames);
+        r->skip_opener_event = false; /* its event came, or never will (a bad mode) */
+        Py_DECREF(path);
+        return res;
+}
+
+static PyMethodDef io_open_def = { "open", (PyCFunction)(void (*)(void))io_open_audited, METH_FASTCALL | METH_KEYWORDS,
+                                   "open, its opener seen by Anvil's audit hook" };
+
+/* Replaces name in each of the modules with the wrapper made from def. */
+static int wrap(const char *const *modules, const char *name, PyMethodDef *def, PyObject **original)
+{
+        PyObject *w = NULL;
+        int rc = 0;
+        for (size_t i = 0; modules[i] && rc == 0; i++) {
+                PyObject *m = PyImport_ImportModule(modules[i]);
+                if (!m) {
+                        PyErr_Clear();
+                        continue; /* not built: nothing to wrap */
+                }
+                if (!*original)
+                        *original = PyObject_GetAttrString(m, name);
+                if (!w && *original)
+                        w = PyCFunction_New(def, NULL);
+                rc = w ? PyObject_SetAttrString(m, name, w) : -1;
+                Py_DECREF(m);
+        }
         Py_XDECREF(w);
-        Py_DECREF(m);
         return rc;
 }
 
@@ -344,7 +507,13 @@ int audit_arm(struct runner *r)
         PyErr_Clear();
         if (!r->stdlib[0])
                 snprintf(r->stdlib, sizeof(r->stdlib), "/usr/lib/python%d.%d", PY_MAJOR_VERSION, PY_MINOR_VERSION);
-        if (audit_fork_exec() < 0) {
+        static const char *const posixsubprocess[] = { "_posixsubprocess", NULL }, *const osmods[] = { "posix", "os", NULL };
+        static const char *const iomods[] = { "builtins", "io", "_io", NULL };
+        os_open_runner = r;
+        io_open_runner = r;
+        if (wrap(posixsubprocess, "fork_exec", &fork_exec_def, &fork_exec_original) < 0 ||
+            wrap(osmods, "open", &os_open_def, &os_open_original) < 0 ||
+            wrap(iomods, "open", &io_open_def, &io_open_original) < 0) {
                 PyErr_Print();
                 return -1;
         }

@@ -67,6 +67,7 @@ int runner_policy_init(struct runner *r, const struct proto_run_spec *spec)
                         return -EINVAL;
                 r->roots.scratch = r->scratch;
         }
+        r->roots.system = POL_SYSTEM_READ_ROOT;
         for (size_t i = 0; i < spec->capabilities_granted.n; i++) {
                 int c = pol_cap_from_name(spec->capabilities_granted.items[i]);
                 if (c >= 0)

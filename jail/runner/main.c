@@ -23,6 +23,7 @@
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
 
@@ -68,6 +69,17 @@ static int read_spec(struct proto_run_spec *spec)
 
 static int start_python(void)
 {
+        /* UTF-8 mode (python3 -X utf8): the jail's locale is C.UTF-8, but an isolated
+         * interpreter does not read it and would print ASCII; a tool's print('é') and
+         * open(..., 'w') default to UTF-8, as python3 -I does under C.UTF-8. */
+        PyPreConfig preconfig;
+        PyPreConfig_InitIsolatedConfig(&preconfig);
+        preconfig.utf8_mode = 1;
+        PyStatus pst = Py_PreInitialize(&preconfig);
+        if (PyStatus_Exception(pst)) {
+                fprintf(stderr, "anvil-py: cannot pre-initialize the interpreter: %s\n", pst.err_msg ? pst.err_msg : "?");
+                return -1;
+        }
         PyConfig config;
         PyConfig_InitIsolatedConfig(&config);
         config.write_bytecode = 0;
@@ -208,6 +220,20 @@ static int run_tool(const char *source)
         PyObject *code = Py_CompileString(source, TOOL_NAME, Py_file_input);
         if (!code)
                 return report_exception();
+        /* The source in linecache, as for any script: tracebacks a tool formats and
+         * inspect.getsource see its lines. */
+        PyObject *linecache = PyImport_ImportModule("linecache");
+        PyObject *cache = linecache ? PyObject_GetAttrString(linecache, "cache") : NULL;
+        PyObject *lines = PyUnicode_FromString(source);
+        PyObject *split = lines ? PyObject_CallMethod(lines, "splitlines", "O", Py_True) : NULL;
+        PyObject *entry = split ? Py_BuildValue("(nOOs)", (Py_ssize_t)strlen(source), Py_None, split, TOOL_NAME) : NULL;
+        if (!cache || !entry || PyDict_SetItemString(cache, TOOL_NAME, entry) < 0)
+                PyErr_Clear(); /* only tracebacks lose their lines */
+        Py_XDECREF(entry);
+        Py_XDECREF(split);
+        Py_XDECREF(lines);
+        Py_XDECREF(cache);
+        Py_XDECREF(linecache);
         PyObject *res = PyEval_EvalCode(code, globals, globals);
         Py_DECREF(code);
         if (!res)
@@ -217,22 +243,71 @@ static int run_tool(const char *source)
 }
 
 /* R4: pre-warm. pandas asks platform.uname() at import, and platform runs `uname -p` for the
- * processor: a process the jail refuses. The supervisor ran it once, outside (the spec's
- * platform_processor), and its answer is put where platform caches it. */
-static void prewarm_platform(const char *processor)
+ * processor; platform.architecture() runs `file -b` on the interpreter: processes the jail
+ * refuses. The supervisor ran both once, outside (the spec's platform_processor and
+ * platform_file): the processor is put where platform caches it, and platform's
+ * _syscmd_file is replaced by one that answers for the interpreter with what `file` said
+ * and gives the default for anything else (as platform does when `file` fails). */
+static char *platform_file;
+static char python_real[PATH_MAX];
+
+static PyObject *syscmd_file(PyObject *self, PyObject *args, PyObject *kwargs)
 {
-        if (!processor)
-                return;
+        (void)self;
+        static char *kw[] = { "target", "default", NULL };
+        PyObject *target, *deflt = NULL;
+        if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|O:_syscmd_file", kw, &target, &deflt))
+                return NULL;
+        PyObject *path = PyOS_FSPath(target);
+        if (!path)
+                return NULL;
+        PyObject *bytes = NULL;
+        if (!PyUnicode_FSConverter(path, &bytes)) {
+                Py_DECREF(path);
+                return NULL;
+        }
+        Py_DECREF(path);
+        char real[PATH_MAX];
+        bool interpreter = python_real[0] && platform_file[0] && realpath(PyBytes_AS_STRING(bytes), real) &&
+                           strcmp(real, python_real) == 0;
+        Py_DECREF(bytes);
+        if (interpreter)
+                return PyUnicode_DecodeLatin1(platform_file, (Py_ssize_t)strlen(platform_file), NULL);
+        if (deflt)
+                return Py_NewRef(deflt);
+        return PyUnicode_FromString("");
+}
+
+static PyMethodDef syscmd_file_def = { "_syscmd_file", (PyCFunction)(void (*)(void))syscmd_file,
+                                       METH_VARARGS | METH_KEYWORDS, "`file -b` of the interpreter, run outside the jail by Anvil" };
+
+static void prewarm_platform(const struct proto_run_spec *spec)
+{
         PyObject *platform = PyImport_ImportModule("platform");
-        PyObject *u = platform ? PyObject_CallMethod(platform, "uname", NULL) : NULL;
-        PyObject *d = u ? PyObject_GenericGetDict(u, NULL) : NULL;
-        PyObject *v = PyUnicode_FromString(processor);
-        if (!d || !v || PyDict_SetItemString(d, "processor", v) < 0)
-                PyErr_Print(); /* the run goes on; `uname -p` will then be refused */
-        Py_XDECREF(v);
-        Py_XDECREF(d);
-        Py_XDECREF(u);
-        Py_XDECREF(platform);
+        if (!platform) {
+                PyErr_Print();
+                return;
+        }
+        if (spec->platform_processor) {
+                PyObject *u = PyObject_CallMethod(platform, "uname", NULL);
+                PyObject *d = u ? PyObject_GenericGetDict(u, NULL) : NULL;
+                PyObject *v = PyUnicode_FromString(spec->platform_processor);
+                if (!d || !v || PyDict_SetItemString(d, "processor", v) < 0)
+                        PyErr_Print(); /* the run goes on; `uname -p` will then be refused */
+                Py_XDECREF(v);
+                Py_XDECREF(d);
+                Py_XDECREF(u);
+        }
+        if (spec->platform_file) {
+                platform_file = spec->platform_file;
+                if (!realpath("/usr/bin/python3", python_real))
+                        python_real[0] = 0;
+                PyObject *f = PyCFunction_New(&syscmd_file_def, NULL);
+                if (!f || PyObject_SetAttrString(platform, "_syscmd_file", f) < 0)
+                        PyErr_Print();
+                Py_XDECREF(f);
+        }
+        Py_DECREF(platform);
 }
 
 int main(void)
@@ -259,7 +334,7 @@ int main(void)
         /* R4 */
         if (start_python() < 0)
                 return 125;
-        prewarm_platform(spec.platform_processor);
+        prewarm_platform(&spec);
         if (spec.test_no_python_layers) {
                 /* A test build's supervisor asked for it, to show the kernel layers alone: said
                  * on the record, never silent. */

@@ -40,6 +40,7 @@ struct pc {
         struct bindings seen;    /* "line:col:message" already reported */
         int findings;
         bool failed;
+        bool chdir; /* the tool changes its directory: relative paths are judged at run time */
 };
 
 /* ---- small helpers ---- */
@@ -340,7 +341,8 @@ static void check_module(struct pc *pc, PyObject *node, const char *module)
 
 static void check_path(struct pc *pc, PyObject *node, const char *path, bool write)
 {
-        if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file::memory:", 13) == 0)
+        if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file::memory:", 13) == 0 ||
+            (pc->chdir && path[0] != '/'))
                 return;
         char resolved[PATH_MAX];
         if (pol_path_resolve(path, pc->r->workdir, runner_realpath, NULL, resolved, sizeof(resolved)) < 0)
@@ -382,9 +384,37 @@ static bool call_writes(struct pc *pc, PyObject *call, const struct pol_path_arg
         return w;
 }
 
+/* True if the call passes a dir_fd, src_dir_fd, dst_dir_fd or opener that is not the literal
+ * None: its relative paths are then relative to a directory only known at run time (an
+ * opener may open them with a dir_fd). */
+static bool has_dir_fd(PyObject *call)
+{
+        PyObject *kws = field(call, "keywords");
+        bool found = false;
+        for (Py_ssize_t i = 0; kws && PyList_Check(kws) && i < PyList_GET_SIZE(kws) && !found; i++) {
+                PyObject *k = PyList_GET_ITEM(kws, i);
+                char name[NAME_MAX_LEN];
+                size_t len;
+                if (!str_field(k, "arg", name, sizeof(name)) ||
+                    (strcmp(name, "opener") != 0 && ((len = strlen(name)) < 6 || strcmp(name + len - 6, "dir_fd") != 0)))
+                        continue;
+                PyObject *v = field(k, "value");
+                PyObject *c = v && is(v, "Constant") ? field(v, "value") : NULL;
+                found = c != Py_None;
+                Py_XDECREF(c);
+                Py_XDECREF(v);
+        }
+        Py_XDECREF(kws);
+        PyErr_Clear();
+        return found;
+}
+
 static void check_path_args(struct pc *pc, PyObject *call, const struct pol_path_arg *args, size_t n,
                             const char *self_path)
 {
+        /* With a dir_fd or an opener, a relative path is judged at run time, by the audit
+         * hook, which sees the directory (os.unlink('part.csv', dir_fd=fd) is not ./part.csv). */
+        bool dir_fd = has_dir_fd(call);
         for (size_t i = 0; i < n; i++) {
                 const struct pol_path_arg *a = &args[i];
                 bool write = a->access == POL_ACCESS_WRITE ||
@@ -403,6 +433,10 @@ static void check_path_args(struct pc *pc, PyObject *call, const struct pol_path
                 for (size_t j = 0; j < k; j++) {
                         char cand[PATH_MAX];
                         bool w = write;
+                        if (dir_fd && c[j][0] != '/') {
+                                free(c[j]);
+                                continue;
+                        }
                         if (or_create)
                                 w = pol_path_resolve(c[j], pc->r->workdir, runner_realpath, NULL, cand, sizeof(cand)) < 0 ||
                                     access(cand, F_OK) < 0;
@@ -573,6 +607,22 @@ static void learn(struct pc *pc, PyObject *node)
         }
 }
 
+/* A tool that changes its working directory (os.chdir('artifacts'), contextlib.chdir) makes
+ * its relative paths relative to a directory known only at run time: the pre-check leaves
+ * them to the audit hook, which sees the real cwd, rather than judge them from the wrong one. */
+static void find_chdir(struct pc *pc, PyObject *node)
+{
+        if (pc->chdir || !is(node, "Call"))
+                return;
+        PyObject *func = field(node, "func");
+        char q[NAME_MAX_LEN];
+        if (func && dotted(pc, func, q, sizeof(q)) &&
+            (strcmp(q, "os.chdir") == 0 || strcmp(q, "os.fchdir") == 0 || strcmp(q, "posix.chdir") == 0 ||
+             strcmp(q, "posix.fchdir") == 0 || strcmp(q, "contextlib.chdir") == 0))
+                pc->chdir = true;
+        Py_XDECREF(func);
+}
+
 static void judge(struct pc *pc, PyObject *node)
 {
         if (is(node, "Import")) {
@@ -661,6 +711,7 @@ int precheck_run(struct runner *r, const char *source)
                 return 0;
         }
         walk(&pc, tree, learn, 0);
+        walk(&pc, tree, find_chdir, 0);
         walk(&pc, tree, judge, 0);
         Py_DECREF(tree);
         Py_DECREF(pc.ast_type);

@@ -28,6 +28,12 @@ struct runner {
         /* the audit hook */
         bool armed;
         bool in_hook;
+        /* While os.open(path, flags, dir_fd=fd) runs: the directory fd names, which its
+         * "open" event (that carries no dir_fd) is relative to; NULL otherwise. */
+        const char *open_base;
+        /* Set by open(..., opener=f) until its first "open" event: that event names what the
+         * opener is handed, not what is opened; the opener's own os.open is judged. */
+        bool skip_opener_event;
         unsigned refusals_recorded;
         unsigned long long refusals_dropped;
         PyObject *sandbox_blocked; /* anvil.SandboxBlocked, a PermissionError */

@@ -268,6 +268,7 @@ static const struct pol_roots roots = {
         .write = { "/work/artifacts" },
         .n_write = 1,
         .scratch = "/tmp",
+        .system = POL_SYSTEM_READ_ROOT,
 };
 
 static const struct {
@@ -297,6 +298,11 @@ static const struct {
         { "/tmpx", POL_ACCESS_WRITE, POL_WHY_WRITE },
         { "/", POL_ACCESS_READ, POL_WHY_READ },
         { "/", POL_ACCESS_WRITE, POL_WHY_WRITE },
+        { "/usr/share/zoneinfo/Europe/Berlin", POL_ACCESS_READ, NONE },
+        { "/usr", POL_ACCESS_READ, NONE },
+        { "/usr/share/zoneinfo/Europe/Berlin", POL_ACCESS_WRITE, POL_WHY_WRITE },
+        { "/usr/lib/x", POL_ACCESS_WRITE, POL_WHY_WRITE },
+        { "/usrx/a", POL_ACCESS_READ, POL_WHY_READ },
 };
 
 static void test_path_verdict(void **state)
@@ -315,6 +321,10 @@ static void test_path_verdict(void **state)
         assert_int_equal(pol_path_verdict("/tmp/x", POL_ACCESS_WRITE, &no_tmp), POL_WHY_WRITE);
         assert_int_equal(pol_path_verdict("/tmp/x", POL_ACCESS_READ, &no_tmp), POL_WHY_READ);
         assert_int_equal(pol_path_verdict("/work/artifacts/x", POL_ACCESS_WRITE, &no_tmp), NONE);
+        /* Without the system root /usr is outside too. */
+        struct pol_roots no_usr = roots;
+        no_usr.system = NULL;
+        assert_int_equal(pol_path_verdict("/usr/share/zoneinfo/UTC", POL_ACCESS_READ, &no_usr), POL_WHY_READ);
         /* No roots at all: everything outside. */
         const struct pol_roots empty = { .workdir = "/work" };
         assert_int_equal(pol_path_verdict("/work/inputs/a", POL_ACCESS_READ, &empty), POL_WHY_READ);
@@ -412,70 +422,70 @@ static void test_roots_display(void **state)
 /* Every event of policy/audit.c's table, copied, in the order bsearch needs. */
 #define P_NONE POL_PASS_NONE
 static const struct pol_audit_rule audit_expected[] = {
-        { "_posixsubprocess.fork_exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.call_function", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.cdata", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.cdata/buffer", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.dlopen", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.dlsym", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.dlsym/handle", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.string_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "ctypes.wstring_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL },
-        { "exec", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "gc.get_objects", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "gc.get_referents", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "gc.get_referrers", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "import", POL_AUDIT_IMPORT, POL_WHY_NONE, POL_PASS_IMPORT, NULL },
-        { "marshal.load", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "marshal.loads", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL },
-        { "mmap.__new__", POL_AUDIT_MMAP, POL_WHY_READ, POL_PASS_FILES, NULL },
-        { "object.__getattr__", POL_AUDIT_ATTR, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "open", POL_AUDIT_OPEN, POL_WHY_NONE, POL_PASS_FILES, NULL },
-        { "os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.fork", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.forkpty", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL },
-        { "os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL },
-        { "os.link", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL },
-        { "os.listdir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL },
-        { "os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.scandir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL },
-        { "os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL },
-        { "os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "os.truncate", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "os.utime", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "pickle.find_class", POL_AUDIT_UNPICKLE, POL_WHY_UNPICKLE, P_NONE, NULL },
-        { "pty.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "signal.pthread_kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL },
-        { "socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.connect", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.getaddrinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.gethostbyaddr", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.gethostbyname", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL },
-        { "sqlite3.connect", POL_AUDIT_SQLITE, POL_WHY_WRITE, P_NONE, NULL },
-        { "sqlite3.enable_load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL },
-        { "sqlite3.load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL },
-        { "subprocess.Popen", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL },
-        { "sys._current_frames", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL },
-        { "sys._getframe", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL },
-        { "sys.setprofile", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
-        { "sys.settrace", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL },
+        { "_posixsubprocess.fork_exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "code.__new__", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL, { -1, -1 } },
+        { "compile", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL, { -1, -1 } },
+        { "ctypes.addressof", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.call_function", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.cdata", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.cdata/buffer", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.dlopen", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.dlsym", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.dlsym/handle", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.string_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "ctypes.wstring_at", POL_AUDIT_DENY_TOOL, POL_WHY_NATIVE, POL_PASS_NATIVE, NULL, { -1, -1 } },
+        { "exec", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL, { -1, -1 } },
+        { "gc.get_objects", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
+        { "gc.get_referents", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
+        { "gc.get_referrers", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
+        { "import", POL_AUDIT_IMPORT, POL_WHY_NONE, POL_PASS_IMPORT, NULL, { -1, -1 } },
+        { "marshal.load", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL, { -1, -1 } },
+        { "marshal.loads", POL_AUDIT_DENY_TOOL, POL_WHY_DYNAMIC, P_NONE, NULL, { -1, -1 } },
+        { "mmap.__new__", POL_AUDIT_MMAP, POL_WHY_READ, POL_PASS_FILES, NULL, { -1, -1 } },
+        { "object.__getattr__", POL_AUDIT_ATTR, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
+        { "open", POL_AUDIT_OPEN, POL_WHY_NONE, POL_PASS_FILES, NULL, { -1, -1 } },
+        { "os.chmod", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 2, -1 } },
+        { "os.chown", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 3, -1 } },
+        { "os.exec", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.fork", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.forkpty", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL, { -1, -1 } },
+        { "os.killpg", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL, { -1, -1 } },
+        { "os.link", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL, { 2, 3 } },
+        { "os.listdir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL, { -1, -1 } },
+        { "os.mkdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 2, -1 } },
+        { "os.posix_spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.remove", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 1, -1 } },
+        { "os.removexattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { -1, -1 } },
+        { "os.rename", POL_AUDIT_FS_WRITE2, POL_WHY_WRITE, P_NONE, NULL, { 2, 3 } },
+        { "os.rmdir", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 1, -1 } },
+        { "os.scandir", POL_AUDIT_FS_READ, POL_WHY_READ, POL_PASS_FILES, NULL, { -1, -1 } },
+        { "os.setxattr", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { -1, -1 } },
+        { "os.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.symlink", POL_AUDIT_LINK, POL_WHY_LINK, P_NONE, NULL, { -1, 2 } },
+        { "os.system", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "os.truncate", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { -1, -1 } },
+        { "os.utime", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 3, -1 } },
+        { "pickle.find_class", POL_AUDIT_UNPICKLE, POL_WHY_UNPICKLE, P_NONE, NULL, { -1, -1 } },
+        { "pty.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, P_NONE, NULL, { 1, -1 } },
+        { "signal.pthread_kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, P_NONE, NULL, { -1, -1 } },
+        { "socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.connect", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.getaddrinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.gethostbyaddr", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.gethostbyname", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, P_NONE, NULL, { -1, -1 } },
+        { "sqlite3.connect", POL_AUDIT_SQLITE, POL_WHY_WRITE, P_NONE, NULL, { -1, -1 } },
+        { "sqlite3.enable_load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL, { -1, -1 } },
+        { "sqlite3.load_extension", POL_AUDIT_DENY, POL_WHY_NATIVE, P_NONE, NULL, { -1, -1 } },
+        { "subprocess.Popen", POL_AUDIT_DENY, POL_WHY_PROCESS, P_NONE, NULL, { -1, -1 } },
+        { "sys._current_frames", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL, { -1, -1 } },
+        { "sys._getframe", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_FRAME, NULL, { -1, -1 } },
+        { "sys.setprofile", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
+        { "sys.settrace", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, P_NONE, NULL, { -1, -1 } },
 };
 
 static void check_rule(const struct pol_audit_rule *got, const struct pol_audit_rule *want, const char *caps)
@@ -484,6 +494,7 @@ static void check_rule(const struct pol_audit_rule *got, const struct pol_audit_
                 fail_msg("pol_audit_rule(\"%s\", %s): not found", want->event, caps);
         assert_string_equal(got->event, want->event);
         if (got->kind != want->kind || got->why != want->why || got->passthrough != want->passthrough ||
+            got->dir_fd[0] != want->dir_fd[0] || got->dir_fd[1] != want->dir_fd[1] ||
             !((got->op == NULL && want->op == NULL) || (got->op && want->op && strcmp(got->op, want->op) == 0)))
                 fail_msg("pol_audit_rule(\"%s\", %s): kind %d why %s pass %u, want kind %d why %s pass %u", want->event,
                          caps, (int)got->kind, pol_why_text(got->why), got->passthrough, (int)want->kind,
@@ -615,7 +626,7 @@ static const struct {
         { "builtins", "exec", true },
         { "builtins", "compile", true },
         { "builtins", "__import__", true },
-        { "builtins", "getattr", true },
+        { "builtins", "getattr", false }, /* every Enum member's pickle: getattr(Class, 'NAME') */
         { "builtins", "setattr", true },
         { "builtins", "open", true },
         { "builtins", "breakpoint", true },
@@ -671,10 +682,27 @@ static const struct {
         { "os_utils", "system", false },
         { "posixpath", "join", false },
         { "sysconfig", "get_paths", false },
-        { "iox", "open", false },
+        { "iox", "StringIO", false },
+        { "gzip", "open", true }, /* a name that is a denied builtin, in any module */
         { "codecs", "encode", false },
         { "mymodule.os", "system", false },
-        { "builtinsx", "eval", false },
+        { "builtinsx", "evaluate", false },
+        /* protocol 4 dotted names, followed with getattr by the unpickler */
+        { "pandas.io.common", "os.system", true },
+        { "pandas.io.common", "os", true }, /* the os module, and getattr is allowed */
+        { "somelib", "subprocess", true },
+        { "numpy", "ctypeslib.ctypes.CDLL", true },
+        { "somelib", "helper.__globals__", true },
+        { "builtins", "object.__subclasses__", true },
+        { "builtins", "__builtins__", true },
+        { "builtins", "delattr", true },
+        { "builtins", "vars", true },
+        { "mylib", "sub.eval", true },
+        { "mymodule", "Outer.Inner", false }, /* a nested class */
+        { "pandas.core.arrays.categorical", "Categorical", false },
+        { "enum", "Enum", false },
+        { "pandas._libs.arrays", "__pyx_unpickle_NDArrayBacked", false }, /* Cython's, no dunder */
+        { "somelib", "__dict__", true },
 };
 
 static void test_unpickle(void **state)
