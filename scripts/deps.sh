@@ -2,7 +2,9 @@
 # Installs the Debian packages Anvil needs to build, test and run, when run as root;
 # otherwise prints the exact apt-get line. Every package comes from Debian's archive.
 #   build:   gcc/make (build-essential), pkg-config and the libraries of DESIGN §2
-#   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib)
+#   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
+#            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
+#            which platform.architecture() runs (pre-warmed by the supervisor)
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 set -u
@@ -12,6 +14,7 @@ PKGS=(
         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
         libmd-dev
         python3 python3-pandas python3-numpy python3-matplotlib
+        python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq bubblewrap hyperfine
 )
 missing=()
