@@ -5,6 +5,7 @@
 #         and one broker started here for the whole suite (they need root: run as root)
 # Usage: tests/run.sh [BUILD] [t_NAME...]: with names, only those end-to-end tests are run.
 # A failing test shows the last 40 lines of its output; ANVIL_E2E_TAIL=N shows N.
+# ANVIL_E2E_UID_BASE (default 2000000000): see below.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 shift
@@ -57,16 +58,20 @@ export ANVIL_E2E_STATE="$STATE"
 export ANVIL_SUP_SOCKET="$STATE/supervisor.sock"
 export ANVIL_SOCKET="$STATE/anvil.sock"
 export ANVIL_E2E_SECRET="anvil-e2e-secret-$RANDOM$RANDOM"
+# The jails' host uids: the suite's supervisor uses ANVIL_E2E_UID_BASE + 1 and up, the bare
+# one 50,000,000 above. Two suites at once on one machine (two checkouts) need different bases.
+export ANVIL_E2E_UID_BASE=${ANVIL_E2E_UID_BASE:-2000000000}
+export ANVIL_E2E_BARE_UID_BASE=$((ANVIL_E2E_UID_BASE + 50000000))
 
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_SUP_SOCKET" \
-        --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
+        --state-dir "$STATE/sup" --uid-base "$ANVIL_E2E_UID_BASE" >"$STATE/supervisor.log" 2>&1 &
 export ANVIL_E2E_SUP_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
 # A second supervisor with the Python layers off (a test build's option): the kernel layers'
 # tests run against it, to show that each holds alone.
 export ANVIL_BARE_SOCKET="$STATE/bare.sock"
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_BARE_SOCKET" \
-        --state-dir "$STATE/bare" --uid-base 2050000000 --test-no-python-layers >"$STATE/bare.log" 2>&1 &
+        --state-dir "$STATE/bare" --uid-base "$ANVIL_E2E_BARE_UID_BASE" --test-no-python-layers >"$STATE/bare.log" 2>&1 &
 export ANVIL_E2E_BARE_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_BARE_SOCKET" ] && break; sleep 0.1; done
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" \

@@ -6,7 +6,7 @@
 #   ANVIL_E2E_SECRET    a secret planted in both daemons' environment
 #   ANVIL_E2E_SUP_PID, ANVIL_E2E_BRO_PID
 #   ANVIL_BARE_SOCKET   a second supervisor, of the test build, with the Python layers off
-#                       (--test-no-python-layers, uids from 2050000001): for the kernel
+#                       (--test-no-python-layers, uids from ANVIL_E2E_BARE_UID_BASE + 1): for the kernel
 #                       layers' tests, which must hold without the pre-check and audit hook
 #   ANVIL_E2E_BARE_PID
 #   ANVIL_BUILD         the build directory
@@ -67,7 +67,7 @@ expect_serving() {
 }
 
 # Processes on the host running as one of the suite supervisors' jail uids (uid bases
-# 2000000000 and 2050000000, runs at +1 and up), other than spares: after a run has ended
+# ANVIL_E2E_UID_BASE and ANVIL_E2E_BARE_UID_BASE, runs at +1 and up), other than spares: after a run has ended
 # there must be none. A spare is a clone of a supervisor that has not executed anything yet,
 # so its executable is still anvil-supervisor; after GO every jail process has executed
 # anvil-init, anvil-py or what they start, and nothing in a jail can execute the supervisor.
@@ -75,8 +75,9 @@ expect_serving() {
 jail_procs_left() {
         local n=0 uid pid exe
         while read -r pid uid; do
-                { [ "$uid" -gt 2000000000 ] && [ "$uid" -le 2000000264 ]; } ||
-                        { [ "$uid" -gt 2050000000 ] && [ "$uid" -le 2050000264 ]; } || continue
+                { [ "$uid" -gt "$ANVIL_E2E_UID_BASE" ] && [ "$uid" -le $((ANVIL_E2E_UID_BASE + 264)) ]; } ||
+                        { [ "$uid" -gt "$ANVIL_E2E_BARE_UID_BASE" ] &&
+                                [ "$uid" -le $((ANVIL_E2E_BARE_UID_BASE + 264)) ]; } || continue
                 exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
                 [[ "$(basename "${exe% (deleted)}")" = anvil-supervisor ]] && continue
                 n=$((n + 1))

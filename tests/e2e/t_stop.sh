@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 SOCK="$T/sup.sock"
 "$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --spares 1 --max-runs 2 \
-        --uid-base 2400000000 >"$T/sup.log" 2>&1 &
+        --uid-base $((ANVIL_E2E_UID_BASE + 400000000)) >"$T/sup.log" 2>&1 &
 SUP=$!
 trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT
 for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
