@@ -64,7 +64,7 @@ $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc -lseccomp
 
 # The jail's pid 1: static, so its exec links nothing (it uses libc alone).
 $(BUILD)/anvil-init: $(BUILD)/obj/jail/init/main.o $(LIB_A)

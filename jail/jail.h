@@ -27,6 +27,7 @@
 #define JAIL_FD_SPEC 0
 #define JAIL_FD_EVENTS 3
 #define JAIL_FD_SYNC 4 /* pid 1 only */
+#define JAIL_FD_NOTIFY 4 /* the runner only, until it has sent its seccomp listener (jail/seccomp.c) */
 #define JAIL_FD_INITEXE 5 /* anvil-init, only until its exec */
 
 /* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
@@ -39,6 +40,8 @@ enum jail_msg_kind {
         JAIL_MSG_EXIT = 5,    /* pid 1 -> supervisor: the runner's wait status and rusage */
         JAIL_MSG_MAPPED = 6,  /* supervisor -> child: the uid/gid maps are written */
         JAIL_MSG_PREPARED = 7, /* child -> supervisor: the run-independent root is built */
+        JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS),
+                                 or none (err_no says why) */
 };
 
 struct jail_msg {
@@ -129,6 +132,10 @@ int jail_caps_child(struct anvil_err *err);
 /* pid1.c: the jail's pid 1, anvil-init: it forks and execs the runner, reaps, and reports
  * the runner's end on JAIL_FD_SYNC. */
 int jail_pid1_main(int argc, char **argv);
+
+/* seccomp.c (in the runner): loads the filter of policy/seccomp.c; *listener is its
+ * notification fd, for the supervisor. */
+int jail_seccomp_install(int *listener, struct anvil_err *err);
 
 /* Sends a record on the sync socket; used by the child and pid 1. */
 void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg);

@@ -10,6 +10,9 @@
  *   P3 fork the runner: new session (no terminal to push input into with TIOCSTI),
  *      parent-death signal, exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
  *   P4 report EXEC_OK, or ERROR, on the sync socket
+ *   P4a pass the runner's seccomp listener on to the supervisor (NOTIFY): the runner sends it
+ *      on its fd 4, one end of a socketpair made here, before the tool's first line, and
+ *      closes that end; the end of the pair (the runner gone, or done) ends the wait
  *   P5 reap every process; when the runner ends, report its wait status and rusage, and
  *      exit: the kernel then kills whatever else is left in the pid namespace.
  *
@@ -44,6 +47,39 @@ static uint64_t tv_us(struct timeval tv)
         return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
+/* P4a: one fd from the runner, passed on as NOTIFY; anything else is dropped. */
+static void forward_listener(int from, int sync_fd, pid_t runner)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        char byte;
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        ssize_t n;
+        do
+                n = recvmsg(from, &mh, MSG_CMSG_CLOEXEC);
+        while (n < 0 && errno == EINTR);
+        struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
+        if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)) ||
+            (mh.msg_flags & MSG_CTRUNC))
+                return; /* the runner ended, or sent nothing usable: it refuses to run the tool */
+        int fd;
+        memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+        struct jail_msg m = { .kind = JAIL_MSG_NOTIFY, .pid = runner };
+        struct iovec miov = { .iov_base = &m, .iov_len = sizeof(m) };
+        struct msghdr out = { .msg_iov = &miov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        memset(u.buf, 0, sizeof(u.buf));
+        c = CMSG_FIRSTHDR(&out);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+        (void)sendmsg(sync_fd, &out, MSG_NOSIGNAL);
+        (void)close(fd);
+}
+
 int jail_pid1_main(int argc, char **argv)
 {
         (void)argc;
@@ -66,8 +102,8 @@ int jail_pid1_main(int argc, char **argv)
         if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
                 return 127; /* refused, or the supervisor is gone */
         /* P3 */
-        int ep[2];
-        if (pipe2(ep, O_CLOEXEC) < 0) {
+        int ep[2], np[2];
+        if (pipe2(ep, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, np) < 0) {
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to create a pipe");
                 return 127;
         }
@@ -79,7 +115,8 @@ int jail_pid1_main(int argc, char **argv)
         if (runner == 0) {
                 (void)close(ep[0]);
                 (void)close(sync_fd);
-                if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+                /* JAIL_FD_NOTIFY is the sync socket's number: free now, and not close-on-exec */
+                if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(np[1], JAIL_FD_NOTIFY) < 0) {
                         int e = errno;
                         (void)!write(ep[1], &e, sizeof(e));
                         _exit(127);
@@ -91,6 +128,7 @@ int jail_pid1_main(int argc, char **argv)
                 _exit(127);
         }
         (void)close(ep[1]);
+        (void)close(np[1]);
         /* Our copies of the runner's fds go, so that the supervisor sees their end when the
          * jail's processes end; /dev/null stands in for them. */
         int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
@@ -110,6 +148,9 @@ int jail_pid1_main(int argc, char **argv)
         }
         struct jail_msg ok = { .kind = JAIL_MSG_EXEC_OK, .pid = runner };
         (void)send(sync_fd, &ok, sizeof(ok), MSG_NOSIGNAL);
+        /* P4a */
+        forward_listener(np[0], sync_fd, runner);
+        (void)close(np[0]);
         /* P5 */
         for (;;) {
                 int status;

@@ -36,7 +36,13 @@
         X(RUNTIME_DROPPED, "%llu more refusals at runtime were not recorded (limit of %u)")     \
         /* capabilities: name, then why (a POL_WHYS text) */                                    \
         X(CAP_DENIED, "capability %s denied: %s")                                               \
-        X(CAP_GRANTED, "capability %s granted")
+        X(CAP_GRANTED, "capability %s granted")                                                 \
+        /* the kernel layers, explained by the supervisor: op ("socket(AF_INET, SOCK_STREAM)",  \
+         * "execve('/bin/sh')"), why (a POL_WHYS text) */                                       \
+        X(KERNEL_BLOCKED, "blocked at kernel: %s (%s)")                                         \
+        X(KILLED_FOREIGN_ABI, "killed: a non-native syscall ABI (seccomp)")                     \
+        /* refusals beyond the limit (unsigned long long), the limit (unsigned) */              \
+        X(KERNEL_DROPPED, "%llu more refusals at kernel were not recorded (limit of %u)")
 
 /* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
  * of CAP_DENIED. One list, asserted verbatim like the reasons. */
@@ -55,7 +61,15 @@
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \
-        X(CAP_UNKNOWN, "unknown capability")
+        X(CAP_UNKNOWN, "unknown capability")                                                    \
+        X(SECCOMP_NETWORK, "network denied by seccomp")                                         \
+        X(SECCOMP_PROCESS, "process creation denied by seccomp")                                \
+        X(SECCOMP_DEBUG, "access to other processes denied by seccomp")                         \
+        X(SECCOMP_MOUNT, "mounting denied by seccomp")                                          \
+        X(SECCOMP_NAMESPACE, "namespace changes denied by seccomp")                             \
+        X(SECCOMP_KERNEL, "kernel interface denied by seccomp")                                 \
+        X(SECCOMP_TTY, "terminal input injection denied by seccomp")                            \
+        X(SECCOMP_ABI, "non-native syscall ABI denied by seccomp")
 
 enum pol_why {
         POL_WHY_NONE = 0, /* allowed */

@@ -174,7 +174,7 @@ static void close_handle(struct sup_run *run, uv_handle_t *h)
 }
 
 /* Handles are counted as they are initialised; a handle never initialised has data NULL. */
-static void track(struct sup_run *run, uv_handle_t *h)
+void sup_run_track(struct sup_run *run, uv_handle_t *h)
 {
         h->data = run;
         run->open_handles++;
@@ -245,6 +245,12 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
         memset(in, 0, sizeof(*in));
         e->t_ms = run_ms(run);
         stream_event(run, e);
+        /* Before "started" the runner alone writes here; a refusal then (a layer it found
+         * not in force, R6) means the sandbox failed, not the tool. */
+        if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
+                run->tool_started = true;
+        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started)
+                run_fail(run, e->message ? e->message : "The runner refused to run the tool");
 }
 
 static void events_broken(struct sup_run *run, const char *why)
@@ -315,15 +321,45 @@ static void on_verified(struct sup_run *run)
                 run_fail(run, "Failed to start the runner: the jail's pid 1 is gone");
 }
 
+/* One record, and the fd it carries if any (only NOTIFY may carry one). */
+static ssize_t sync_recv(int sync_fd, struct jail_msg *m, int *fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        *fd = -1;
+        ssize_t n = recvmsg(sync_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+        if (n < 0)
+                return n;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
+                        int got;
+                        memcpy(&got, CMSG_DATA(c), sizeof(got));
+                        if (*fd < 0)
+                                *fd = got;
+                        else
+                                (void)close(got);
+                }
+        return n;
+}
+
 static void sync_drain(struct sup_run *run)
 {
         for (;;) {
                 struct jail_msg m;
-                ssize_t n = recv(run->jp.sync_fd, &m, sizeof(m), MSG_DONTWAIT);
+                int fd;
+                ssize_t n = sync_recv(run->jp.sync_fd, &m, &fd);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0)
                         return;
+                if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !run->exec_ok)) {
+                        (void)close(fd); /* an fd where none belongs */
+                        fd = -1;
+                }
                 if (n != (ssize_t)sizeof(m)) {
                         run_fail(run, "The jail's pid 1 sent a malformed record");
                         return;
@@ -344,6 +380,14 @@ static void sync_drain(struct sup_run *run)
                         if (run->verified)
                                 run->exec_ok = true;
                         break;
+                case JAIL_MSG_NOTIFY: {
+                        struct anvil_err err = ANVIL_ERR_INIT;
+                        if (fd < 0)
+                                break; /* no listener: the runner refuses to run the tool (R6) */
+                        if (sup_notify_start(run, fd, &err) < 0)
+                                run_fail(run, err.msg);
+                        break;
+                }
                 case JAIL_MSG_EXIT:
                         if (run->exec_ok && !run->got_exit) {
                                 run->got_exit = true;
@@ -463,7 +507,7 @@ static int open_pipe(struct sup_run *run, uv_pipe_t *p, int fd, struct anvil_err
                 (void)close(fd);
                 return anvil_err_set(err, -r, "Failed to set up a pipe: %s", uv_strerror(r));
         }
-        track(run, (uv_handle_t *)p);
+        sup_run_track(run, (uv_handle_t *)p);
         r = uv_pipe_open(p, fd);
         if (r < 0) {
                 (void)close(fd);
@@ -597,12 +641,12 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 close_fds(child, ELEMENTSOF(child));
                 return anvil_err_set(err, -r, "Failed to watch the jail's child: %s", uv_strerror(r));
         }
-        track(run, (uv_handle_t *)&run->sync_poll);
-        track(run, (uv_handle_t *)&run->pidfd_poll);
+        sup_run_track(run, (uv_handle_t *)&run->sync_poll);
+        sup_run_track(run, (uv_handle_t *)&run->pidfd_poll);
         (void)uv_timer_init(loop, &run->wall_timer);
-        track(run, (uv_handle_t *)&run->wall_timer);
+        sup_run_track(run, (uv_handle_t *)&run->wall_timer);
         (void)uv_timer_init(loop, &run->sample_timer);
-        track(run, (uv_handle_t *)&run->sample_timer);
+        sup_run_track(run, (uv_handle_t *)&run->sample_timer);
         /* Watching starts before GO: if GO cannot be delivered, the kill that follows ends
          * the child, and its end arrives the normal way. */
         run->t0 = now_ms();
@@ -685,7 +729,7 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         run->srv = srv;
         run->client = c;
         run->jp.slot = -1;
-        run->jp.pidfd = run->jp.sync_fd = run->art_fd = -1;
+        run->jp.pidfd = run->jp.sync_fd = run->art_fd = run->notify_fd = -1;
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
@@ -756,9 +800,13 @@ static void run_release(struct sup_run *run)
         uv_handle_t *hs[] = { (uv_handle_t *)&run->in_pipe, (uv_handle_t *)&run->out_pipe,
                               (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
                               (uv_handle_t *)&run->pidfd_poll, (uv_handle_t *)&run->sync_poll,
-                              (uv_handle_t *)&run->wall_timer, (uv_handle_t *)&run->sample_timer };
+                              (uv_handle_t *)&run->wall_timer, (uv_handle_t *)&run->sample_timer,
+                              (uv_handle_t *)&run->notify_poll };
         for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
                 close_handle(run, hs[i]);
+        if (run->notify_fd >= 0)
+                (void)close(run->notify_fd); /* after its poll handle is closing, as libuv asks */
+        run->notify_fd = -1;
         if (run->cloned && !run->watching) {
                 sup_jailproc_discard(srv, &run->jp); /* GO was never sent: kill and reap here */
                 sup_rundir_prune(srv);
@@ -813,6 +861,7 @@ static void run_finish(struct sup_run *run)
         }
         if (run->jp.sync_fd >= 0)
                 sync_drain(run);
+        sup_notify_finish(run);
         if (run->cloned && !run->got_exit && !run->is_killed && !run->failed)
                 run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
         if (!run->watching) {

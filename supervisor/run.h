@@ -37,6 +37,11 @@ struct sup_run {
         struct proto_array events;
         uint64_t events_dropped;
         struct proto_strv mechanisms;
+        /* seccomp (notify.c): the runner's listener, from pid 1 (S6a) */
+        int notify_fd;
+        uv_poll_t notify_poll;
+        uint64_t kernel_refusals;
+        bool tool_started; /* the runner said "started": its later claims are the tool's word */
         /* what happened */
         bool cloned;   /* a jail child is the run's */
         bool watching; /* GO sent (or about to be) and the child watched: its end is awaited */
@@ -66,9 +71,15 @@ struct sup_run {
 
 
 /* run.c */
+void sup_run_track(struct sup_run *run, uv_handle_t *h);
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
                    const char *message);
 void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb);
+
+/* notify.c: takes over fd (closed on failure too) */
+int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err);
+void sup_notify_stop(struct sup_run *run);
+void sup_notify_finish(struct sup_run *run);
 
 /* result.c: builds the run_result from what was observed; what it allocates is freed by
  * sup_result_free_own, the rest belongs to the run. */

@@ -9,8 +9,10 @@
  *       pre-warm what the data stack would otherwise do in the run (platform's processor)
  *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
  *       a tool with findings stops here, status blocked
- *   R6  arm the audit hook; [issue 4] seccomp, installed after our own start-up, before the
- *       tool's first line, and the fail-closed checks of the tier's promises
+ *   R6  arm the audit hook; seccomp (inforce.c), installed after our own start-up, before
+ *       the tool's first line, its listener sent to pid 1 on fd 4, which is then closed;
+ *       the fail-closed checks of the jail's promises (no_new_privs, the filter, only fds
+ *       0-3 open): one not in force refuses the run, event "refused", no tool code runs
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
@@ -358,6 +360,14 @@ int main(void)
         if (audit_arm(&R) < 0)
                 return 125;
 run:;
+        {
+                char layer[32], evidence[300], msg[400];
+                if (inforce_kernel_layers(layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
+                        pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, layer, evidence);
+                        send_event("refused", NULL, msg, 0, NULL);
+                        return 125;
+                }
+        }
         pid_t self = getpid();
         /* R7 */
         send_event("started", NULL, "tool started", 0, NULL);

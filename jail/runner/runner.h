@@ -53,6 +53,10 @@ int runner_realpath(const char *path, char *out, size_t size, void *ctx);
  * findings: compiling it then raises the SyntaxError the tool should see. */
 int precheck_run(struct runner *r, const char *source);
 
+/* inforce.c (R6): installs seccomp and checks the jail's promises; -1 with the layer and
+ * the evidence if one is not in force. */
+int inforce_kernel_layers(char *layer, size_t layer_size, char *evidence, size_t size);
+
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
 int audit_arm(struct runner *r);      /* after it, before the tool's first line */

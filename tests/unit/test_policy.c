@@ -307,6 +307,15 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_CAP_GRANTED:
                 pol_reason(buf, size, r, "network");
                 return;
+        case POL_KERNEL_BLOCKED:
+                pol_reason(buf, size, r, "socket(AF_INET, SOCK_STREAM)", pol_why_text(POL_WHY_SECCOMP_NETWORK));
+                return;
+        case POL_KILLED_FOREIGN_ABI:
+                pol_reason(buf, size, r);
+                return;
+        case POL_KERNEL_DROPPED:
+                pol_reason(buf, size, r, 17ULL, 200U);
+                return;
         case _POL_REASON_MAX:
                 break;
         }
@@ -335,6 +344,9 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
                            "exists",
         [POL_CAP_GRANTED] = "capability network granted",
+        [POL_KERNEL_BLOCKED] = "blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp)",
+        [POL_KILLED_FOREIGN_ABI] = "killed: a non-native syscall ABI (seccomp)",
+        [POL_KERNEL_DROPPED] = "17 more refusals at kernel were not recorded (limit of 200)",
 };
 
 static void test_reasons_catalog(void **state)
@@ -389,6 +401,21 @@ static const struct {
         { POL_CAP_DENIED, "process", POL_WHY_CAP_NEVER, "capability process denied: never grantable" },
         { POL_CAP_DENIED, "network", POL_WHY_CAP_NOT_APPROVED, "capability network denied: not approved" },
         { POL_CAP_DENIED, "gpu", POL_WHY_CAP_UNKNOWN, "capability gpu denied: unknown capability" },
+        { POL_KERNEL_BLOCKED, "connect(127.0.0.1:8080)", POL_WHY_SECCOMP_NETWORK,
+          "blocked at kernel: connect(127.0.0.1:8080) (network denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "execve('/bin/sh')", POL_WHY_SECCOMP_PROCESS,
+          "blocked at kernel: execve('/bin/sh') (process creation denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "ptrace(PTRACE_ATTACH, pid 1)", POL_WHY_SECCOMP_DEBUG,
+          "blocked at kernel: ptrace(PTRACE_ATTACH, pid 1) (access to other processes denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "mount('none', '/mnt', 'tmpfs')", POL_WHY_SECCOMP_MOUNT,
+          "blocked at kernel: mount('none', '/mnt', 'tmpfs') (mounting denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "unshare(CLONE_NEWUSER)", POL_WHY_SECCOMP_NAMESPACE,
+          "blocked at kernel: unshare(CLONE_NEWUSER) (namespace changes denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "bpf(5)", POL_WHY_SECCOMP_KERNEL, "blocked at kernel: bpf(5) (kernel interface denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "ioctl(fd 0, TIOCSTI)", POL_WHY_SECCOMP_TTY,
+          "blocked at kernel: ioctl(fd 0, TIOCSTI) (terminal input injection denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "syscall 20 of the i386 ABI", POL_WHY_SECCOMP_ABI,
+          "blocked at kernel: syscall 20 of the i386 ABI (non-native syscall ABI denied by seccomp)" },
 };
 
 static void test_reasons_blocked(void **state)
@@ -441,6 +468,22 @@ static const char *why_expected(enum pol_why w)
                 return "not approved";
         case POL_WHY_CAP_UNKNOWN:
                 return "unknown capability";
+        case POL_WHY_SECCOMP_NETWORK:
+                return "network denied by seccomp";
+        case POL_WHY_SECCOMP_PROCESS:
+                return "process creation denied by seccomp";
+        case POL_WHY_SECCOMP_DEBUG:
+                return "access to other processes denied by seccomp";
+        case POL_WHY_SECCOMP_MOUNT:
+                return "mounting denied by seccomp";
+        case POL_WHY_SECCOMP_NAMESPACE:
+                return "namespace changes denied by seccomp";
+        case POL_WHY_SECCOMP_KERNEL:
+                return "kernel interface denied by seccomp";
+        case POL_WHY_SECCOMP_TTY:
+                return "terminal input injection denied by seccomp";
+        case POL_WHY_SECCOMP_ABI:
+                return "non-native syscall ABI denied by seccomp";
         case _POL_WHY_MAX:
                 break;
         }

@@ -1,0 +1,93 @@
+/* R6: the kernel layer the runner installs itself, seccomp, and the fail-closed checks of
+ * what the jail promises (DESIGN §6), just before the tool's first line. Nothing here trusts
+ * what it was told: each promise is looked up in what the kernel reports for this process.
+ * A promise not kept refuses the run ("refused: <layer> not in force (<evidence>)"); no
+ * tool code runs, and the supervisor reports the sandbox's failure, not the tool's. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "jail/jail.h"
+#include "jail/runner/runner.h"
+#include "lib/cleanup.h"
+
+/* The value of a "Name:\tvalue" line of /proc/self/status, or -1. */
+static long status_field(const char *name)
+{
+        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
+        char line[256];
+        size_t n = strlen(name);
+        while (f && fgets(line, sizeof(line), f))
+                if (strncmp(line, name, n) == 0 && line[n] == ':')
+                        return strtol(line + n + 1, NULL, 10);
+        return -1;
+}
+
+static int send_fd(int sock, int fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        memset(u.buf, 0, sizeof(u.buf));
+        char byte = 'L';
+        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+        return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
+}
+
+int inforce_kernel_layers(char *layer, size_t layer_size, char *evidence, size_t size)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        int listener = -1;
+        /* seccomp: the filter, and its listener to the supervisor through pid 1 */
+        int r = jail_seccomp_install(&listener, &err);
+        if (r == 0 && (r = send_fd(JAIL_FD_NOTIFY, listener)) < 0)
+                snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));
+        if (listener >= 0)
+                (void)close(listener);
+        (void)close(JAIL_FD_NOTIFY);
+        if (r < 0) {
+                snprintf(layer, layer_size, "seccomp");
+                snprintf(evidence, size, "%s", err.msg);
+                return -1;
+        }
+        /* The promises, as the kernel reports them. */
+        long nnp = status_field("NoNewPrivs"), mode = status_field("Seccomp");
+        if (nnp != 1) {
+                snprintf(layer, layer_size, "no_new_privs");
+                snprintf(evidence, size, "/proc/self/status says NoNewPrivs: %ld", nnp);
+                return -1;
+        }
+        if (mode != 2) {
+                snprintf(layer, layer_size, "seccomp");
+                snprintf(evidence, size, "/proc/self/status says Seccomp: %ld, not 2 (filter)", mode);
+                return -1;
+        }
+        /* Only the runner's own fds: the spec (now /dev/null), stdout, stderr, events. */
+        struct rlimit rl;
+        long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (long)rl.rlim_cur : 65536;
+        for (long fd = 4; fd < max; fd++)
+                if (fcntl((int)fd, F_GETFD) >= 0) {
+                        char link[64], target[256] = "?";
+                        snprintf(link, sizeof(link), "/proc/self/fd/%ld", fd);
+                        ssize_t n = readlink(link, target, sizeof(target) - 1);
+                        if (n > 0)
+                                target[n] = 0;
+                        snprintf(layer, layer_size, "fd isolation");
+                        snprintf(evidence, size, "fd %ld is open (%s); only 0-3 may be", fd, target);
+                        return -1;
+                }
+        return 0;
+}

@@ -1,0 +1,80 @@
+/* seccomp (DESIGN §5): the runner's filter, built with libseccomp from policy/seccomp.c's
+ * table. Installed by anvil-py after its own start-up (the interpreter, the pre-check, the
+ * audit hook) and before the tool's first line, so it binds the tool and everything it
+ * starts (threads only: see the table) and none of the runner's start-up.
+ *
+ * Refused calls are not answered in the filter: they go to the supervisor as user
+ * notifications (SECCOMP_RET_USER_NOTIF), and the supervisor, outside the jail, records
+ * the call with its decoded arguments and answers EPERM. The tool cannot suppress that
+ * record: it is written by a process it cannot reach. The listener fd travels runner ->
+ * pid 1 -> supervisor (jail/pid1.c) and no copy is left in the jail. If the supervisor never
+ * gets it, the kernel answers every notification ENOSYS: refused all the same.
+ *
+ * Non-native ABIs (i386, x32) are notified too (libseccomp's bad-arch action), and the
+ * supervisor kills the run on the first one, after recording it. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <sched.h>
+#include <seccomp.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+
+#include "jail/jail.h"
+#include "policy/seccomp.h"
+
+static int add_rule(scmp_filter_ctx ctx, const struct pol_sc_rule *r)
+{
+        uint32_t action = r->cond == POL_SC_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_NOTIFY;
+        switch (r->cond) {
+        case POL_SC_ALWAYS:
+        case POL_SC_ENOSYS:
+                return seccomp_rule_add_exact(ctx, action, r->nr, 0);
+        case POL_SC_NOT_UNIX:
+                return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        case POL_SC_NO_THREAD:
+                return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
+        case POL_SC_ARG1_EQ32:
+                return seccomp_rule_add_exact(ctx, action, r->nr, 1,
+                                              SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, r->value));
+        case POL_SC_ARG0_NE:
+                return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, r->value));
+        }
+        return -EINVAL;
+}
+
+int jail_seccomp_install(int *listener, struct anvil_err *err)
+{
+        *listener = -1;
+        scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
+        if (!ctx)
+                return anvil_err_set(err, ENOMEM, "Failed to create a seccomp filter");
+        int r = seccomp_attr_set(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_NOTIFY);
+        if (r < 0) {
+                anvil_err_set(err, -r, "Failed to set the seccomp filter's action for other ABIs: %s", strerror(-r));
+                goto out;
+        }
+        /* no_new_privs is already set (pid 1 inherited it from the jail child, C9); the
+         * filter may not turn it on behind our back either. */
+        (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
+        for (size_t i = 0; i < pol_sc_n_rules; i++)
+                if ((r = add_rule(ctx, &pol_sc_rules[i])) < 0) {
+                        anvil_err_set(err, -r, "Failed to add the seccomp rule for %s: %s", pol_sc_rules[i].name,
+                                      strerror(-r));
+                        goto out;
+                }
+        if ((r = seccomp_load(ctx)) < 0) {
+                anvil_err_set(err, -r, "Failed to load the seccomp filter: %s", strerror(-r));
+                goto out;
+        }
+        /* Ours from here: libseccomp remembers the number but closes it only in
+         * seccomp_reset(), which nothing calls. */
+        *listener = seccomp_notify_fd(ctx);
+        if (*listener < 0) {
+                r = *listener;
+                anvil_err_set(err, -r, "The seccomp filter has no notification fd: %s", strerror(-r));
+        }
+out:
+        seccomp_release(ctx);
+        return r < 0 ? r : 0;
+}
