@@ -72,7 +72,7 @@ $(BUILD)/anvil-init: $(BUILD)/obj/jail/init/main.o $(LIB_A)
 
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
 
 $(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -80,6 +80,7 @@ static const struct pol_audit_rule rules[] = {
         RULE("pty.spawn", POL_AUDIT_DENY, POL_WHY_PROCESS, POL_PASS_NONE),
         RULE_AT("shutil.rmtree", POL_AUDIT_FS_WRITE, POL_WHY_WRITE, POL_PASS_NONE, 1, -1),
         RULE("signal.pthread_kill", POL_AUDIT_DENY, POL_WHY_SIGNAL, POL_PASS_NONE),
+        RULE("socket.__new__", POL_AUDIT_SOCKET, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.connect", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),
         RULE("socket.getaddrinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_CAP, POL_PASS_NONE),

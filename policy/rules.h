@@ -154,6 +154,9 @@ enum pol_audit_kind {
         POL_AUDIT_DENY_TOOL, /* refused when tool code asks, allowed to libraries */
         POL_AUDIT_ATTR,      /* (obj, name): introspection attributes, by who asks */
         POL_AUDIT_UNPICKLE,  /* (module, name): globals that execute code, whoever asks */
+        POL_AUDIT_SOCKET,    /* (sock, family, type, proto): a socket of any family but
+                                AF_UNIX (seccomp refuses it below; this says so in Python's
+                                terms first), whoever asks */
         POL_AUDIT_SQLITE,    /* (database): SQLite opens files itself: a write unless in the
                                 write roots, or an existing file under the read roots (SQLite
                                 then has it read-only) */

@@ -420,6 +420,17 @@ void pol_sc_describe(const struct pol_sc_rule *rule, const uint64_t a[6], pol_sc
         put(&o, ")");
 }
 
+void pol_sc_socket_args(uint64_t family, uint64_t type, char *buf, size_t size)
+{
+        struct out o = { buf, size, 0 };
+        if (!size)
+                return;
+        buf[0] = 0;
+        put_family(&o, family);
+        put(&o, ", ");
+        put_socktype(&o, type);
+}
+
 bool pol_sc_let_through(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx)
 {
         if (rule->nr != __NR_connect || !args[1] || !rd || args[2] < sizeof(sa_family_t))

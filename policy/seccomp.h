@@ -90,6 +90,10 @@ typedef long (*pol_sc_read_fn)(void *ctx, uint64_t addr, void *buf, size_t len);
 void pol_sc_describe(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx,
                      char *out, size_t size);
 
+/* "AF_INET, SOCK_STREAM": a socket's family and type as the messages show them (the audit
+ * hook's socket.socket(...) shows them the same way). */
+void pol_sc_socket_args(uint64_t family, uint64_t type, char *out, size_t size);
+
 /* connect() to an AF_UNIX address is let through (see above); true if args[1] points at
  * one. Every other refused call is refused. */
 bool pol_sc_let_through(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx);

@@ -27,6 +27,10 @@
  *       cgroup; only then GO. A failed check refuses the run: no tool code ever ran.
  *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
  *   S6  the runner reads the spec (R1), sends events on fd 3 (R7-R10)
+ *   S6a before the tool's first line the runner loads its seccomp filter and sends the
+ *       listener to pid 1, which passes it on as NOTIFY (SCM_RIGHTS) on the sync socket;
+ *       from then on every refused call waits in the kernel until notify.c has recorded it
+ *       and answered EPERM (a non-native ABI's call: recorded, and the run killed)
  *   S7  wall-clock timer and the 20 ms memory sampler may kill pid 1 (SIGKILL by pidfd):
  *       the kernel then kills every process of the pid namespace
  *   S8  pid 1 reports EXIT with the runner's wait status and rusage (P5) and exits

@@ -92,19 +92,20 @@ static void handle(struct sup_run *run)
                 respond(fd, req.id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
                 return;
         }
+        /* Recorded before it is answered: when the call returns, the refusal is on the record. */
         if (!rule) {
                 /* The filter sends only what the table names; anything else is refused. */
                 snprintf(op, sizeof(op), "syscall %d", req.data.nr);
-                respond(fd, req.id, -EPERM, 0);
                 record(run, op, POL_WHY_SECCOMP_KERNEL);
+                respond(fd, req.id, -EPERM, 0);
                 return;
         }
         pol_sc_describe(rule, args, read_mem, &rd, op, sizeof(op));
         /* What was read is the caller's only if the notification is still pending now. */
         if (ioctl(fd, SECCOMP_IOCTL_NOTIF_ID_VALID, &req.id) < 0)
                 pol_sc_describe(rule, args, NULL, NULL, op, sizeof(op));
-        respond(fd, req.id, -EPERM, 0);
         record(run, op, rule->why);
+        respond(fd, req.id, -EPERM, 0);
 }
 
 static void on_notify(uv_poll_t *p, int status, int events)

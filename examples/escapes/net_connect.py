@@ -3,13 +3,12 @@
 # loopback: Anvil's examples and tests never aim a connection at another host.)
 #
 # What Anvil should do:
-#   namespace (now): the jail has its own network namespace with no interfaces up, so
-#     the connect fails at once (OSError, network unreachable); nothing leaves the host
-#     and the host's 127.0.0.1 is not reachable.
 #   precheck:  blocked: import socket (network denied by policy)  -- the tool never runs.
-#   audit:     blocked at runtime: socket.connect (network denied by policy (capability
-#     not granted)), raised into this stack as a PermissionError (printed below).
+#   audit:     blocked at runtime: socket.socket(AF_INET, SOCK_STREAM) (network denied by
+#     policy (capability not granted)), raised into this stack as a PermissionError.
 #   seccomp:   blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp).
+#   namespace: the jail has its own network namespace with no interfaces up: had a socket
+#     been made, the connect would fail at once; the host's 127.0.0.1 is not reachable.
 import socket
 
 LOCAL_SERVICE = ("127.0.0.1", 8080)

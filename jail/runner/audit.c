@@ -9,9 +9,11 @@
  * CPython's documentation says it plainly: audit hooks are no sandbox. This layer explains
  * in Python's terms; the kernel layers are the boundary. */
 #include "jail/runner/runner.h"
+#include "policy/seccomp.h"
 
 #include <fcntl.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -322,6 +324,19 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                         return 0;
                 snprintf(op, sizeof(op), "sqlite3.connect('%s')", p1);
                 return refuse(r, op, POL_WHY_WRITE);
+        }
+        case POL_AUDIT_SOCKET: {
+                PyObject *fam = arg(args, 1), *typ = arg(args, 2);
+                long family = fam && PyLong_Check(fam) ? PyLong_AsLong(fam) : -1;
+                long type = typ && PyLong_Check(typ) ? PyLong_AsLong(typ) : -1;
+                PyErr_Clear();
+                /* -1: an object for a socket that exists already (fileno=): nothing is made */
+                if (family == AF_UNIX || family == -1)
+                        return 0;
+                char sa[96];
+                pol_sc_socket_args((uint64_t)family, (uint64_t)type, sa, sizeof(sa));
+                snprintf(op, sizeof(op), "socket.socket(%s)", sa);
+                return refuse(r, op, rule->why);
         }
         case POL_AUDIT_UNPICKLE: {
                 const char *module = str_arg(args, 0), *global = str_arg(args, 1);

@@ -1,8 +1,9 @@
 # Capabilities (DESIGN §7): granted = requested ∩ approved ∩ server policy. anvilctl --cap asks
 # for one and approves it (the user at the command line decides); the server's policy then
 # says why it is not granted, on the record. A denied capability lets the tool run and fail
-# visibly at the operation: a connect to a listener on the host's loopback is refused by the
-# audit hook and the listener counts no connection. Control: a connection from the host is
+# visibly at the operation: a connection to a listener on the host's loopback is refused by
+# the audit hook (at the socket's creation: no socket but AF_UNIX is made in a jail) and the
+# listener counts no connection. Control: a connection from the host is
 # counted.
 . "$(dirname "$0")/lib.sh"
 cat >"$T/listen.py" <<'PY'
@@ -31,8 +32,8 @@ PORT=$(cat "$T/port")
 # of socket, and an import of socket by tool code would be refused at runtime).
 tool connect.py <<PY
 import logging.handlers
-s = logging.handlers.socket.socket()
 try:
+    s = logging.handlers.socket.socket()
     s.connect(("127.0.0.1", $PORT))
     print("connected")
 except PermissionError as e:
@@ -47,10 +48,11 @@ expect_eq "the server's reason, on the record" \
         "capability network denied: the server grants no network until egress through the broker exists" \
         "$(j '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "the refusal at the operation" \
-        "blocked at runtime: socket.connect (network denied by policy (capability not granted))" \
+        "blocked at runtime: socket.socket(AF_INET, SOCK_STREAM) (network denied by policy (capability not granted))" \
         "$(j '.events[] | select(.layer == "audit") | .message')"
 expect_eq "what the tool saw" \
-        "SandboxBlocked blocked at runtime: socket.connect (network denied by policy (capability not granted))" "$(j .stdout)"
+        "SandboxBlocked blocked at runtime: socket.socket(AF_INET, SOCK_STREAM) (network denied by policy (capability not granted))" \
+        "$(j .stdout)"
 sleep 0.5
 expect_eq "connections the listener counted" 0 "$(cat "$T/count")"
 # Control: from the host, the same listener counts a connection.

@@ -1,6 +1,6 @@
 # expect-layer: audit
 # expect-status: blocked
-# expect-message: blocked at runtime: socket.bind (network denied by policy (capability not granted))
+# expect-message: blocked at runtime: socket.socket(AF_INET, SOCK_STREAM) (network denied by policy (capability not granted))
 # attempt: open a listener: bind a TCP socket to 127.0.0.1 (port chosen by the kernel)
 import asyncio  # noqa: F401
 import sys
