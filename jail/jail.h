@@ -40,8 +40,9 @@ enum jail_msg_kind {
         JAIL_MSG_EXIT = 5,    /* pid 1 -> supervisor: the runner's wait status and rusage */
         JAIL_MSG_MAPPED = 6,  /* supervisor -> child: the uid/gid maps are written */
         JAIL_MSG_PREPARED = 7, /* child -> supervisor: the run-independent root is built */
-        JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS),
-                                 or none (err_no says why) */
+        JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
+        JAIL_MSG_NOTIFY_OK = 9, /* supervisor -> pid 1 -> runner: the filter is seen in force from
+                                   outside and its listener watched; the tool may start */
 };
 
 struct jail_msg {

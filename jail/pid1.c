@@ -11,8 +11,10 @@
  *      parent-death signal, exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
  *   P4 report EXEC_OK, or ERROR, on the sync socket
  *   P4a pass the runner's seccomp listener on to the supervisor (NOTIFY): the runner sends it
- *      on its fd 4, one end of a socketpair made here, before the tool's first line, and
- *      closes that end; the end of the pair (the runner gone, or done) ends the wait
+ *      on its fd 4, one end of a socketpair made here, before the tool's first line; the
+ *      supervisor's NOTIFY_OK (it has checked the filter from outside and watches the
+ *      listener) is passed back, and only then does the runner close its end and start the
+ *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
  *   P5 reap every process; when the runner ends, report its wait status and rusage, and
  *      exit: the kernel then kills whatever else is left in the pid namespace.
  *
@@ -76,8 +78,16 @@ static void forward_listener(int from, int sync_fd, pid_t runner)
         c->cmsg_type = SCM_RIGHTS;
         c->cmsg_len = CMSG_LEN(sizeof(int));
         memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-        (void)sendmsg(sync_fd, &out, MSG_NOSIGNAL);
+        ssize_t sent = sendmsg(sync_fd, &out, MSG_NOSIGNAL);
         (void)close(fd);
+        if (sent != (ssize_t)sizeof(m))
+                return;
+        struct jail_msg ack;
+        do
+                n = recv(sync_fd, &ack, sizeof(ack), 0);
+        while (n < 0 && errno == EINTR);
+        if (n == (ssize_t)sizeof(ack) && ack.kind == JAIL_MSG_NOTIFY_OK)
+                (void)send(from, &ack.kind, 1, MSG_NOSIGNAL);
 }
 
 int jail_pid1_main(int argc, char **argv)

@@ -17,8 +17,10 @@
  * notifications end with it. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/seccomp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/uio.h>
@@ -130,6 +132,58 @@ int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err)
                 return anvil_err_set(err, -r, "Failed to watch the seccomp listener: %s", uv_strerror(r));
         sup_run_track(run, (uv_handle_t *)&run->notify_poll);
         (void)uv_poll_start(&run->notify_poll, UV_READABLE | UV_DISCONNECT, on_notify);
+        return 0;
+}
+
+/* A "Name:\tvalue" line of /proc/<pid>/status, or -1. */
+static long status_field(const char *status, const char *name)
+{
+        size_t n = strlen(name);
+        for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                if (strncmp(p, name, n) == 0 && p[n] == ':')
+                        return strtol(p + n + 1, NULL, 10);
+        return -1;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t size)
+{
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+        if (fd >= 0)
+                (void)close(fd);
+        buf[n > 0 ? n : 0] = 0;
+        return n;
+}
+
+int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
+{
+        char path[96], buf[4096], msg[256];
+        /* The runner is pid 1's only child, waiting for our word: it can be neither gone nor
+         * reaped, so its pid is its own. */
+        snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
+        long runner = read_file(path, buf, sizeof(buf)) > 0 ? strtol(buf, NULL, 10) : -1;
+        if (runner <= 0) {
+                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "seccomp", "the runner is not to be found");
+                return anvil_err_set(err, EPERM, "%s", msg);
+        }
+        snprintf(path, sizeof(path), "/proc/%ld/status", runner);
+        long mode = -1, filters = -1, nnp = -1;
+        if (read_file(path, buf, sizeof(buf)) > 0) {
+                mode = status_field(buf, "Seccomp");
+                filters = status_field(buf, "Seccomp_filters");
+                nnp = status_field(buf, "NoNewPrivs");
+        }
+        char evidence[160];
+        snprintf(evidence, sizeof(evidence), "the runner's /proc status: Seccomp %ld, Seccomp_filters %ld, NoNewPrivs %ld",
+                 mode, filters, nnp);
+        if (mode != 2 || filters < 1 || nnp != 1) {
+                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "seccomp", evidence);
+                return anvil_err_set(err, EPERM, "%s", msg);
+        }
+        char mech[256];
+        snprintf(mech, sizeof(mech), "seccomp filter, refusals explained by the supervisor (%s)", evidence);
+        (void)proto_strv_push(&run->mechanisms, mech);
+        run->seccomp_verified = true;
         return 0;
 }
 

@@ -381,11 +381,18 @@ static void sync_drain(struct sup_run *run)
                                 run->exec_ok = true;
                         break;
                 case JAIL_MSG_NOTIFY: {
+                        /* S6a: the filter seen from outside, its listener watched, then the
+                         * tool may start; anything less refuses the run. */
                         struct anvil_err err = ANVIL_ERR_INIT;
                         if (fd < 0)
                                 break; /* no listener: the runner refuses to run the tool (R6) */
-                        if (sup_notify_start(run, fd, &err) < 0)
+                        if (sup_notify_start(run, fd, &err) < 0 || sup_notify_verify(run, &err) < 0) {
                                 run_fail(run, err.msg);
+                                break;
+                        }
+                        struct jail_msg ok = { .kind = JAIL_MSG_NOTIFY_OK };
+                        if (send(run->jp.sync_fd, &ok, sizeof(ok), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(ok))
+                                run_fail(run, "Failed to confirm the seccomp filter: the jail's pid 1 is gone");
                         break;
                 }
                 case JAIL_MSG_EXIT:

@@ -41,6 +41,7 @@ struct sup_run {
         int notify_fd;
         uv_poll_t notify_poll;
         uint64_t kernel_refusals;
+        bool seccomp_verified; /* S6a: seen in force from outside */
         bool tool_started; /* the runner said "started": its later claims are the tool's word */
         /* what happened */
         bool cloned;   /* a jail child is the run's */
@@ -79,6 +80,9 @@ void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *laye
 /* notify.c: takes over fd (closed on failure too) */
 int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err);
 void sup_notify_stop(struct sup_run *run);
+/* The runner's filter, from outside: its /proc status says Seccomp 2 with a filter; the
+ * mechanism is added to the run's list. -EPERM and the refusal otherwise. */
+int sup_notify_verify(struct sup_run *run, struct anvil_err *err);
 void sup_notify_finish(struct sup_run *run);
 
 /* result.c: builds the run_result from what was observed; what it allocates is freed by

@@ -57,6 +57,19 @@ int inforce_kernel_layers(char *layer, size_t layer_size, char *evidence, size_t
                 snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));
         if (listener >= 0)
                 (void)close(listener);
+        /* The supervisor's word, through pid 1, that it sees the filter and watches its
+         * listener (S6a); without it the tool does not start. */
+        if (r == 0) {
+                char ack = 0;
+                ssize_t n;
+                do
+                        n = recv(JAIL_FD_NOTIFY, &ack, 1, 0);
+                while (n < 0 && errno == EINTR);
+                if (n != 1) {
+                        r = -EPIPE;
+                        snprintf(err.msg, sizeof(err.msg), "the supervisor did not confirm it");
+                }
+        }
         (void)close(JAIL_FD_NOTIFY);
         if (r < 0) {
                 snprintf(layer, layer_size, "seccomp");
