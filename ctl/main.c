@@ -38,6 +38,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
                    "                    [--cap NAME]... [--json]\n"
+                   "       anvilctl probe [--json]\n"
                    "       anvilctl help\n"
                    "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
 }
@@ -318,6 +319,75 @@ out:
         return rc;
 }
 
+/* The isolation probe: each mechanism, available / probed / in force, with its evidence. */
+static int cmd_probe(int argc, char **argv)
+{
+        static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+        bool json = false;
+        int c;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                if (c == 'j')
+                        json = true;
+                else if (c == 'h') {
+                        usage(stdout);
+                        return 0;
+                } else {
+                        usage(stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind != argc)
+                return die_usage("probe: takes no arguments");
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_msg m = { .type = PROTO_PROBE_REQUEST };
+        char rid[32];
+        snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
+        m.u.probe_request.request_id = rid;
+        _cleanup_close_ int fd = connect_broker();
+        if (fd < 0)
+                return EXIT_CONNECT;
+        if (proto_write_msg(fd, &m, &err) < 0) {
+                fprintf(stderr, "anvilctl: cannot send the probe request to %s: %s\n", socket_path(), err.msg);
+                return EXIT_CONNECT;
+        }
+        struct proto_reader rd;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        struct proto_msg in;
+        int k = proto_read_msg(fd, &rd, &in, &err);
+        proto_reader_free(&rd);
+        if (k <= 0) {
+                fprintf(stderr, "anvilctl: %s\n", k == 0 ? "the connection closed before the probe ended" : err.msg);
+                return EXIT_CONNECT;
+        }
+        int rc = EXIT_CONNECT;
+        if (in.type == PROTO_ERROR) {
+                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                rc = EXIT_REFUSED;
+        } else if (in.type != PROTO_PROBE_RESULT) {
+                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
+        } else if (json) {
+                json_t *j = proto_to_json(proto_schemas[PROTO_PROBE_RESULT], &in.u.probe_result);
+                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
+                if (s)
+                        printf("%s\n", s);
+                free(s);
+                json_decref(j);
+                rc = s ? 0 : EXIT_REFUSED;
+        } else {
+                const struct proto_probe_result *r = &in.u.probe_result;
+                printf("isolation tier: %s\n", r->tier);
+                printf("  %-22s %-9s %-6s %-8s %s\n", "mechanism", "available", "probed", "in force", "evidence");
+                const struct proto_mechanism *mm = r->mechanisms.items;
+                for (size_t i = 0; i < r->mechanisms.n; i++)
+                        printf("  %-22s %-9s %-6s %-8s %s\n", mm[i].name, mm[i].available ? "yes" : "no",
+                               mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
+                rc = 0;
+        }
+        proto_msg_free(&in);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2) {
@@ -326,11 +396,13 @@ int main(int argc, char **argv)
         }
         if (strcmp(argv[1], "run") == 0)
                 return cmd_run(argc - 1, argv + 1);
+        if (strcmp(argv[1], "probe") == 0)
+                return cmd_probe(argc - 1, argv + 1);
         if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
                 usage(stdout);
                 return 0;
         }
-        if (strcmp(argv[1], "submit") == 0 || strcmp(argv[1], "probe") == 0 || strcmp(argv[1], "trace") == 0 ||
+        if (strcmp(argv[1], "submit") == 0 || strcmp(argv[1], "trace") == 0 ||
             strcmp(argv[1], "verify") == 0) {
                 fprintf(stderr, "anvilctl: '%s' is not implemented yet\n", argv[1]);
                 return EXIT_USAGE;

@@ -233,7 +233,10 @@ struct proto_run_spec {
         struct proto_strv capabilities_granted;
         char *platform_processor;             /* `uname -p`, run outside the jail (pre-warm) */
         char *platform_file;                  /* `file -b` of the interpreter, likewise */
-        bool test_no_python_layers;           /* test builds only: no pre-check, no audit hook */
+        bool test_no_python_layers;           /* no pre-check, no audit hook: test builds, and the
+                                                 supervisor's own probe runs */
+        char *test_break;                     /* test builds: a kernel layer the runner leaves out */
+        bool expect_seccomp;                  /* the tier promises it: refuse the run without it */
 };
 
 struct proto_runner_event {

@@ -104,6 +104,7 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
                 { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
                 { "test-no-python-layers", no_argument, NULL, 'T' },
+                { "test-probe-break", required_argument, NULL, 'B' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -168,6 +169,20 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         break;
 #else
                         fprintf(stderr, "anvil-supervisor: --test-no-python-layers: refused: this is not a test build\n");
+                        return -1;
+#endif
+                case 'B':
+#ifdef ANVIL_TEST_BUILD
+                        /* The probe's own test: its jail leaves this layer out, and the probe
+                         * must see it missing and lower the tier. */
+                        if (strcmp(optarg, "seccomp") != 0) {
+                                fprintf(stderr, "anvil-supervisor: --test-probe-break: expected seccomp\n");
+                                return -1;
+                        }
+                        cfg->test_probe_break = optarg;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-probe-break: refused: this is not a test build\n");
                         return -1;
 #endif
                 case 'c':
@@ -312,6 +327,24 @@ static void on_signal(uv_signal_t *s, int signum)
         /* The loop ends once every run has finished and every handle is closed. */
 }
 
+static int exit_code;
+
+static void on_probed(struct sup_server *srv)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (srv->stopping)
+                return;
+        if (sup_server_listen(srv, &err) < 0) {
+                log_error("%s", err.msg);
+                exit_code = 1;
+                sup_runs_kill_all(srv);
+                uv_stop(srv->loop);
+                return;
+        }
+        log_info("listening on %s (state in %s, runner %s; isolation tier %s)", srv->cfg.listen_path,
+                 srv->cfg.state_dir, srv->cfg.runner_path, srv->tier);
+}
+
 int main(int argc, char **argv)
 {
         log_set_program("anvil-supervisor");
@@ -375,20 +408,21 @@ int main(int argc, char **argv)
                 .env = sup_jail_env,
         };
         sup_pool_start(&srv);
-        if (sup_server_listen(&srv, &err) < 0) {
-                log_error("%s", err.msg);
-                return 1;
-        }
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);
         srv.sigterm.data = srv.sigint.data = &srv;
         uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
         uv_signal_start(&srv.sigint, on_signal, SIGINT);
-        log_info("listening on %s (state in %s, runner %s)", srv.cfg.listen_path, srv.cfg.state_dir,
-                 srv.cfg.runner_path);
         if (srv.cfg.test_no_python_layers)
                 log_warn("TEST MODE: the Python layers (pre-check, audit hook) are off in every run");
+        /* The probe first (DESIGN §6): clients are served once what is in force is known. */
+        if (sup_probe_startup(&srv, on_probed) < 0) {
+                log_error("Failed to start the isolation probe: out of memory");
+                return 1;
+        }
         uv_run(srv.loop, UV_RUN_DEFAULT);
+        if (exit_code)
+                return exit_code;
         jail_cgroup_sys_fini(&srv.cg);
         (void)unlink(srv.cfg.listen_path);
         log_info("stopped");

@@ -24,8 +24,8 @@
 #include "supervisor/supervisor.h"
 
 /* Runs argv as the builder uid with env, stdout to out_fd (or /dev/null if -1), and waits. */
-static int builder_run(struct sup_server *srv, const char *path, char *const argv[], char *const env[], int out_fd,
-                       int *status, struct anvil_err *err)
+int sup_builder_run(struct sup_server *srv, const char *path, char *const argv[], char *const env[], int out_fd,
+                    int *status, struct anvil_err *err)
 {
         uid_t builder = srv->cfg.uid_base;
         pid_t pid = fork();
@@ -52,14 +52,14 @@ static int builder_run(struct sup_server *srv, const char *path, char *const arg
 static char *const builder_env[] = { "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LANG=C.UTF-8", NULL };
 
 /* Runs argv as the builder and reads what it prints, up to size - 1 bytes, into buf. */
-static int builder_output(struct sup_server *srv, const char *path, char *const argv[], char *const env[], char *buf,
-                          size_t size, int *status, struct anvil_err *err)
+int sup_builder_output(struct sup_server *srv, const char *path, char *const argv[], char *const env[], char *buf,
+                       size_t size, int *status, struct anvil_err *err)
 {
         int p[2];
         if (pipe2(p, O_CLOEXEC) < 0)
                 return anvil_err_sys(err, errno, "Failed to create a pipe");
         /* The pipe holds 64 KiB: the commands run here print a line. */
-        int r = builder_run(srv, path, argv, env, p[1], status, err);
+        int r = sup_builder_run(srv, path, argv, env, p[1], status, err);
         (void)close(p[1]);
         size_t got = 0;
         while (r >= 0 && got < size - 1) {
@@ -79,7 +79,7 @@ int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err)
 {
         char *const argv[] = { "uname", "-p", NULL };
         char buf[256];
-        int status, r = builder_output(srv, "/usr/bin/uname", argv, builder_env, buf, sizeof(buf), &status, err);
+        int status, r = sup_builder_output(srv, "/usr/bin/uname", argv, builder_env, buf, sizeof(buf), &status, err);
         if (r < 0)
                 return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
@@ -96,7 +96,7 @@ int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err)
         char *const fenv[] = { "HOME=/nonexistent", "PATH=/usr/bin:/bin", "LC_ALL=C", NULL };
         srv->platform_file[0] = 0;
         if (access("/usr/bin/file", X_OK) == 0) {
-                r = builder_output(srv, "/usr/bin/file", fargv, fenv, srv->platform_file, sizeof(srv->platform_file),
+                r = sup_builder_output(srv, "/usr/bin/file", fargv, fenv, srv->platform_file, sizeof(srv->platform_file),
                                    &status, err);
                 if (r < 0)
                         return r;
@@ -138,7 +138,7 @@ int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
         snprintf(env_dir, sizeof(env_dir), "MPLCONFIGDIR=%s", dir);
         char *const env[] = { env_dir, builder_env[0], builder_env[1], builder_env[2], NULL };
         char *const argv[] = { "python3", "-I", "-c", (char *)build_script, NULL };
-        int status, r = builder_run(srv, "/usr/bin/python3", argv, env, -1, &status, err);
+        int status, r = sup_builder_run(srv, "/usr/bin/python3", argv, env, -1, &status, err);
         if (r < 0)
                 return r;
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)

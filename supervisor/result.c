@@ -150,7 +150,10 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 }
         }
         res->events = run->events;
-        res->isolation.tier = "namespaces";
+        /* What was verified for this run (namespaces by verify.c before GO, or the run was
+         * refused; seccomp from outside before the tool's first line, S6a). A tool the
+         * pre-check refused never got as far as seccomp: nothing of it ran. */
+        res->isolation.tier = (char *)sup_tier(true, run->seccomp_verified, false);
         res->isolation.mechanisms = run->mechanisms;
         char dir[PATH_MAX + 16];
         snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);

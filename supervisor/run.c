@@ -549,7 +549,11 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->capabilities_granted = run->caps_granted;
         s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
         s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;
-        s->test_no_python_layers = run->srv->cfg.test_no_python_layers;
+        s->test_no_python_layers = run->srv->cfg.test_no_python_layers || run->opts.python_layers_off;
+        s->test_break = (char *)run->opts.test_break;
+        /* What the probed tier promises, the runner refuses to go without; the probe's own
+         * run finds out, and promises nothing. */
+        s->expect_seccomp = !run->opts.done && strstr(run->srv->tier, "seccomp") != NULL;
         uint8_t *buf;
         size_t len;
         int r = proto_encode(&m, &buf, &len, err);
@@ -707,34 +711,40 @@ bool sup_run_is_live(struct sup_server *srv, const char *run_id)
         return false;
 }
 
-void sup_run_start(struct sup_client *c, struct proto_run_request *req)
+/* A run for a client (c, whose errors it gets) or for the supervisor itself (o->done). */
+static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_run_request *req,
+                     const struct sup_run_opts *o, struct anvil_err *err)
 {
-        struct sup_server *srv = c->srv;
-        struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_limits lim;
         char field[128];
-        if (pol_limits_resolve(&req->limits, &lim, &err) < 0 || pol_inputs_check(&req->inputs, &err) < 0) {
-                proto_err_field(&err, field, sizeof(field));
-                sup_client_error(c, "bad_request", err.msg, field, req->request_id);
-                return;
+        if (pol_limits_resolve(&req->limits, &lim, err) < 0 || pol_inputs_check(&req->inputs, err) < 0) {
+                proto_err_field(err, field, sizeof(field));
+                if (c)
+                        sup_client_error(c, "bad_request", err->msg, field, req->request_id);
+                return -EINVAL;
         }
         if (srv->stopping) {
-                sup_client_error(c, "busy", "The supervisor is stopping", NULL, req->request_id);
-                return;
+                if (c)
+                        sup_client_error(c, "busy", "The supervisor is stopping", NULL, req->request_id);
+                return anvil_err_set(err, EBUSY, "The supervisor is stopping");
         }
         if (srv->n_runs >= srv->cfg.max_runs) {
                 char msg[96];
                 snprintf(msg, sizeof(msg), "All %u run slots are in use; try again later", srv->cfg.max_runs);
-                sup_client_error(c, "busy", msg, NULL, req->request_id);
-                return;
+                if (c)
+                        sup_client_error(c, "busy", msg, NULL, req->request_id);
+                return anvil_err_set(err, EBUSY, "%s", msg);
         }
         struct sup_run *run = calloc(1, sizeof(*run));
         if (!run) {
-                sup_client_error(c, "internal", "Out of memory", NULL, req->request_id);
-                return;
+                if (c)
+                        sup_client_error(c, "internal", "Out of memory", NULL, req->request_id);
+                return anvil_err_set(err, ENOMEM, "Out of memory");
         }
         run->srv = srv;
         run->client = c;
+        if (o)
+                run->opts = *o;
         run->jp.slot = -1;
         run->jp.pidfd = run->jp.sync_fd = run->art_fd = run->notify_fd = -1;
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
@@ -749,17 +759,31 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
         resolve_caps(run, &req->capabilities_approved);
         LIST_PREPEND(srv->runs, run);
         srv->n_runs++;
-        int r = run_spawn(run, req, &err);
-        log_info("run %s: started for %s (uid %u)", run->id, c->stream.name, (unsigned)run->jp.uid);
+        int r = run_spawn(run, req, err);
+        log_info("run %s: started for %s (uid %u)", run->id, c ? c->stream.name : "the supervisor",
+                 (unsigned)run->jp.uid);
         if (r < 0) {
-                log_error("run %s: %s", run->id, err.msg);
-                run_fail(run, err.msg);
+                log_error("run %s: %s", run->id, err->msg);
+                run_fail(run, err->msg);
                 /* Once a child is watched, its end comes the normal way; otherwise now. */
                 if (!run->watching) {
                         run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
                         run_maybe_finish(run);
                 }
         }
+        return 0; /* from here on, the run's end is reported the run's way */
+}
+
+void sup_run_start(struct sup_client *c, struct proto_run_request *req)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        (void)run_begin(c->srv, c, req, NULL, &err);
+}
+
+int sup_run_internal(struct sup_server *srv, struct proto_run_request *req, const struct sup_run_opts *o,
+                     struct anvil_err *err)
+{
+        return run_begin(srv, NULL, req, o, err);
 }
 
 /* ---- the end (S10-S12) ---- */
@@ -843,6 +867,8 @@ static void collect_done(uv_work_t *w, int status)
                 log_warn("run %s: sandbox failed: %s", run->id, run->sandbox_error);
                 if (run->client)
                         sup_client_error(run->client, "sandbox_failed", run->sandbox_error, NULL, run->request_id);
+                if (run->opts.done)
+                        run->opts.done(run->srv, NULL, run->sandbox_error, run->opts.data);
         } else {
                 struct proto_msg m = { .type = PROTO_RUN_RESULT };
                 sup_result_build(run, &m.u.run_result);
@@ -851,6 +877,8 @@ static void collect_done(uv_work_t *w, int status)
                          m.u.run_result.wall_ms);
                 if (run->client)
                         sup_client_send(run->client, &m);
+                if (run->opts.done)
+                        run->opts.done(run->srv, &m.u.run_result, NULL, run->opts.data);
                 run->events = m.u.run_result.events; /* may have grown */
                 sup_result_free_own(&m.u.run_result);
         }

@@ -14,6 +14,7 @@ struct capture {
 
 struct sup_run {
         struct sup_server *srv;
+        struct sup_run_opts opts; /* a run of the supervisor's own (the probe) */
         struct sup_client *client; /* NULL once the client is gone */
         struct sup_run *next, **pprev;
         char id[64];

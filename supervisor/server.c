@@ -31,6 +31,7 @@ static void on_client_closed(struct proto_stream *s)
 {
         struct sup_client *c = s->data;
         sup_runs_client_gone(c->srv, c);
+        sup_probe_client_gone(c->srv, c);
         LIST_REMOVE(c);
         c->srv->n_clients--;
         free(c);
@@ -54,8 +55,7 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 sup_run_cancel(c, &m->u.cancel);
                 break;
         case PROTO_PROBE_REQUEST:
-                sup_client_error(c, "unsupported", "probe_request: the isolation probe is not implemented yet",
-                                 "probe_request", m->u.probe_request.request_id);
+                sup_probe_request(c, m->u.probe_request.request_id);
                 break;
         default: {
                 char msg[96];

@@ -26,6 +26,7 @@ struct sup_config {
         gid_t socket_group; /* the socket's group (the broker's); -1: root's */
         bool no_cgroup;     /* --cgroup none */
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
+        const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
@@ -86,6 +87,8 @@ struct sup_server {
         struct sup_run *runs; /* every live run */
         struct sup_client *clients;
         bool stopping;
+        struct sup_probe *probe; /* the last probe's result, and whoever waits for the next */
+        char tier[64];           /* the last probe's tier */
 };
 
 struct sup_client {
@@ -106,6 +109,19 @@ void sup_server_stop_when_idle(struct sup_server *srv);
 
 /* run.c */
 void sup_run_start(struct sup_client *c, struct proto_run_request *req);
+
+/* A run of the supervisor's own: its result (or, res NULL, the sandbox's failure) goes to
+ * done, not to a client. */
+typedef void (*sup_run_done_fn)(struct sup_server *srv, const struct proto_run_result *res, const char *failure,
+                                void *data);
+struct sup_run_opts {
+        bool python_layers_off; /* the probe tests the kernel layers alone */
+        const char *test_break; /* test builds: a layer the runner leaves out (the probe's tests) */
+        sup_run_done_fn done;
+        void *data;
+};
+int sup_run_internal(struct sup_server *srv, struct proto_run_request *req, const struct sup_run_opts *o,
+                     struct anvil_err *err);
 void sup_run_cancel(struct sup_client *c, const struct proto_cancel *cancel);
 void sup_runs_client_gone(struct sup_server *srv, struct sup_client *c);
 void sup_runs_kill_all(struct sup_server *srv);
@@ -138,6 +154,21 @@ void sup_rundir_prune(struct sup_server *srv);
 /* prewarm.c */
 int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);
 int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err);
+/* Runs path as the builder uid (uid_base, no run's) with env, stdout to out_fd (-1:
+ * /dev/null), and waits; _output collects up to size - 1 bytes of its stdout. */
+int sup_builder_run(struct sup_server *srv, const char *path, char *const argv[], char *const env[], int out_fd,
+                    int *status, struct anvil_err *err);
+int sup_builder_output(struct sup_server *srv, const char *path, char *const argv[], char *const env[], char *buf,
+                       size_t size, int *status, struct anvil_err *err);
+
+/* probe.c: the isolation probe (DESIGN §6). At start-up (then done(srv) is called once) and
+ * on demand (a client's probe_request gets the probe_result). */
+struct sup_probe;
+int sup_probe_startup(struct sup_server *srv, void (*done)(struct sup_server *srv));
+void sup_probe_request(struct sup_client *c, const char *request_id);
+void sup_probe_client_gone(struct sup_server *srv, struct sup_client *c);
+/* The tier a run ran under, from what was verified for it. */
+const char *sup_tier(bool namespaces, bool seccomp, bool landlock);
 
 /* The jail's environment: the whole of it, fixed (README lists it). */
 extern char *const sup_jail_env[];

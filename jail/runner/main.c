@@ -362,7 +362,7 @@ int main(void)
 run:;
         {
                 char layer[32], evidence[300], msg[400];
-                if (inforce_kernel_layers(layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
+                if (inforce_kernel_layers(&spec, layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
                         pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, layer, evidence);
                         send_event("refused", NULL, msg, 0, NULL);
                         return 125;

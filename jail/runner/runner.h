@@ -55,7 +55,8 @@ int precheck_run(struct runner *r, const char *source);
 
 /* inforce.c (R6): installs seccomp and checks the jail's promises; -1 with the layer and
  * the evidence if one is not in force. */
-int inforce_kernel_layers(char *layer, size_t layer_size, char *evidence, size_t size);
+int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t layer_size, char *evidence,
+                          size_t size);
 
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
