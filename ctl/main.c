@@ -145,6 +145,23 @@ static void print_human(const struct proto_run_result *r)
         for (size_t i = 0; i < r->artifacts.n; i++)
                 printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", r->artifacts_dir ? r->artifacts_dir : ".", a[i].path,
                        a[i].bytes, a[i].sha256);
+        /* What the tool could have done, beside what it did. */
+        const struct proto_blast_radius *b = &r->blast_radius;
+        printf("blast radius (%s):\n", r->isolation.tier);
+        for (size_t i = 0; i < b->read.n; i++)
+                printf("  %s %s\n", i ? "         " : "read:    ", b->read.items[i]);
+        for (size_t i = 0; i < b->write.n; i++)
+                printf("  %s %s\n", i ? "         " : "write:   ", b->write.items[i]);
+        if (b->network)
+                printf("  network:  %s\n", b->network);
+        if (b->processes)
+                printf("  processes: %s\n", b->processes);
+        const struct proto_limits *l = &b->limits;
+        printf("  limits:   wall %" PRIu64 " s (used %.1f s), cpu %" PRIu64 " s (used %.1f s), memory %" PRIu64
+               " MB (peak %.1f MB), output %" PRIu64 " bytes per stream, files %" PRIu64 " bytes, %" PRIu64
+               " processes and threads\n",
+               l->wall_s, (double)r->wall_ms / 1000.0, l->cpu_s, (double)r->cpu_ms / 1000.0, l->memory_mb, r->peak_rss_mb,
+               l->output_bytes, l->files_bytes, l->pids);
         if (r->capabilities.denied.n) {
                 printf("capabilities denied:");
                 for (size_t i = 0; i < r->capabilities.denied.n; i++)

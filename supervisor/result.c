@@ -2,10 +2,13 @@
  * intention: peaks from the sampler, the cgroup and rusage, times from the supervisor's
  * clock, what is in force from jail/verify.c. */
 #define _GNU_SOURCE
+#include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -40,27 +43,67 @@ static char *capture_text(const struct capture *c, bool *truncated)
         return s ? s : strdup("");
 }
 
+static bool has_mech(const struct proto_strv *v, const char *name)
+{
+        for (size_t i = 0; i < v->n; i++)
+                if (strcmp(v->items[i], name) == 0)
+                        return true;
+        return false;
+}
+
+/* What the tool could read, write and reach, derived from this run: its inputs and limits,
+ * the binds the jail had, and what was verified for it (namespaces, seccomp). */
 static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
 {
+        char line[PATH_MAX + 256];
         for (unsigned i = 0; i < jail_n_ro_binds; i++)
                 if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
                         (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
         static const char *const reads[] = { "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom",
-                                             JAIL_INPUTS, JAIL_ARTIFACTS, JAIL_TMP " (private)" };
+                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
         for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
                 (void)proto_strv_push(&b->read, reads[i]);
-        char w[128];
-        snprintf(w, sizeof(w), "%s (at most %llu bytes)", JAIL_ARTIFACTS, (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, w);
-        snprintf(w, sizeof(w), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
+        /* The inputs, as they are in the run's directory. */
+        snprintf(line, sizeof(line), "%s/inputs", run->dir);
+        _cleanup_closedir_ DIR *d = opendir(line);
+        size_t n_in = 0;
+        uint64_t in_bytes = 0;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (de->d_name[0] != '.') {
+                        struct stat st;
+                        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
+                                n_in++;
+                                in_bytes += (uint64_t)st.st_size;
+                        }
+                }
+        snprintf(line, sizeof(line), "%s (read-only: %zu file%s, %llu bytes)", JAIL_INPUTS, n_in, n_in == 1 ? "" : "s",
+                 (unsigned long long)in_bytes);
+        (void)proto_strv_push(&b->read, line);
+        (void)proto_strv_push(&b->read, JAIL_ARTIFACTS);
+        (void)proto_strv_push(&b->read, JAIL_TMP " (private)");
+        snprintf(line, sizeof(line), "%s (at most %llu bytes)", JAIL_ARTIFACTS, (unsigned long long)run->lim.files_bytes);
+        (void)proto_strv_push(&b->write, line);
+        snprintf(line, sizeof(line), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
                  (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, w);
-        b->network = strdup("none: a network namespace of its own with no interface up");
-        char p[160];
-        snprintf(p, sizeof(p), "at most %llu processes and threads, in a pid namespace of its own",
-                 (unsigned long long)run->lim.pids);
-        b->processes = strdup(p);
+        (void)proto_strv_push(&b->write, line);
+        bool netns = has_mech(&run->mechanisms, "netns"), pidns = has_mech(&run->mechanisms, "pidns");
+        if (run->seccomp_verified)
+                snprintf(line, sizeof(line), "none: seccomp refused every socket but AF_UNIX (verified for this run)%s",
+                         netns ? "; a network namespace of its own with no interface up" : "");
+        else
+                snprintf(line, sizeof(line), "%s", netns ? "none: a network namespace of its own with no interface up"
+                                                         : "not isolated by this run's verified mechanisms");
+        b->network = strdup(line);
+        if (run->seccomp_verified)
+                snprintf(line, sizeof(line),
+                         "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
+                         "run); at most %llu threads%s",
+                         (unsigned long long)run->lim.pids, pidns ? ", in a pid namespace of its own" : "");
+        else
+                snprintf(line, sizeof(line), "at most %llu processes and threads%s", (unsigned long long)run->lim.pids,
+                         pidns ? ", in a pid namespace of its own" : "");
+        b->processes = strdup(line);
         b->limits = run->lim;
 }
 
