@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `make demo`: starts anvil-supervisor and anvil-broker in a temporary state directory, runs
-# the example tool over data/sales.csv and the four canned escape attempts through anvilctl,
+# `make demo`: starts anvil-supervisor and anvil-broker in a temporary state directory, shows
+# the isolation probe's findings, runs the example tool over data/sales.csv and the four canned escape attempts through anvilctl,
 # prints their traces and artifact paths, says for each attempt what stopped it (read off
 # the run's own result, not assumed), and stops the daemons.
 set -u
@@ -33,6 +33,9 @@ fi
 CTL="$BUILD/anvilctl"
 
 echo "== Anvil demo (state in $STATE)"
+echo
+echo "== 0. What is in force: the isolation probe (anvilctl probe)"
+"$CTL" probe || exit 1
 echo
 echo "== 1. The example tool: revenue by region over data/sales.csv"
 "$CTL" run "$TOP/examples/revenue_by_region.py" --input "$TOP/data/sales.csv" || exit 1
