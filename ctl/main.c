@@ -170,6 +170,18 @@ static void print_human(const struct proto_run_result *r)
         }
 }
 
+/* A message as JSON on stdout: 0, or EXIT_REFUSED if it cannot be rendered. */
+static int print_json(enum proto_type type, const void *msg)
+{
+        json_t *j = proto_to_json(proto_schemas[type], msg);
+        char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
+        if (s)
+                printf("%s\n", s);
+        free(s);
+        json_decref(j);
+        return s ? 0 : EXIT_REFUSED;
+}
+
 /* ---- run ---- */
 
 static int read_input(const char *path, struct proto_input *in)
@@ -312,13 +324,7 @@ static int cmd_run(int argc, char **argv)
                 }
                 if (in.type == PROTO_RUN_RESULT) {
                         if (json) {
-                                json_t *j = proto_to_json(proto_schemas[PROTO_RUN_RESULT], &in.u.run_result);
-                                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
-                                if (s)
-                                        printf("%s\n", s);
-                                free(s);
-                                json_decref(j);
-                                rc = s ? 0 : EXIT_REFUSED;
+                                rc = print_json(PROTO_RUN_RESULT, &in.u.run_result);
                         } else {
                                 print_human(&in.u.run_result);
                                 rc = 0;
@@ -384,13 +390,7 @@ static int cmd_probe(int argc, char **argv)
         } else if (in.type != PROTO_PROBE_RESULT) {
                 fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
         } else if (json) {
-                json_t *j = proto_to_json(proto_schemas[PROTO_PROBE_RESULT], &in.u.probe_result);
-                char *s = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER) : NULL;
-                if (s)
-                        printf("%s\n", s);
-                free(s);
-                json_decref(j);
-                rc = s ? 0 : EXIT_REFUSED;
+                rc = print_json(PROTO_PROBE_RESULT, &in.u.probe_result);
         } else {
                 const struct proto_probe_result *r = &in.u.probe_result;
                 printf("isolation tier: %s\n", r->tier);

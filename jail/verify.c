@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/proc.h"
 #include "policy/reasons.h"
 
 static int refuse(struct anvil_err *err, const char *layer, const char *evidence)
@@ -53,24 +54,6 @@ static int check_ns(pid_t pid, struct proto_strv *mech, struct anvil_err *err)
         return 0;
 }
 
-/* The value of "Key:\t..." in /proc/<pid>/status. */
-static bool status_get(const char *status, const char *key, char *out, size_t size)
-{
-        size_t kn = strlen(key);
-        for (const char *l = status; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncmp(l, key, kn) == 0 && l[kn] == ':') {
-                        const char *v = l + kn + 1;
-                        v += strspn(v, " \t");
-                        size_t n = strcspn(v, "\n");
-                        if (n >= size)
-                                n = size - 1;
-                        memcpy(out, v, n);
-                        out[n] = 0;
-                        return true;
-                }
-        return false;
-}
-
 static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, struct anvil_err *err)
 {
         char p[64], buf[8192], v[128], ev[200];
@@ -84,15 +67,15 @@ static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, stru
         buf[n] = 0;
         static const char *const caps[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
         for (unsigned i = 0; i < ELEMENTSOF(caps); i++) {
-                if (!status_get(buf, caps[i], v, sizeof(v)) || strtoull(v, NULL, 16) != 0) {
-                        snprintf(ev, sizeof(ev), "%s is %s", caps[i], status_get(buf, caps[i], v, sizeof(v)) ? v : "missing");
+                if (!proc_status_get(buf, caps[i], v, sizeof(v)) || strtoull(v, NULL, 16) != 0) {
+                        snprintf(ev, sizeof(ev), "%s is %s", caps[i], proc_status_get(buf, caps[i], v, sizeof(v)) ? v : "missing");
                         return refuse(err, "capabilities", ev);
                 }
         }
         int r = push(mech, "capabilities dropped", err);
         if (r < 0)
                 return r;
-        if (!status_get(buf, "NoNewPrivs", v, sizeof(v)) || strcmp(v, "1") != 0) {
+        if (!proc_status_get(buf, "NoNewPrivs", v, sizeof(v)) || strcmp(v, "1") != 0) {
                 snprintf(ev, sizeof(ev), "NoNewPrivs is %s", v);
                 return refuse(err, "no_new_privs", ev);
         }
@@ -100,7 +83,7 @@ static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, stru
                 return r;
         /* Real, effective, saved and filesystem uid: all the run's own host uid. */
         unsigned u[4];
-        if (!status_get(buf, "Uid", v, sizeof(v)) || sscanf(v, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
+        if (!proc_status_get(buf, "Uid", v, sizeof(v)) || sscanf(v, "%u %u %u %u", &u[0], &u[1], &u[2], &u[3]) != 4 ||
             u[0] != host_uid || u[1] != host_uid || u[2] != host_uid || u[3] != host_uid) {
                 snprintf(ev, sizeof(ev), "Uid is %s, expected %u", v, (unsigned)host_uid);
                 return refuse(err, "user namespace uid map", ev);

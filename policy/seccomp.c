@@ -146,6 +146,23 @@ static void put(struct out *o, const char *fmt, ...)
 
 #define STR_SHOWN 200
 
+/* len bytes in quotes: quotes and backslashes escaped, bytes that are not printable ASCII as
+ * \xNN, so that what the tool put in its memory reads as text and nothing else. */
+static void put_escaped(struct out *o, const char *s, size_t len)
+{
+        put(o, "'");
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char)s[i];
+                if (c == '\'' || c == '\\')
+                        put(o, "\\%c", c);
+                else if (c >= 0x20 && c < 0x7f)
+                        put(o, "%c", c);
+                else
+                        put(o, "\\x%02x", c);
+        }
+        put(o, "'");
+}
+
 /* A NUL-terminated string of the caller's, read in pieces that stop at page ends (a string
  * may end just before an unmapped page), quoted, non-printable bytes as \xNN. */
 static void put_str(struct out *o, uint64_t addr, pol_sc_read_fn rd, void *ctx)
@@ -176,17 +193,8 @@ static void put_str(struct out *o, uint64_t addr, pol_sc_read_fn rd, void *ctx)
                 len = STR_SHOWN;
                 cut = true;
         }
-        put(o, "'");
-        for (size_t i = 0; i < len; i++) {
-                unsigned char c = (unsigned char)s[i];
-                if (c == '\'' || c == '\\')
-                        put(o, "\\%c", c);
-                else if (c >= 0x20 && c < 0x7f)
-                        put(o, "%c", c);
-                else
-                        put(o, "\\x%02x", c);
-        }
-        put(o, cut ? "'..." : "'");
+        put_escaped(o, s, len);
+        put(o, cut ? "..." : "");
 }
 
 static const struct {
@@ -261,17 +269,8 @@ static void put_sockaddr(struct out *o, uint64_t addr, uint64_t len, pol_sc_read
                 }
                 /* Abstract: a leading NUL, shown as '@'. */
                 bool abstract = u.un.sun_path[0] == 0;
-                put(o, "%s'", abstract ? "@" : "");
-                for (size_t i = abstract ? 1 : 0; i < plen && (abstract || u.un.sun_path[i]); i++) {
-                        unsigned char c = (unsigned char)u.un.sun_path[i];
-                        if (c == '\'' || c == '\\')
-                                put(o, "\\%c", c);
-                        else if (c >= 0x20 && c < 0x7f)
-                                put(o, "%c", c);
-                        else
-                                put(o, "\\x%02x", c);
-                }
-                put(o, "'");
+                put(o, "%s", abstract ? "@" : "");
+                put_escaped(o, u.un.sun_path + abstract, abstract ? plen - 1 : strnlen(u.un.sun_path, plen));
                 return;
         }
         default:

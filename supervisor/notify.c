@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/proc.h"
 #include "policy/seccomp.h"
 #include "supervisor/run.h"
 
@@ -135,16 +136,6 @@ int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err)
         return 0;
 }
 
-/* A "Name:\tvalue" line of /proc/<pid>/status, or -1. */
-static long status_field(const char *status, const char *name)
-{
-        size_t n = strlen(name);
-        for (const char *p = status; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
-                if (strncmp(p, name, n) == 0 && p[n] == ':')
-                        return strtol(p + n + 1, NULL, 10);
-        return -1;
-}
-
 static ssize_t read_file(const char *path, char *buf, size_t size)
 {
         int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -169,9 +160,9 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
         snprintf(path, sizeof(path), "/proc/%ld/status", runner);
         long mode = -1, filters = -1, nnp = -1;
         if (read_file(path, buf, sizeof(buf)) > 0) {
-                mode = status_field(buf, "Seccomp");
-                filters = status_field(buf, "Seccomp_filters");
-                nnp = status_field(buf, "NoNewPrivs");
+                mode = proc_status_long(buf, "Seccomp");
+                filters = proc_status_long(buf, "Seccomp_filters");
+                nnp = proc_status_long(buf, "NoNewPrivs");
         }
         char evidence[160];
         snprintf(evidence, sizeof(evidence), "the runner's /proc status: Seccomp %ld, Seccomp_filters %ld, NoNewPrivs %ld",

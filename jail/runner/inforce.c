@@ -16,17 +16,18 @@
 #include "jail/jail.h"
 #include "jail/runner/runner.h"
 #include "lib/cleanup.h"
+#include "lib/proc.h"
 
-/* The value of a "Name:\tvalue" line of /proc/self/status, or -1. */
+/* A number of /proc/self/status, or -1. */
 static long status_field(const char *name)
 {
-        _cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-        char line[256];
-        size_t n = strlen(name);
-        while (f && fgets(line, sizeof(line), f))
-                if (strncmp(line, name, n) == 0 && line[n] == ':')
-                        return strtol(line + n + 1, NULL, 10);
-        return -1;
+        char buf[8192];
+        _cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
+        if (n <= 0)
+                return -1;
+        buf[n] = 0;
+        return proc_status_long(buf, name);
 }
 
 static int send_fd(int sock, int fd)
