@@ -221,6 +221,7 @@ static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, platform_processor, "platform_processor", PF_STR, OPT, 256, NULL),
         F(struct proto_run_spec, platform_file, "platform_file", PF_STR, OPT, 1024, NULL),
         F(struct proto_run_spec, test_no_python_layers, "test_no_python_layers", PF_BOOL, OPT, 0, NULL),
+        F(struct proto_run_spec, landlock_abi, "landlock_abi", PF_UINT, OPT, 255, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 

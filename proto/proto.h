@@ -234,6 +234,8 @@ struct proto_run_spec {
         char *platform_processor;             /* `uname -p`, run outside the jail (pre-warm) */
         char *platform_file;                  /* `file -b` of the interpreter, likewise */
         bool test_no_python_layers;           /* test builds only: no pre-check, no audit hook */
+        uint64_t landlock_abi;                /* Landlock ABI the jail is restricted with, 0: none;
+                                                 the runner checks it is enforced (R6) */
 };
 
 struct proto_runner_event {

@@ -26,7 +26,9 @@
 #include "supervisor/run.h"
 
 #define SAMPLE_MS 20
-#define EVENTS_KEEP (PROTO_EVENTS_MAX - 8) /* room for the supervisor's own events */
+/* Room for the supervisor's own events, and for Landlock's, which the runner's (the tool can
+ * write to fd 3) must not crowd out. */
+#define EVENTS_KEEP (PROTO_EVENTS_MAX - 8 - KAUDIT_EVENTS_MAX)
 
 char *const sup_jail_env[] = {
         "PATH=/usr/bin:/bin",
@@ -305,7 +307,7 @@ static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
         struct jail_expect x = { .host_uid = run->jp.uid, .rlimits = &run->rl, .cgroup = &run->jp.cg };
-        if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0) {
+        if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0 || sup_kaudit_verified(run, &err) < 0) {
                 run_fail(run, err.msg);
                 return;
         }
@@ -339,6 +341,9 @@ static void sync_drain(struct sup_run *run)
                                 on_verified(run);
                         break;
                 case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */
+                        break;
+                case JAIL_MSG_LANDLOCK: /* C10: what is in force, checked at S4 (kaudit.c) */
+                        sup_kaudit_jail_report(run, &m);
                         break;
                 case JAIL_MSG_EXEC_OK:
                         if (run->verified)
@@ -499,6 +504,9 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
         s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;
         s->test_no_python_layers = run->srv->cfg.test_no_python_layers;
+        /* What the child applies at C10; the runner checks it is enforced (R6). A test build's
+         * --test-skip-landlock leaves it unapplied and still says so here, for that check. */
+        s->landlock_abi = (uint64_t)run->srv->jail.landlock_abi;
         uint8_t *buf;
         size_t len;
         int r = proto_encode(&m, &buf, &len, err);
@@ -715,8 +723,16 @@ void sup_run_start(struct sup_client *c, struct proto_run_request *req)
 
 static void run_maybe_finish(struct sup_run *run)
 {
-        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing)
+        /* Last, the kernel's audit records of the run's Landlock denials are read (kaudit.c):
+         * they come after its processes ended, and must be in its result. */
+        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing &&
+            sup_kaudit_drained(run))
                 run_finish(run);
+}
+
+void sup_run_maybe_finish(struct sup_run *run)
+{
+        run_maybe_finish(run);
 }
 
 static void collect_work(uv_work_t *w)

@@ -1,6 +1,7 @@
 /* A run, shared between run.c (its life) and result.c (its RunResult). */
 #pragma once
 
+#include "supervisor/kaudit.h"
 #include "supervisor/supervisor.h"
 
 #define MB (1024.0 * 1024.0)
@@ -37,6 +38,7 @@ struct sup_run {
         struct proto_array events;
         uint64_t events_dropped;
         struct proto_strv mechanisms;
+        struct sup_run_kaudit ka; /* Landlock: what the jail reported, its denials (kaudit.c) */
         /* what happened */
         bool cloned;   /* a jail child is the run's */
         bool watching; /* GO sent (or about to be) and the child watched: its end is awaited */
@@ -69,6 +71,8 @@ struct sup_run {
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
                    const char *message);
 void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb);
+/* Finishes the run if everything it waits for is in (kaudit.c calls it after the drain). */
+void sup_run_maybe_finish(struct sup_run *run);
 
 /* result.c: builds the run_result from what was observed; what it allocates is freed by
  * sup_result_free_own, the rest belongs to the run. */

@@ -10,7 +10,9 @@
  *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
  *       a tool with findings stops here, status blocked
  *   R6  arm the audit hook; [issue 4] seccomp, installed after our own start-up, before the
- *       tool's first line, and the fail-closed checks of the tier's promises
+ *       tool's first line, and the fail-closed checks of the tier's promises: Landlock, when
+ *       the spec says the jail was restricted with it, is seen enforced (jail/landlock.c), or
+ *       the run is refused ("refused: landlock not in force (...)") and no tool code runs
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
@@ -30,6 +32,7 @@
 #include "jail/jail.h"
 #include "jail/runner/runner.h"
 #include "lib/fd.h"
+#include "policy/reasons.h"
 #include "proto/proto.h"
 
 
@@ -310,6 +313,19 @@ static void prewarm_platform(const struct proto_run_spec *spec)
         Py_DECREF(platform);
 }
 
+/* R6: what the spec says the kernel enforces must be seen enforced before the tool's first
+ * line; if not, the run is refused on the record and nothing of the tool runs. */
+static bool landlock_refused(const struct proto_run_spec *spec)
+{
+        char evidence[160], msg[256];
+        if (spec->landlock_abi == 0 || jail_landlock_verify((int)spec->landlock_abi, evidence, sizeof(evidence)) == 0)
+                return false;
+        pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "landlock", evidence);
+        send_event("refused", "landlock", msg, 0, NULL);
+        fprintf(stderr, "anvil-py: %s\n", msg);
+        return true;
+}
+
 int main(void)
 {
         R.t0 = now_ms();
@@ -358,6 +374,9 @@ int main(void)
         if (audit_arm(&R) < 0)
                 return 125;
 run:;
+        /* R6, fail closed: also with the Python layers off, which this does not depend on. */
+        if (landlock_refused(&spec))
+                return 125;
         pid_t self = getpid();
         /* R7 */
         send_event("started", NULL, "tool started", 0, NULL);
