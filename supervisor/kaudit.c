@@ -118,7 +118,8 @@ static int nl_request(struct sup_kaudit *ka, uint16_t type, const void *data, si
                         continue;
                 if (n < 0)
                         return -errno;
-                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, (size_t)n); h = NLMSG_NEXT(h, n)) {
+                int left = (int)n;
+                for (struct nlmsghdr *h = (struct nlmsghdr *)buf; NLMSG_OK(h, left); h = NLMSG_NEXT(h, left)) {
                         if (h->nlmsg_seq != req.h.nlmsg_seq)
                                 continue; /* a late answer to an earlier request */
                         if (h->nlmsg_type == NLMSG_ERROR) {
@@ -255,7 +256,9 @@ static void on_readable(uv_poll_t *p, int status, int events)
                         }
                         return; /* EAGAIN */
                 }
-                size_t len = (size_t)n;
+                /* One record per message. The kernel does not pad the last one to NLMSG_ALIGN, so
+                 * the remaining length may go below zero after it: a signed length ends the walk. */
+                int len = (int)n;
                 for (struct nlmsghdr *h = (struct nlmsghdr *)ka->buf; NLMSG_OK(h, len); h = NLMSG_NEXT(h, len)) {
                         if (h->nlmsg_type < 1000 || h->nlmsg_type > 2999)
                                 continue; /* netlink's own messages */
