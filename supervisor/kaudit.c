@@ -355,6 +355,8 @@ bool sup_kaudit_drained(struct sup_run *run)
                 drain_done(ka, run, NULL);
                 return true;
         }
+        /* The run's wall time ends with its processes, not with this wait. */
+        run->t_end = now_ms();
         char text[64];
         uint64_t nonce = 0;
         if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || nonce == 0)

@@ -821,7 +821,8 @@ static void collect_done(uv_work_t *w, int status)
 static void run_finish(struct sup_run *run)
 {
         run->finishing = true;
-        run->t_end = now_ms();
+        if (!run->t_end) /* set when the drain of its audit records began (kaudit.c) */
+                run->t_end = now_ms();
         if (run->sample_timer.data) {
                 on_sample(&run->sample_timer); /* a last look, for tools shorter than 20 ms */
                 (void)uv_timer_stop(&run->sample_timer);
