@@ -16,9 +16,9 @@
  * creator's pid and uid in the initial namespaces. A domain is the run's when that pid is the
  * run's pid 1 (the child became it by exec), that uid the run's host uid, and the record not
  * older than the run's verification. A LANDLOCK_ACCESS record names its domain, and comes
- * just before the domain's record in the same event (same serial): records of an unknown
- * domain wait for the rest of their event, and are dropped at its end (EOE) if the domain is
- * not a run's.
+ * just before the domain's record in the same event (same serial), though another CPU's
+ * records may come between them: records of an unknown domain wait in a small ring, and go
+ * to the run whose domain record of the same serial follows, or are overwritten.
  *
  * The runner's own check (R6) lists "/" and is refused: that first denial of every run maps
  * the domain early and is evidence, from the kernel, that Landlock was in force; it is not an
@@ -57,7 +57,7 @@
 
 #define KAUDIT_DRAIN_MS 1000
 #define KAUDIT_TICK_MS 20
-#define PENDING_MAX 8         /* access records of one event waiting for their domain */
+#define PENDING_MAX 16        /* access records waiting for their domain's record */
 #define READ_BATCH 4096       /* records read per turn of the loop */
 #define RCVBUF (8u << 20)     /* the multicast socket's buffer */
 #define AUDIT_TRUSTED_APP_TYPE 1121
@@ -75,9 +75,8 @@ struct sup_kaudit {
         bool log_denials;  /* the jails ask the kernel to log denials after exec */
         uint64_t overflows;
         uint64_t parse_errors;
-        struct pol_ka_record pending[PENDING_MAX];
-        unsigned n_pending;
-        uint64_t pending_serial;
+        struct pol_ka_record pending[PENDING_MAX]; /* a ring; domain 0: a free slot */
+        unsigned pending_next;
         char buf[16384];
         bool stopping;
 };
@@ -198,34 +197,29 @@ static void on_record(struct sup_kaudit *ka, int type, const char *text, size_t 
                         log_warn("kernel audit: a malformed record of type %d, ignored: %s", type, why);
                 return;
         }
-        if (rec.kind == POL_KA_IGNORED)
-                return;
-        /* The records of one event are consecutive: another serial ends the waiting ones' event. */
-        if (ka->n_pending && rec.serial != ka->pending_serial)
-                ka->n_pending = 0;
         struct sup_run *run;
         switch (rec.kind) {
         case POL_KA_IGNORED:
-                return;
         case POL_KA_EOE:
-                ka->n_pending = 0;
                 return;
         case POL_KA_ACCESS:
                 if ((run = run_by_domain(ka, rec.domain)))
                         record_denial(run, &rec);
-                else if (ka->n_pending < PENDING_MAX) { /* until its domain's record, in this event */
-                        ka->pending[ka->n_pending++] = rec;
-                        ka->pending_serial = rec.serial;
-                }
+                else /* until its domain's record: the same event's, soon after */
+                        ka->pending[ka->pending_next++ % PENDING_MAX] = rec;
                 return;
         case POL_KA_DOMAIN:
                 if (!rec.allocated || !(run = run_by_creator(ka, &rec)))
                         return;
                 run->ka.domain = rec.domain;
-                for (unsigned i = 0; i < ka->n_pending; i++)
-                        if (ka->pending[i].domain == rec.domain)
-                                record_denial(run, &ka->pending[i]);
-                ka->n_pending = 0;
+                for (unsigned i = 0; i < PENDING_MAX; i++) {
+                        /* in the order they came: the oldest slot first */
+                        struct pol_ka_record *p = &ka->pending[(ka->pending_next + i) % PENDING_MAX];
+                        if (p->domain == rec.domain && p->serial == rec.serial) {
+                                record_denial(run, p);
+                                p->domain = 0;
+                        }
+                }
                 return;
         case POL_KA_MARKER:
                 if (rec.pid != (long)getpid())
@@ -357,6 +351,11 @@ bool sup_kaudit_drained(struct sup_run *run)
         }
         /* The run's wall time ends with its processes, not with this wait. */
         run->t_end = now_ms();
+        struct audit_status st;
+        if (audit_get(ka, &st) == 0 && !st.enabled) {
+                drain_done(ka, run, "audit was switched off during the run");
+                return true;
+        }
         char text[64];
         uint64_t nonce = 0;
         if (getrandom(&nonce, sizeof(nonce), 0) != sizeof(nonce) || nonce == 0)
