@@ -17,6 +17,8 @@
 #           `unshare -n`, where a bind succeeds too), is explained, and the listener counts
 #           nothing; control: from the host, it counts the connection
 #   bounds: a tool refused 300 times leaves at most 32 landlock events and says how many more
+#   runs:   12 runs at once, each refused a connect to a port of its own: each refusal is in
+#           its own run's trace, and only there
 #   quiet:  the runner's own check (it lists "/" before the tool's first line) is no event
 . "$(dirname "$0")/lib.sh"
 
@@ -212,4 +214,20 @@ expect_match "flood: the rest counted" \
 expect_match "flood: the explanation's status" \
         '^kernel audit: on, (landlock denials explained|but landlock denials may be missing here \(the kernel lost [0-9]+ audit records during the run\))$' \
         "$(j '.isolation.mechanisms[] | select(startswith("kernel audit"))')"
+
+# ---- runs at once: each denial in its own run's trace ----
+pids=()
+for i in $(seq 1 12); do
+        printf 'import socket\ntry:\n    socket.socket().connect(("127.0.0.1", %d))\nexcept OSError as e:\n    print(e.errno)\n' \
+                $((40000 + i)) >"$T/c$i.py"
+        ANVIL_SOCKET="$ANVIL_BARE_SOCKET" "$CTL" run "$T/c$i.py" --json >"$T/c$i.json" 2>"$T/c$i.err" &
+        pids+=($!)
+done
+for p in "${pids[@]}"; do wait "$p" || fail "a concurrent run failed: $(cat "$T"/c*.err)"; done
+for i in $(seq 1 12); do
+        got=$(jq -r '"\(.stdout | rtrimstr("\n")) \([.events[] | select(.layer == "landlock") | .op] | join(","))"' "$T/c$i.json")
+        [ "$got" = "13 connect to 127.0.0.1 port $((40000 + i))" ] || fail "run $i of 12: '$got'"
+done
+echo "ok: 12 runs at once: each one's refused connect explained in its own trace, and only there"
+
 ANVIL_SOCKET="$ANVIL_BARE_SOCKET" expect_serving
