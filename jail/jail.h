@@ -131,8 +131,8 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(struct anvil_err *err);
 
-/* landlock.c. _abi: the running kernel's Landlock ABI, 0 if it has none (in the supervisor,
- * before any clone). _child (C10): builds the ruleset and restricts the child, then reports
+/* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code
+ * knows (7), 0 if it has none (in the supervisor, before any clone). _child (C10): builds the ruleset and restricts the child, then reports
  * on sync_fd (JAIL_MSG_LANDLOCK) what is in force: returns the ABI applied, 0 when the kernel
  * has no Landlock (not an error: the run goes on, and its result says so), <0 on failure.
  * _describe: "landlock ABI 7: fs, net, scope". _verify (the runner, before the tool's first

@@ -111,8 +111,11 @@ static long ll_create_ruleset(const void *attr, size_t size, __u32 flags)
 int jail_landlock_abi(void)
 {
         long abi = ll_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-        /* ENOSYS: built without Landlock; EOPNOTSUPP: built in but not enabled at boot. */
-        return abi < 0 ? 0 : (int)abi;
+        /* ENOSYS: built without Landlock; EOPNOTSUPP: built in but not enabled at boot. A newer
+         * kernel is used at the newest ABI this file knows, and said to be. */
+        if (abi < 0)
+                return 0;
+        return abi > ABI_KNOWN ? ABI_KNOWN : (int)abi;
 }
 
 /* What a kernel of this ABI handles: the filesystem rights it knows. */
@@ -130,8 +133,6 @@ static __u64 fs_handled(int abi)
 
 void jail_landlock_describe(int abi, char *buf, size_t size)
 {
-        if (abi > ABI_KNOWN) /* applied at the level this file knows */
-                abi = ABI_KNOWN;
         snprintf(buf, size, "landlock ABI %d: fs%s%s", abi, abi >= 4 ? ", net" : "", abi >= 6 ? ", scope" : "");
 }
 
