@@ -45,9 +45,12 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         for (unsigned i = 0; i < jail_n_ro_binds; i++)
                 if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
                         (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
-        static const char *const reads[] = { "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom",
-                                             JAIL_INPUTS, JAIL_ARTIFACTS, JAIL_TMP " (private)" };
+        /* Where Landlock is in force, what it allows of them (jail/landlock.c). */
+        bool ll = run->ka.abi > 0;
+        const char *const reads[] = { ll ? "/etc (synthetic: passwd, group, hosts, nsswitch.conf; not hostname)"
+                                         : "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
+                                      "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom",
+                                      JAIL_INPUTS, JAIL_ARTIFACTS, JAIL_TMP " (private)" };
         for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
                 (void)proto_strv_push(&b->read, reads[i]);
         char w[128];
@@ -56,7 +59,9 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         snprintf(w, sizeof(w), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
                  (unsigned long long)run->lim.files_bytes);
         (void)proto_strv_push(&b->write, w);
-        b->network = strdup("none: a network namespace of its own with no interface up");
+        b->network = strdup(run->ka.abi >= 4 ? "none: a network namespace of its own with no interface up, and TCP "
+                                               "bind and connect denied by landlock"
+                                             : "none: a network namespace of its own with no interface up");
         char p[160];
         snprintf(p, sizeof(p), "at most %llu processes and threads, in a pid namespace of its own",
                  (unsigned long long)run->lim.pids);
