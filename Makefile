@@ -122,6 +122,25 @@ fuzz: $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_proto_seeds
 	$(BUILD)/fuzz/fuzz_proto -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/crashes/ $(BUILD)/fuzz/corpus $(BUILD)/fuzz/seeds
 
+# The kernel audit record parser (policy/kaudit.c): `make fuzz-kaudit`, as `make fuzz` does the
+# protocol's; crashes in $(BUILD)/fuzz/kaudit-crashes/.
+FUZZ_KAUDIT_LIB := lib/utf8.c policy/kaudit.c policy/reasons.c
+
+$(BUILD)/fuzz/fuzz_kaudit: tests/fuzz/fuzz_kaudit.c $(FUZZ_KAUDIT_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^
+
+$(BUILD)/fuzz/fuzz_kaudit_seeds: tests/fuzz/fuzz_kaudit.c $(FUZZ_KAUDIT_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^
+
+.PHONY: fuzz-kaudit
+fuzz-kaudit: $(BUILD)/fuzz/fuzz_kaudit $(BUILD)/fuzz/fuzz_kaudit_seeds
+	@mkdir -p $(BUILD)/fuzz/kaudit-corpus $(BUILD)/fuzz/kaudit-crashes
+	$(BUILD)/fuzz/fuzz_kaudit_seeds $(BUILD)/fuzz/kaudit-seeds
+	$(BUILD)/fuzz/fuzz_kaudit -max_total_time=$(FUZZ_SECONDS) -max_len=10000 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/kaudit-crashes/ $(BUILD)/fuzz/kaudit-corpus $(BUILD)/fuzz/kaudit-seeds
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

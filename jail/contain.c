@@ -14,9 +14,12 @@
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, no others
  *   C9  drop every capability, no_new_privs (caps.c)
- *   C10 exec anvil-init, the jail's pid 1 (pid1.c)
+ *   C10 Landlock (landlock.c): restrict ourselves to the jail's paths, no TCP, no signals or
+ *       abstract sockets out of the domain; report what is in force (LANDLOCK) on the sync
+ *       socket. A kernel without Landlock is reported, not an error
+ *   C11 exec anvil-init, the jail's pid 1 (pid1.c)
  *
- * The child runs on a copy of the supervisor's memory until C10; it touches no libuv state
+ * The child runs on a copy of the supervisor's memory until C11; it touches no libuv state
  * and returns nowhere: every path ends in exec or _exit. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -112,7 +115,7 @@ static int child_main(void *arg)
         struct anvil_err err = ANVIL_ERR_INIT;
 
         /* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of
-         * the supervisor's memory until C10, and nothing in the jail may read it. The
+         * the supervisor's memory until C11, and nothing in the jail may read it. The
          * environment strings are zeroed in place so /proc/1/environ shows nothing. */
         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0) {
                 anvil_err_sys(&err, errno, "Failed to set the parent-death signal or dumpable flag");
@@ -164,6 +167,9 @@ static int child_main(void *arg)
         if (jail_caps_child(&err) < 0)
                 child_fail(JAIL_FD_SYNC, &err);
         /* C10 */
+        if (jail_landlock_child(st, go->skip_landlock != 0, JAIL_FD_SYNC, &err) < 0)
+                child_fail(JAIL_FD_SYNC, &err);
+        /* C11 */
         char *const argv[] = { "anvil-init", NULL };
         execveat(JAIL_FD_INITEXE, "", argv, st->env, AT_EMPTY_PATH);
         anvil_err_sys(&err, errno, "Failed to execute anvil-init, the jail's pid 1");

@@ -43,6 +43,8 @@ enum jail_msg_kind {
         JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
         JAIL_MSG_NOTIFY_OK = 9, /* supervisor -> pid 1 -> runner: the filter is seen in force from
                                    outside and its listener watched; the tool may start */
+        JAIL_MSG_LANDLOCK = 10, /* child -> supervisor: Landlock's ABI in force (status, 0: none)
+                                  and its description, or why there is none (landlock.c) */
 };
 
 struct jail_msg {
@@ -73,6 +75,9 @@ struct jail_static {
         int init_exe_fd;            /* anvil-init, executed as the jail's pid 1 */
         int sync_fd;                /* the child's end of the sync socket */
         char *const *env;           /* the runner's whole environment */
+        int landlock_abi;           /* the kernel's Landlock ABI (jail_landlock_abi), 0: none */
+        bool landlock_log;          /* have the kernel log denials after exec (ABI 7) */
+        bool test_skip_landlock;    /* test builds only: apply no Landlock, say so */
 };
 
 /* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),
@@ -82,7 +87,7 @@ struct jail_static {
  * namespace at JAIL_ARTIFACTS, the supervisor reads it through its fd after the run. */
 struct jail_go {
         uint32_t kind; /* JAIL_MSG_GO */
-        uint32_t reserved;
+        uint32_t skip_landlock; /* test builds: the probe's --test-probe-break landlock, this run only */
         struct jail_rlimits rlimits;
         uint64_t tmp_bytes; /* size of the private /tmp */
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
@@ -129,6 +134,17 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
 /* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(struct anvil_err *err);
+
+/* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code
+ * knows (7), 0 if it has none (in the supervisor, before any clone). _child (C10): builds the ruleset and restricts the child, then reports
+ * on sync_fd (JAIL_MSG_LANDLOCK) what is in force: returns the ABI applied, 0 when the kernel
+ * has no Landlock (not an error: the run goes on, and its result says so), <0 on failure.
+ * _describe: "landlock ABI 7: fs, net, scope". _verify (the runner, before the tool's first
+ * line): 0 if Landlock is seen enforced, -EPERM with the evidence otherwise. */
+int jail_landlock_abi(void);
+int jail_landlock_child(const struct jail_static *st, bool skip, int sync_fd, struct anvil_err *err);
+void jail_landlock_describe(int abi, char *buf, size_t size);
+int jail_landlock_verify(int abi, char *evidence, size_t size);
 
 /* pid1.c: the jail's pid 1, anvil-init: it forks and execs the runner, reaps, and reports
  * the runner's end on JAIL_FD_SYNC. */

@@ -34,6 +34,19 @@
         X(RUNTIME_BLOCKED, "blocked at runtime: %s (%s)")                                       \
         /* refusals beyond the limit (unsigned long long), the limit (unsigned) */              \
         X(RUNTIME_DROPPED, "%llu more refusals at runtime were not recorded (limit of %u)")     \
+        /* Landlock, explained from outside by the kernel's audit records (supervisor/kaudit.c, \
+         * policy/kaudit.c): op ("read '/etc/hostname'"), why (a POL_WHYS text) */              \
+        X(LANDLOCK_BLOCKED, "blocked at kernel: %s (%s, landlock)")                             \
+        /* denials beyond the limit (unsigned long long), the limit (unsigned) */               \
+        X(LANDLOCK_DROPPED, "%llu more refusals at kernel (landlock) were not recorded (limit of %u)") \
+        /* what the jail's child reported instead of a Landlock ABI */                          \
+        X(LANDLOCK_ABSENT, "landlock not in force: %s")                                         \
+        /* whether Landlock's refusals are explained: at start-up and in each result */         \
+        X(KAUDIT_ON, "kernel audit: on, landlock denials explained")                            \
+        /* why not */                                                                           \
+        X(KAUDIT_OFF, "kernel audit: off: landlock denials are refused but not explained (%s)") \
+        /* what was missed */                                                                   \
+        X(KAUDIT_INCOMPLETE, "kernel audit: on, but landlock denials may be missing here (%s)") \
         /* capabilities: name, then why (a POL_WHYS text) */                                    \
         X(CAP_DENIED, "capability %s denied: %s")                                               \
         X(CAP_GRANTED, "capability %s granted")                                                 \
@@ -58,6 +71,17 @@
         X(READ, "read outside ALLOWED_READ_PATHS")                                              \
         X(WRITE, "write outside ALLOWED_WRITE_PATHS")                                           \
         X(LINK, "link pointing outside the jail's roots")                                       \
+        /* Landlock's, by the kernel's blocker (policy/kaudit.c) */                             \
+        X(LL_READ, "outside the jail's read roots")                                             \
+        X(LL_WRITE, "outside the jail's write roots")                                           \
+        X(LL_EXECUTE, "outside the jail's execute roots")                                       \
+        X(LL_SPECIAL, "device nodes, fifos and socket files denied")                            \
+        X(LL_IOCTL, "device ioctl denied")                                                      \
+        X(LL_NETWORK, "network denied")                                                         \
+        X(LL_SIGNAL, "signals out of the jail denied")                                          \
+        X(LL_ABSTRACT_UNIX, "abstract unix sockets out of the jail denied")                     \
+        X(LL_PTRACE, "tracing out of the jail denied")                                          \
+        X(LL_TOPOLOGY, "mount changes denied")                                                  \
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \

@@ -54,9 +54,10 @@ for name in net_connect fork write_outside read_passwd; do
         stdout=$(jq -r .stdout <<<"$out")
         v=""
         # What stopped it, read off this run's own result: a refusal by the Python layers
-        # (pre-check or audit hook) is an event; otherwise what the namespaces did is in the
-        # tool's own output. Seccomp and Landlock are not built yet.
-        refusal=$(jq -r '[.events[] | select((.layer == "precheck" or .layer == "audit") and .kind == "blocked")][0] | select(.) | "\(.layer): \(.message)"' <<<"$out")
+        # (pre-check or audit hook), or by Landlock as the kernel's audit records tell it, is
+        # an event; otherwise what the namespaces did is in the tool's own output. Seccomp is
+        # not built yet.
+        refusal=$(jq -r '[.events[] | select((.layer == "precheck" or .layer == "audit" or .layer == "landlock") and .kind == "blocked")][0] | select(.) | "\(.layer): \(.message)"' <<<"$out")
         if [ -n "$refusal" ]; then
                 v="STOPPED by the $refusal"
         else

@@ -8,11 +8,15 @@
  *
  * Privilege: root in the initial namespaces, for: creating user namespaces with a uid map to
  * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
- * run's artifacts tmpfs, creating cgroups. No Python, no libcurl, no JSON here: clients'
- * frames are decoded by the strict msgpack decoder (proto/) and re-checked (policy/limits.c).
+ * run's artifacts tmpfs, creating cgroups; and for the kernel's audit (kaudit.c): reading the
+ * audit multicast group (CAP_AUDIT_READ), the drain marker (CAP_AUDIT_WRITE), and, only with
+ * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). No Python, no libcurl, no
+ * JSON here: clients' frames are decoded by the strict msgpack decoder (proto/) and re-checked
+ * (policy/limits.c); audit records by the strict parser of policy/kaudit.c.
  *
  * fds of a run: stdin (the run spec, written then closed), stdout, stderr, fd 3 (events),
- * all pipes; a SOCK_SEQPACKET sync socket to pid 1; a pidfd for pid 1.
+ * all pipes; a SOCK_SEQPACKET sync socket to pid 1; a pidfd for pid 1. Shared by all runs:
+ * two NETLINK_AUDIT sockets, one for requests, one on the multicast group (kaudit.c).
  *
  * Synchronisation points (the child's steps C*, pid 1's P*, the runner's R* are listed in
  * jail/contain.c, jail/pid1.c and jail/runner/main.c):
@@ -21,20 +25,28 @@
  *       cgroup attach then on the thread pool, in parallel with S1-S3)
  *   S1  the run's cgroup limits, run directory, pipes, handles           run.c run_spawn
  *   S2  GO with the run's paths, rlimits and its four fds  ->  C3 waits for it
- *   S3  child: C4-C10, ends in the exec of pid 1; an error is an ERROR record
+ *   S3  child: C4-C11, ends in the exec of pid 1; an error is an ERROR record; at C10 a
+ *       LANDLOCK record says which Landlock ABI is in force (none, on a kernel without it)
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
  *       namespaces differ from ours, capabilities all zero, no_new_privs, uid, rlimits,
- *       cgroup; only then GO. A failed check refuses the run: no tool code ever ran.
+ *       cgroup; and that the child applied the Landlock ABI the kernel has (kaudit.c); only
+ *       then GO. A failed check refuses the run: no tool code ever ran.
  *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
- *   S6  the runner reads the spec (R1), sends events on fd 3 (R7-R10)
+ *   S6  the runner reads the spec (R1), checks Landlock is enforced (R6), sends events on
+ *       fd 3 (R7-R10). Meanwhile the kernel's audit records of Landlock's denials arrive on
+ *       the multicast group and become the run's events (kaudit.c)
  *   S6a before the tool's first line the runner loads its seccomp filter and sends the
  *       listener to pid 1, which passes it on as NOTIFY (SCM_RIGHTS) on the sync socket;
- *       from then on every refused call waits in the kernel until notify.c has recorded it
- *       and answered EPERM (a non-native ABI's call: recorded, and the run killed)
+ *       the supervisor checks the filter in the runner's /proc status, watches the listener
+ *       and answers NOTIFY_OK; only then does the tool start. From then on every refused
+ *       call waits in the kernel until notify.c has recorded it and answered EPERM (a
+ *       non-native ABI's call: recorded, and the run killed)
  *   S7  wall-clock timer and the 20 ms memory sampler may kill pid 1 (SIGKILL by pidfd):
  *       the kernel then kills every process of the pid namespace
  *   S8  pid 1 reports EXIT with the runner's wait status and rusage (P5) and exits
- *   S9  the pidfd turns readable: reaped; stdout, stderr and events reach end of file
+ *   S9  the pidfd turns readable: reaped; stdout, stderr and events reach end of file; then
+ *       a marker sent through the kernel's audit queue comes back: every record of the run's
+ *       denials has been read (at most 1 s is waited)
  *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
  *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
  *       reported as the tool's) to the client
@@ -80,7 +92,9 @@ static void usage(FILE *f)
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
-                "  --runner PATH       anvil-py (default: beside this binary)\n",
+                "  --runner PATH       anvil-py (default: beside this binary)\n"
+                "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
+                "                      that Landlock's denials are explained in each run's trace\n",
                 SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT);
 }
 
@@ -105,6 +119,8 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
                 { "test-no-python-layers", no_argument, NULL, 'T' },
                 { "test-probe-break", required_argument, NULL, 'B' },
+                { "test-skip-landlock", no_argument, NULL, 'L' },
+                { "enable-kernel-audit", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -175,8 +191,8 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
 #ifdef ANVIL_TEST_BUILD
                         /* The probe's own test: its jail leaves this layer out, and the probe
                          * must see it missing and lower the tier. */
-                        if (strcmp(optarg, "seccomp") != 0) {
-                                fprintf(stderr, "anvil-supervisor: --test-probe-break: expected seccomp\n");
+                        if (strcmp(optarg, "seccomp") != 0 && strcmp(optarg, "landlock") != 0) {
+                                fprintf(stderr, "anvil-supervisor: --test-probe-break: expected seccomp or landlock\n");
                                 return -1;
                         }
                         cfg->test_probe_break = optarg;
@@ -185,6 +201,19 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         fprintf(stderr, "anvil-supervisor: --test-probe-break: refused: this is not a test build\n");
                         return -1;
 #endif
+                case 'L':
+#ifdef ANVIL_TEST_BUILD
+                        /* Only to show the runner's own check refuses a run whose Landlock is
+                         * missing (R6): jails apply none, and runners are told to expect it. */
+                        cfg->test_skip_landlock = true;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-skip-landlock: refused: this is not a test build\n");
+                        return -1;
+#endif
+                case 'A':
+                        cfg->enable_kernel_audit = true;
+                        break;
                 case 'c':
                         if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0) {
                                 fprintf(stderr, "anvil-supervisor: --cgroup: expected auto or none\n");
@@ -319,6 +348,7 @@ static void on_signal(uv_signal_t *s, int signum)
         srv->stopping = true;
         sup_runs_kill_all(srv);
         sup_pool_stop(srv);
+        sup_kaudit_stop(srv);
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
         sup_server_stop_when_idle(srv);
@@ -406,7 +436,22 @@ int main(int argc, char **argv)
                 .init_exe_fd = srv.init_exe_fd,
                 .sync_fd = -1,
                 .env = sup_jail_env,
+                .landlock_abi = jail_landlock_abi(),
+                .test_skip_landlock = srv.cfg.test_skip_landlock,
         };
+        if (srv.jail.landlock_abi > 0) {
+                char ll[96];
+                jail_landlock_describe(srv.jail.landlock_abi, ll, sizeof(ll));
+                log_info("%s, in every jail", ll);
+        } else
+                log_warn("landlock: this kernel has none (ABI 0): jails run without it, and their results say so");
+        /* Before any jail is cloned: it decides whether jails ask for their denials logged. */
+        if (sup_kaudit_start(&srv, srv.cfg.enable_kernel_audit, &err) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
+        if (srv.cfg.test_skip_landlock)
+                log_warn("TEST MODE: jails apply no Landlock; runners are told to expect it and must refuse");
         sup_pool_start(&srv);
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);
@@ -421,6 +466,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         uv_run(srv.loop, UV_RUN_DEFAULT);
+        sup_kaudit_free(&srv);
         if (exit_code)
                 return exit_code;
         jail_cgroup_sys_fini(&srv.cg);

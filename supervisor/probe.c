@@ -6,7 +6,9 @@
  *   - a read of a host file (a canary the supervisor wrote under its state directory) is
  *     refused;
  *   - a TCP connect to a listener the supervisor opened on the host's 127.0.0.1 is refused,
- *     and the listener counts no connection.
+ *     and the listener counts no connection;
+ *   - a read of /etc/hostname, which is in the jail but not among its read roots, is refused
+ *     by Landlock (EACCES): what shows Landlock holding inside the jail's own namespaces.
  * Then the same probe runs outside any jail, as the builder uid, as the control: there the
  * write, the read and the connect must all succeed (the listener counts one), or the probe
  * proves nothing; its canary is then removed.
@@ -59,6 +61,7 @@ struct sup_probe {
         char jail_failure[256];
         char jail_out[1024];
         char jail_seccomp[512];  /* its seccomp refusal, as the supervisor recorded it */
+        char jail_landlock[512]; /* its Landlock refusal, explained from the kernel's audit records */
         char jail_tier[64];
         struct proto_strv jail_mechanisms;
         /* the control */
@@ -71,19 +74,17 @@ struct sup_probe {
         char tier[64];
 };
 
+/* The mechanisms in force, in the ladder's order, joined by '+': DESIGN's rungs
+ * (namespaces+seccomp+landlock, landlock+seccomp, seccomp, rlimit-only) and what lies between
+ * them when one is missing (namespaces+landlock), so that no claim is rounded up or down. */
 const char *sup_tier(bool namespaces, bool seccomp, bool landlock)
 {
-        if (namespaces && seccomp && landlock)
-                return "namespaces+seccomp+landlock";
-        if (namespaces && seccomp)
-                return "namespaces+seccomp";
-        if (landlock && seccomp)
-                return "landlock+seccomp";
-        if (namespaces)
-                return "namespaces";
-        if (seccomp)
-                return "seccomp";
-        return "rlimit-only";
+        static const char *const tiers[8] = {
+                [0] = "rlimit-only",        [1] = "namespaces",         [2] = "seccomp",
+                [3] = "namespaces+seccomp", [4] = "landlock",           [5] = "namespaces+landlock",
+                [6] = "landlock+seccomp",   [7] = "namespaces+seccomp+landlock",
+        };
+        return tiers[(namespaces ? 1 : 0) | (seccomp ? 2 : 0) | (landlock ? 4 : 0)];
 }
 
 /* ---- the probe tool ---- */
@@ -114,6 +115,9 @@ static const char probe_py[] =
         "def read():\n"
         "    with open(%s) as f:\n"
         "        f.read()\n"
+        "def read_unlisted():\n"
+        "    with open('/etc/hostname') as f:\n"
+        "        f.read()\n"
         "def connect():\n"
         "    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)\n"
         "    s.settimeout(2)\n"
@@ -121,6 +125,7 @@ static const char probe_py[] =
         "    s.close()\n"
         "attempt('write_outside', write)\n"
         "attempt('read_host', read)\n"
+        "attempt('read_unlisted', read_unlisted)\n"
         "attempt('connect_loopback', connect)\n"
         "print('PROBE ' + json.dumps(r, sort_keys=True))\n";
 
@@ -296,11 +301,26 @@ static void evaluate(struct sup_probe *p)
                                      : has_mech(jm, "seccomp filter") ? "the filter was loaded but refused nothing"
                                                                       : "the probe's runner did not load the filter"));
 
+        char iu[32], cu[32];
+        probe_field(p->jail_out, "read_unlisted", iu, sizeof(iu));
+        probe_field(p->control_out, "read_unlisted", cu, sizeof(cu));
         long ll_abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
-        mechanism(p, "landlock", ll_abi > 0, false, false, "%s%ld%s",
-                  ll_abi > 0 ? "the kernel offers ABI " : "not offered by this kernel (", ll_abi > 0 ? ll_abi : (long)errno,
-                  ll_abi > 0 ? "; this version of Anvil does not apply it yet" : ")");
+        bool ll = has_mech(jm, "landlock ABI") && strcmp(iu, "EACCES") == 0 && strcmp(cu, "EACCES") != 0;
+        if (ll)
+                mechanism(p, "landlock", true, true, true,
+                          "in the jail a read of /etc/hostname (there, but not a read root) failed (EACCES)%s%s; "
+                          "outside, the control's read %s; %s",
+                          p->jail_landlock[0] ? ": " : "", p->jail_landlock, strcmp(cu, "ok") == 0 ? "succeeded" : cu,
+                          find_mech(jm, "landlock ABI"));
+        else
+                mechanism(p, "landlock", ll_abi > 0, p->jail_ran, false, "%s%s%s",
+                          ll_abi > 0 ? "the kernel offers it" : "this kernel has none (ABI 0)",
+                          p->jail_ran ? "; in the jail a read of /etc/hostname: " : "", p->jail_ran ? (iu[0] ? iu : "no answer") : "");
 
+        mechanism(p, "kernel audit", access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0, "%s",
+                  p->jail_landlock[0] ? "the probe's Landlock denial was explained from the kernel's audit records"
+                                      : "Landlock's denials are refused but not explained: the kernel's audit is off, "
+                                        "or its records cannot be read here");
         bool cg = has_mech(jm, "cgroup v");
         mechanism(p, "cgroup", srv->cg.mode != JAIL_CG_NONE, p->jail_ran, cg, "%s",
                   cg ? find_mech(jm, "cgroup v") : srv->cg.description);
@@ -320,7 +340,7 @@ static void evaluate(struct sup_probe *p)
                   iw[0] ? iw : "no answer", p->canary, ir[0] ? ir : "no answer", strcmp(cw, "ok") == 0 ? "succeeded" : cw,
                   strcmp(cr, "ok") == 0 ? "succeeded" : cr);
         snprintf(p->tier, sizeof(p->tier), "%s",
-                 p->jail_ran && interp && control_ok ? sup_tier(ns && net && fs, sc, false) : "none");
+                 p->jail_ran && interp && control_ok ? sup_tier(ns && net && fs, sc, ll) : "none");
         snprintf(srv->tier, sizeof(srv->tier), "%s", p->tier);
 }
 
@@ -384,11 +404,14 @@ static void jail_done(struct sup_server *srv, const struct proto_run_result *res
         if (res) {
                 snprintf(p->jail_out, sizeof(p->jail_out), "%s", res->out_text ? res->out_text : "");
                 const struct proto_event *e = res->events.items;
-                for (size_t i = 0; i < res->events.n; i++)
-                        if (strcmp(e[i].layer, "seccomp") == 0 && strcmp(e[i].kind, "blocked") == 0 && e[i].message) {
+                for (size_t i = 0; i < res->events.n; i++) {
+                        if (strcmp(e[i].kind, "blocked") != 0 || !e[i].message)
+                                continue;
+                        if (strcmp(e[i].layer, "seccomp") == 0 && !p->jail_seccomp[0])
                                 snprintf(p->jail_seccomp, sizeof(p->jail_seccomp), "%s", e[i].message);
-                                break;
-                        }
+                        if (strcmp(e[i].layer, "landlock") == 0 && !p->jail_landlock[0])
+                                snprintf(p->jail_landlock, sizeof(p->jail_landlock), "%s", e[i].message);
+                }
                 for (size_t i = 0; i < res->isolation.mechanisms.n; i++)
                         (void)proto_strv_push(&p->jail_mechanisms, res->isolation.mechanisms.items[i]);
         }
@@ -410,7 +433,7 @@ static void reset(struct sup_probe *p)
         memset(&p->mechanisms, 0, sizeof(p->mechanisms));
         proto_strv_free(&p->jail_mechanisms);
         p->jail_ran = false;
-        p->jail_out[0] = p->jail_seccomp[0] = p->control_out[0] = p->jail_failure[0] = 0;
+        p->jail_out[0] = p->jail_seccomp[0] = p->jail_landlock[0] = p->control_out[0] = p->jail_failure[0] = 0;
         p->accepted = p->accepted_jail = 0;
 }
 

@@ -59,8 +59,11 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         for (unsigned i = 0; i < jail_n_ro_binds; i++)
                 if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
                         (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
-        static const char *const reads[] = { "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                             "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
+        /* Where Landlock is in force, what it allows of them (jail/landlock.c). */
+        bool ll = run->ka.abi > 0 && run->tool_started; /* applied (C10) and seen enforced (R6) */
+        const char *const reads[] = { ll ? "/etc (synthetic: passwd, group, hosts, nsswitch.conf; not hostname)"
+                                         : "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
+                                      "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
         for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
                 (void)proto_strv_push(&b->read, reads[i]);
         /* The inputs, as they are in the run's directory. */
@@ -88,12 +91,13 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                  (unsigned long long)run->lim.files_bytes);
         (void)proto_strv_push(&b->write, line);
         bool netns = has_mech(&run->mechanisms, "netns"), pidns = has_mech(&run->mechanisms, "pidns");
-        if (run->seccomp_verified)
-                snprintf(line, sizeof(line), "none: seccomp refused every socket but AF_UNIX (verified for this run)%s",
-                         netns ? "; a network namespace of its own with no interface up" : "");
-        else
-                snprintf(line, sizeof(line), "%s", netns ? "none: a network namespace of its own with no interface up"
-                                                         : "not isolated by this run's verified mechanisms");
+        snprintf(line, sizeof(line), "%s%s%s%s",
+                 run->seccomp_verified || netns || ll ? "none: " : "not isolated by this run's verified mechanisms",
+                 run->seccomp_verified ? "seccomp refused every socket but AF_UNIX (verified for this run)" : "",
+                 netns ? (run->seccomp_verified ? "; a network namespace of its own with no interface up"
+                                                : "a network namespace of its own with no interface up")
+                       : "",
+                 ll && run->ka.abi >= 4 ? "; TCP bind and connect denied by landlock" : "");
         b->network = strdup(line);
         if (run->seccomp_verified)
                 snprintf(line, sizeof(line),
@@ -193,10 +197,12 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 }
         }
         res->events = run->events;
-        /* What was verified for this run (namespaces by verify.c before GO, or the run was
-         * refused; seccomp from outside before the tool's first line, S6a). A tool the
-         * pre-check refused never got as far as seccomp: nothing of it ran. */
-        res->isolation.tier = (char *)sup_tier(true, run->seccomp_verified, false);
+        /* What was verified for this run: namespaces by verify.c before GO, or the run was
+         * refused; seccomp from outside before the tool's first line (S6a); Landlock applied
+         * by the child (it said so, C10) and seen enforced by the runner, which otherwise
+         * refuses before "started". A tool the pre-check refused never got as far as seccomp
+         * or the runner's Landlock check: nothing of it ran. */
+        res->isolation.tier = (char *)sup_tier(true, run->seccomp_verified, run->ka.abi > 0 && run->tool_started);
         res->isolation.mechanisms = run->mechanisms;
         char dir[PATH_MAX + 16];
         snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);

@@ -26,7 +26,9 @@
 #include "supervisor/run.h"
 
 #define SAMPLE_MS 20
-#define EVENTS_KEEP (PROTO_EVENTS_MAX - 8) /* room for the supervisor's own events */
+/* Room for the supervisor's own events, and for Landlock's, which the runner's (the tool can
+ * write to fd 3) must not crowd out. */
+#define EVENTS_KEEP (PROTO_EVENTS_MAX - 8 - KAUDIT_EVENTS_MAX)
 
 char *const sup_jail_env[] = {
         "PATH=/usr/bin:/bin",
@@ -311,7 +313,7 @@ static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
         struct jail_expect x = { .host_uid = run->jp.uid, .rlimits = &run->rl, .cgroup = &run->jp.cg };
-        if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0) {
+        if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0 || sup_kaudit_verified(run, &err) < 0) {
                 run_fail(run, err.msg);
                 return;
         }
@@ -375,6 +377,9 @@ static void sync_drain(struct sup_run *run)
                                 on_verified(run);
                         break;
                 case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */
+                        break;
+                case JAIL_MSG_LANDLOCK: /* C10: what is in force, checked at S4 (kaudit.c) */
+                        sup_kaudit_jail_report(run, &m);
                         break;
                 case JAIL_MSG_EXEC_OK:
                         if (run->verified)
@@ -554,6 +559,9 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         /* What the probed tier promises, the runner refuses to go without; the probe's own
          * run finds out, and promises nothing. */
         s->expect_seccomp = !run->opts.done && strstr(run->srv->tier, "seccomp") != NULL;
+        /* What the child applies at C10; the runner checks it is enforced (R6). A test build's
+         * --test-skip-landlock leaves it unapplied and still says so here, for that check. */
+        s->landlock_abi = run->opts.done ? 0 : (uint64_t)run->srv->jail.landlock_abi; /* the probe finds out */
         uint8_t *buf;
         size_t len;
         int r = proto_encode(&m, &buf, &len, err);
@@ -671,6 +679,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         run->watching = true;
 
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
+        go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
         snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
         int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
@@ -790,8 +799,16 @@ int sup_run_internal(struct sup_server *srv, struct proto_run_request *req, cons
 
 static void run_maybe_finish(struct sup_run *run)
 {
-        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing)
+        /* Last, the kernel's audit records of the run's Landlock denials are read (kaudit.c):
+         * they come after its processes ended, and must be in its result. */
+        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing &&
+            sup_kaudit_drained(run))
                 run_finish(run);
+}
+
+void sup_run_maybe_finish(struct sup_run *run)
+{
+        run_maybe_finish(run);
 }
 
 static void collect_work(uv_work_t *w)
@@ -888,7 +905,8 @@ static void collect_done(uv_work_t *w, int status)
 static void run_finish(struct sup_run *run)
 {
         run->finishing = true;
-        run->t_end = now_ms();
+        if (!run->t_end) /* set when the drain of its audit records began (kaudit.c) */
+                run->t_end = now_ms();
         if (run->sample_timer.data) {
                 on_sample(&run->sample_timer); /* a last look, for tools shorter than 20 ms */
                 (void)uv_timer_stop(&run->sample_timer);

@@ -1,6 +1,7 @@
 /* A run, shared between run.c (its life) and result.c (its RunResult). */
 #pragma once
 
+#include "supervisor/kaudit.h"
 #include "supervisor/supervisor.h"
 
 #define MB (1024.0 * 1024.0)
@@ -44,6 +45,7 @@ struct sup_run {
         uint64_t kernel_refusals;
         bool seccomp_verified; /* S6a: seen in force from outside */
         bool tool_started; /* the runner said "started": its later claims are the tool's word */
+        struct sup_run_kaudit ka; /* Landlock: what the jail reported, its denials (kaudit.c) */
         /* what happened */
         bool cloned;   /* a jail child is the run's */
         bool watching; /* GO sent (or about to be) and the child watched: its end is awaited */
@@ -77,6 +79,8 @@ void sup_run_track(struct sup_run *run, uv_handle_t *h);
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
                    const char *message);
 void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb);
+/* Finishes the run if everything it waits for is in (kaudit.c calls it after the drain). */
+void sup_run_maybe_finish(struct sup_run *run);
 
 /* notify.c: takes over fd (closed on failure too) */
 int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err);

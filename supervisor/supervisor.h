@@ -27,6 +27,8 @@ struct sup_config {
         bool no_cgroup;     /* --cgroup none */
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
+        bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
+        bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
@@ -37,6 +39,7 @@ struct sup_config {
 struct sup_run;
 struct sup_client;
 struct sup_server;
+struct sup_kaudit;
 
 /* The namespaces whose teardown costs the most (the mount namespace waits for an RCU grace
  * period, the network namespace's cleanup takes milliseconds of CPU): the supervisor holds
@@ -86,6 +89,7 @@ struct sup_server {
         unsigned n_clients;
         struct sup_run *runs; /* every live run */
         struct sup_client *clients;
+        struct sup_kaudit *kaudit; /* kaudit.c: Landlock's denials from the kernel's audit */
         bool stopping;
         struct sup_probe *probe; /* the last probe's result, and whoever waits for the next */
         char tier[64];           /* the last probe's tier */
@@ -169,6 +173,19 @@ void sup_probe_request(struct sup_client *c, const char *request_id);
 void sup_probe_client_gone(struct sup_server *srv, struct sup_client *c);
 /* The tier a run ran under, from what was verified for it. */
 const char *sup_tier(bool namespaces, bool seccomp, bool landlock);
+
+/* kaudit.c: Landlock in the supervisor. _start: audit switched on if asked, the multicast
+ * group joined if it can be (never fatal: it says what it could not do); before any jail is
+ * cloned. _stop: waiting runs go on; _free after the loop has ended. _jail_report: the
+ * child's LANDLOCK record (C10). _verified (S4): Landlock in force as expected, or the run is
+ * refused. _drained (before S10): false while the run's records are still on their way; the
+ * run is then finished by sup_run_maybe_finish() once they are in. */
+int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err);
+void sup_kaudit_stop(struct sup_server *srv);
+void sup_kaudit_free(struct sup_server *srv);
+void sup_kaudit_jail_report(struct sup_run *run, const struct jail_msg *m);
+int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err);
+bool sup_kaudit_drained(struct sup_run *run);
 
 /* The jail's environment: the whole of it, fixed (README lists it). */
 extern char *const sup_jail_env[];

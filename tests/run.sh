@@ -63,15 +63,21 @@ export ANVIL_E2E_SECRET="anvil-e2e-secret-$RANDOM$RANDOM"
 export ANVIL_E2E_UID_BASE=${ANVIL_E2E_UID_BASE:-2000000000}
 export ANVIL_E2E_BARE_UID_BASE=$((ANVIL_E2E_UID_BASE + 50000000))
 
+# --enable-kernel-audit (both supervisors): the Landlock tests check that the kernel's denials
+# are explained with their exact messages, and the legitimate tools that none happens at all;
+# both need the kernel's audit on. It is switched on for the machine and stays on (one switch
+# for everyone, which the supervisor never turns off under another reader); the suite needs
+# root, and so CAP_AUDIT_CONTROL, anyway.
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_SUP_SOCKET" \
-        --state-dir "$STATE/sup" --uid-base "$ANVIL_E2E_UID_BASE" >"$STATE/supervisor.log" 2>&1 &
+        --state-dir "$STATE/sup" --uid-base "$ANVIL_E2E_UID_BASE" --enable-kernel-audit >"$STATE/supervisor.log" 2>&1 &
 export ANVIL_E2E_SUP_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
 # A second supervisor with the Python layers off (a test build's option): the kernel layers'
 # tests run against it, to show that each holds alone.
 export ANVIL_BARE_SOCKET="$STATE/bare.sock"
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-supervisor" --listen "$ANVIL_BARE_SOCKET" \
-        --state-dir "$STATE/bare" --uid-base "$ANVIL_E2E_BARE_UID_BASE" --test-no-python-layers >"$STATE/bare.log" 2>&1 &
+        --state-dir "$STATE/bare" --uid-base "$ANVIL_E2E_BARE_UID_BASE" --test-no-python-layers \
+        --enable-kernel-audit >"$STATE/bare.log" 2>&1 &
 export ANVIL_E2E_BARE_PID=$!
 for _ in $(seq 100); do [ -S "$ANVIL_BARE_SOCKET" ] && break; sleep 0.1; done
 ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" \

@@ -9,10 +9,12 @@
  *       pre-warm what the data stack would otherwise do in the run (platform's processor)
  *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
  *       a tool with findings stops here, status blocked
- *   R6  arm the audit hook; seccomp (inforce.c), installed after our own start-up, before
- *       the tool's first line, its listener sent to pid 1 on fd 4, which is then closed;
- *       the fail-closed checks of the jail's promises (no_new_privs, the filter, only fds
- *       0-3 open): one not in force refuses the run, event "refused", no tool code runs
+ *   R6  arm the audit hook; the fail-closed checks of the jail's promises: Landlock, when
+ *       the spec says the jail was restricted with it, is seen enforced (jail/landlock.c);
+ *       seccomp (inforce.c) is installed after our own start-up, before the tool's first
+ *       line, its listener sent to pid 1 on fd 4, which is then closed; no_new_privs, the
+ *       filter and only fds 0-3 open are checked: one not in force refuses the run ("refused:
+ *       <layer> not in force (...)"), event "refused", and no tool code runs
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
@@ -32,6 +34,7 @@
 #include "jail/jail.h"
 #include "jail/runner/runner.h"
 #include "lib/fd.h"
+#include "policy/reasons.h"
 #include "proto/proto.h"
 
 
@@ -312,6 +315,19 @@ static void prewarm_platform(const struct proto_run_spec *spec)
         Py_DECREF(platform);
 }
 
+/* R6: what the spec says the kernel enforces must be seen enforced before the tool's first
+ * line; if not, the run is refused on the record and nothing of the tool runs. */
+static bool landlock_refused(const struct proto_run_spec *spec)
+{
+        char evidence[160], msg[256];
+        if (spec->landlock_abi == 0 || jail_landlock_verify((int)spec->landlock_abi, evidence, sizeof(evidence)) == 0)
+                return false;
+        pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "landlock", evidence);
+        send_event("refused", "landlock", msg, 0, NULL);
+        fprintf(stderr, "anvil-py: %s\n", msg);
+        return true;
+}
+
 int main(void)
 {
         R.t0 = now_ms();
@@ -360,6 +376,9 @@ int main(void)
         if (audit_arm(&R) < 0)
                 return 125;
 run:;
+        /* R6, fail closed: also with the Python layers off, which this does not depend on. */
+        if (landlock_refused(&spec))
+                return 125;
         {
                 char layer[32], evidence[300], msg[400];
                 if (inforce_kernel_layers(&spec, layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {

@@ -9,7 +9,7 @@ run_json "$T/noop.py" --input "$T/one.csv" --input "$T/two.csv" --timeout 7 --me
 expect_eq "inputs, counted from the run's directory" "/work/inputs (read-only: 2 files, 10 bytes)" \
         "$(j '.blast_radius.read[] | select(startswith("/work/inputs"))')"
 expect_eq "network" \
-        "none: seccomp refused every socket but AF_UNIX (verified for this run); a network namespace of its own with no interface up" \
+        "none: seccomp refused every socket but AF_UNIX (verified for this run); a network namespace of its own with no interface up; TCP bind and connect denied by landlock" \
         "$(j .blast_radius.network)"
 expect_eq "processes" \
         "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this run); at most 64 threads, in a pid namespace of its own" \
@@ -24,7 +24,7 @@ expect_eq "refused tool: processes" "at most 64 processes and threads, in a pid 
 expect_eq "refused tool: network" "none: a network namespace of its own with no interface up" "$(j .blast_radius.network)"
 # The human form.
 out=$("$CTL" run "$T/noop.py" --input "$T/one.csv" --timeout 7) || fail "anvilctl run exited $?"
-expect_eq "human: the card's title" "blast radius (namespaces+seccomp):" "$(grep '^blast radius' <<<"$out")"
+expect_eq "human: the card's title" "blast radius (namespaces+seccomp+landlock):" "$(grep '^blast radius' <<<"$out")"
 expect_match "human: limits beside use" '^  limits:   wall 7 s \(used [0-9.]+ s\), cpu 5 s \(used [0-9.]+ s\), memory 512 MB \(peak [0-9.]+ MB\)' \
         "$(grep '^  limits:' <<<"$out")"
 expect_eq "human: inputs" "  read:     /usr" "$(grep '^  read: ' <<<"$out")"

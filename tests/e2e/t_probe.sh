@@ -9,13 +9,14 @@
 
 "$CTL" probe --json >"$T/probe.json" 2>"$T/ctl.err" || fail "anvilctl probe exited $?: $(cat "$T/ctl.err")"
 p() { jq -r "$1" "$T/probe.json"; }
-expect_eq "tier" "namespaces+seccomp" "$(p .tier)"
-for m in interpreter namespaces seccomp cgroup rlimits "network isolation" "filesystem isolation"; do
+expect_eq "tier" "namespaces+seccomp+landlock" "$(p .tier)"
+for m in interpreter namespaces seccomp landlock "kernel audit" cgroup rlimits "network isolation" "filesystem isolation"; do
         expect_eq "$m: available, probed, in force" "true true true" \
                 "$(p ".mechanisms[] | select(.name == \"$m\") | \"\(.available) \(.probed) \(.in_force)\"")"
 done
-expect_eq "landlock: available, not applied" "true false false" \
-        "$(p '.mechanisms[] | select(.name == "landlock") | "\(.available) \(.probed) \(.in_force)"')"
+expect_match "landlock's evidence: the read of a file in the jail but not a read root, explained" \
+        "^in the jail a read of /etc/hostname \\(there, but not a read root\\) failed \\(EACCES\\): blocked at kernel: read '/etc/hostname' \\(outside the jail's read roots, landlock\\); outside, the control's read succeeded; landlock ABI [0-9]+" \
+        "$(p '.mechanisms[] | select(.name == "landlock") | .evidence')"
 expect_match "seccomp's evidence is the refusal the supervisor recorded" \
         '^blocked at kernel: socket\(AF_INET, SOCK_STREAM\) \(network denied by seccomp\); seccomp filter' \
         "$(p '.mechanisms[] | select(.name == "seccomp") | .evidence')"
@@ -29,7 +30,7 @@ expect_match "filesystem isolation's evidence" \
 echo "ok: the control's canary is gone"
 # The human form says the same.
 human=$("$CTL" probe) || fail "anvilctl probe exited $?"
-expect_eq "human: first line" "isolation tier: namespaces+seccomp" "$(head -1 <<<"$human")"
+expect_eq "human: first line" "isolation tier: namespaces+seccomp+landlock" "$(head -1 <<<"$human")"
 expect_match "human: a mechanism's line" '  seccomp +yes +yes +yes +blocked at kernel' "$(grep '^  seccomp ' <<<"$human")"
 
 # The claims, checked by our own runs.
@@ -57,7 +58,7 @@ expect_eq "filesystem: the host file is not readable in the jail" "read FileNotF
 expect_eq "seccomp: the socket was refused" "socket PermissionError" "$(grep '^socket' <<<"$out")"
 expect_eq "seccomp: and explained" "blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp)" \
         "$(j '.events[] | select(.layer == "seccomp") | .message')"
-expect_eq "the run's tier" "namespaces+seccomp" "$(j .isolation.tier)"
+expect_eq "the run's tier" "namespaces+seccomp+landlock" "$(j .isolation.tier)"
 expect_match "the run's mechanisms name the filter, seen from outside" \
         "seccomp filter, refusals explained by the supervisor \(the runner's /proc status: Seccomp 2" \
         "$(j '.isolation.mechanisms | join("; ")')"
@@ -68,18 +69,29 @@ tool refused.py <<<'import socket'
 run_json "$T/refused.py"
 expect_eq "a refused tool's tier" "namespaces" "$(j .isolation.tier)"
 
-# A probe environment without seccomp: the tier drops and says why.
-SOCK="$T/broken.sock"
-ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/broken" \
-        --uid-base $((ANVIL_E2E_UID_BASE + 500000000)) --spares 0 --test-probe-break seccomp >"$T/broken.log" 2>&1 &
-BPID=$!
-trap 'kill $BPID 2>/dev/null; wait $BPID 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
-[ -S "$SOCK" ] || fail "the broken supervisor did not start: $(cat "$T/broken.log")"
-ANVIL_SOCKET="$SOCK" "$CTL" probe --json >"$T/probe.json" || fail "probe of the broken supervisor failed"
-expect_eq "broken: tier" "namespaces" "$(p .tier)"
-expect_eq "broken: seccomp" "true true false the probe's runner did not load the filter" \
+# A probe environment without seccomp, then one without Landlock: the tier drops and says why.
+broken() { # LAYER N: a supervisor whose probe's jail leaves LAYER out; its probe in $T/probe.json
+        local sock="$T/broken-$1.sock"
+        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$ANVIL_BUILD/anvil-supervisor" --listen "$sock" --state-dir "$T/broken-$1" \
+                --uid-base $((ANVIL_E2E_UID_BASE + 500000000 + $2 * 1000)) --spares 0 --test-probe-break "$1" \
+                >"$T/broken-$1.log" 2>&1 &
+        BPIDS+=($!)
+        for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+        [ -S "$sock" ] || fail "the supervisor without $1 did not start: $(cat "$T/broken-$1.log")"
+        ANVIL_SOCKET="$sock" "$CTL" probe --json >"$T/probe.json" || fail "probe of the supervisor without $1 failed"
+}
+BPIDS=()
+trap 'kill "${BPIDS[@]}" 2>/dev/null; wait "${BPIDS[@]}" 2>/dev/null; rm -rf "$T"' EXIT
+broken seccomp 1
+expect_eq "without seccomp: tier" "namespaces+landlock" "$(p .tier)"
+expect_eq "without seccomp: seccomp" "true true false the probe's runner did not load the filter" \
         "$(p '.mechanisms[] | select(.name == "seccomp") | "\(.available) \(.probed) \(.in_force) \(.evidence)"')"
-expect_match "broken: network isolation holds by the namespace alone" 'connect to 127.0.0.1:[0-9]+ failed \(ENETUNREACH\)' \
+expect_match "without seccomp: network isolation holds by the namespace and Landlock" \
+        'connect to 127.0.0.1:[0-9]+ failed \((ENETUNREACH|EACCES)\)' \
         "$(p '.mechanisms[] | select(.name == "network isolation") | .evidence')"
-expect_match "broken: the log says the tier" 'isolation tier namespaces\)' "$(grep 'listening on' "$T/broken.log")"
+expect_match "without seccomp: the log says the tier" 'isolation tier namespaces\+landlock\)' \
+        "$(grep 'listening on' "$T/broken-seccomp.log")"
+broken landlock 2
+expect_eq "without landlock: tier" "namespaces+seccomp" "$(p .tier)"
+expect_eq "without landlock: landlock" "true true false the kernel offers it; in the jail a read of /etc/hostname: ok" \
+        "$(p '.mechanisms[] | select(.name == "landlock") | "\(.available) \(.probed) \(.in_force) \(.evidence)"')"

@@ -301,6 +301,24 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_RUNTIME_DROPPED:
                 pol_reason(buf, size, r, 17ULL, 200U);
                 return;
+        case POL_LANDLOCK_BLOCKED:
+                pol_reason(buf, size, r, "read '/etc/hostname'", pol_why_text(POL_WHY_LL_READ));
+                return;
+        case POL_LANDLOCK_DROPPED:
+                pol_reason(buf, size, r, 17ULL, 32U);
+                return;
+        case POL_LANDLOCK_ABSENT:
+                pol_reason(buf, size, r, "this kernel has no Landlock (ABI 0)");
+                return;
+        case POL_KAUDIT_ON:
+                pol_reason(buf, size, r);
+                return;
+        case POL_KAUDIT_OFF:
+                pol_reason(buf, size, r, "audit is disabled in the kernel");
+                return;
+        case POL_KAUDIT_INCOMPLETE:
+                pol_reason(buf, size, r, "the kernel lost 3 audit records during the run");
+                return;
         case POL_CAP_DENIED:
                 pol_reason(buf, size, r, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
                 return;
@@ -341,6 +359,14 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                     "(./artifacts)",
         [POL_RUNTIME_BLOCKED] = "blocked at runtime: socket.connect (network denied by policy (capability not granted))",
         [POL_RUNTIME_DROPPED] = "17 more refusals at runtime were not recorded (limit of 200)",
+        [POL_LANDLOCK_BLOCKED] = "blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)",
+        [POL_LANDLOCK_DROPPED] = "17 more refusals at kernel (landlock) were not recorded (limit of 32)",
+        [POL_LANDLOCK_ABSENT] = "landlock not in force: this kernel has no Landlock (ABI 0)",
+        [POL_KAUDIT_ON] = "kernel audit: on, landlock denials explained",
+        [POL_KAUDIT_OFF] = "kernel audit: off: landlock denials are refused but not explained (audit is disabled in "
+                           "the kernel)",
+        [POL_KAUDIT_INCOMPLETE] = "kernel audit: on, but landlock denials may be missing here (the kernel lost 3 "
+                                  "audit records during the run)",
         [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
                            "exists",
         [POL_CAP_GRANTED] = "capability network granted",
@@ -398,6 +424,10 @@ static const struct {
           "blocked at runtime: pickle.find_class('os', 'system') (code execution through unpickling denied by policy)" },
         { POL_RUNTIME_BLOCKED, "os.symlink('/etc', '/work/artifacts/etc')", POL_WHY_LINK,
           "blocked at runtime: os.symlink('/etc', '/work/artifacts/etc') (link pointing outside the jail's roots)" },
+        { POL_LANDLOCK_BLOCKED, "write '/work/inputs/sales.csv'", POL_WHY_LL_WRITE,
+          "blocked at kernel: write '/work/inputs/sales.csv' (outside the jail's write roots, landlock)" },
+        { POL_LANDLOCK_BLOCKED, "connect to 127.0.0.1 port 8080", POL_WHY_LL_NETWORK,
+          "blocked at kernel: connect to 127.0.0.1 port 8080 (network denied, landlock)" },
         { POL_CAP_DENIED, "process", POL_WHY_CAP_NEVER, "capability process denied: never grantable" },
         { POL_CAP_DENIED, "network", POL_WHY_CAP_NOT_APPROVED, "capability network denied: not approved" },
         { POL_CAP_DENIED, "gpu", POL_WHY_CAP_UNKNOWN, "capability gpu denied: unknown capability" },
@@ -460,6 +490,26 @@ static const char *why_expected(enum pol_why w)
                 return "write outside ALLOWED_WRITE_PATHS";
         case POL_WHY_LINK:
                 return "link pointing outside the jail's roots";
+        case POL_WHY_LL_READ:
+                return "outside the jail's read roots";
+        case POL_WHY_LL_WRITE:
+                return "outside the jail's write roots";
+        case POL_WHY_LL_EXECUTE:
+                return "outside the jail's execute roots";
+        case POL_WHY_LL_SPECIAL:
+                return "device nodes, fifos and socket files denied";
+        case POL_WHY_LL_IOCTL:
+                return "device ioctl denied";
+        case POL_WHY_LL_NETWORK:
+                return "network denied";
+        case POL_WHY_LL_SIGNAL:
+                return "signals out of the jail denied";
+        case POL_WHY_LL_ABSTRACT_UNIX:
+                return "abstract unix sockets out of the jail denied";
+        case POL_WHY_LL_PTRACE:
+                return "tracing out of the jail denied";
+        case POL_WHY_LL_TOPOLOGY:
+                return "mount changes denied";
         case POL_WHY_CAP_NO_EGRESS:
                 return "the server grants no network until egress through the broker exists";
         case POL_WHY_CAP_NEVER:

@@ -1,0 +1,248 @@
+/* Landlock (C10): the jail's file, TCP and IPC rights as an unprivileged, stackable kernel
+ * policy, applied by the jail's child to itself after pivot_root, once its capabilities are
+ * gone and no_new_privs is set (landlock_restrict_self() needs one or the other), before it
+ * executes anvil-init. pid 1, the runner and everything the tool starts inherit the domain
+ * and cannot leave it.
+ *
+ * Why a second filesystem layer when the mount namespace already holds only what the jail
+ * needs: the mounts say what exists, Landlock says what may be done to it. /proc is mounted
+ * read-write (a proc mount cannot be read-only for its own processes' files), /dev's nodes
+ * accept writes whatever their mount says (/dev/urandom feeds the host's entropy pool), and a
+ * read-only bind does not stop a read of a file that is there but none of the tool's business
+ * (the jail's /etc/hostname). And the rights are the kernel's to explain: with audit on, each
+ * denial is a record the supervisor reads from outside (supervisor/kaudit.c).
+ *
+ * Every rule is global: the same for every run and every process of the jail (Landlock has no
+ * notion of who asks inside a domain). What is read, written and executed:
+ *
+ *   /usr                          read files and directories, execute (the interpreter, its
+ *                                 libraries, the data stack)
+ *   /anvil/anvil-py               read, execute (the runner)
+ *   anvil-init (its fd)           read, execute: pid 1, executed through a descriptor of the
+ *                                 supervisor's copy, which no path in the jail reaches
+ *   /etc: passwd, group, hosts, nsswitch.conf, ld.so.cache, matplotlibrc, alternatives/
+ *                                 read: what libc and matplotlib open. Not /etc/hostname:
+ *                                 nothing of the data stack reads it (gethostname() is
+ *                                 uname(2)), and not a listing of /etc
+ *   /proc                         read (the jail's own pid namespace), never written
+ *   /dev/null                     read, write; /dev/zero, /dev/urandom: read. Device ioctls on
+ *                                 these three (ABI 5), for isatty() on a descriptor of
+ *                                 /dev/null, which Python's start-up does
+ *   /work                         list only (it holds inputs/ and artifacts/)
+ *   /work/inputs                  read
+ *   /work/artifacts, /tmp         read, write, create and remove files, directories and
+ *                                 symlinks, truncate (ABI 3), move within and between them
+ *                                 (refer, ABI 2); no device nodes, fifos or socket files
+ *   TCP (ABI 4)                   bind and connect handled, nothing allowed
+ *   scopes (ABI 6)                abstract unix sockets and signals: none to outside the domain
+ *
+ * Denials are logged after the exec of anvil-init and anvil-py only with
+ * LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON (ABI 7); by default the kernel logs only what the
+ * process that restricted itself does, before any exec. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "jail/compat.h"
+#include "jail/jail.h"
+#include "lib/cleanup.h"
+
+/* The newest ABI whose rights this file knows; a newer kernel is used at this level. */
+#define ABI_KNOWN 7
+
+#define FS_ABI1                                                                                                   \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |               \
+         LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |            \
+         LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |                \
+         LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |             \
+         LANDLOCK_ACCESS_FS_MAKE_SYM)
+/* Rights a rule on a file (not a directory) may carry. */
+#define FS_FILE_RIGHTS                                                                                            \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |               \
+         LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+#define R_FILE LANDLOCK_ACCESS_FS_READ_FILE
+#define R_TREE (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR)
+#define X_TREE (R_TREE | LANDLOCK_ACCESS_FS_EXECUTE)
+#define X_FILE (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE)
+#define DEV_R (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+#define DEV_RW (DEV_R | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
+#define W_TREE                                                                                                    \
+        (R_TREE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_MAKE_REG |       \
+         LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REMOVE_FILE |               \
+         LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV)
+
+static const struct {
+        const char *path; /* as the jail sees it, after pivot_root */
+        __u64 access;
+        bool optional; /* a bind that mountns.c skips when the host has no such file */
+} rules[] = {
+        { "/usr", X_TREE, false },
+        { JAIL_RUNNER, X_FILE, false },
+        { "/etc/passwd", R_FILE, false },
+        { "/etc/group", R_FILE, false },
+        { "/etc/hosts", R_FILE, false },
+        { "/etc/nsswitch.conf", R_FILE, false },
+        { "/etc/ld.so.cache", R_FILE, true },
+        { "/etc/matplotlibrc", R_FILE, true },
+        { "/etc/alternatives", R_FILE, true },
+        { "/proc", R_TREE, false },
+        { "/dev/null", DEV_RW, false },
+        { "/dev/zero", DEV_R, false },
+        { "/dev/urandom", DEV_R, false },
+        { JAIL_WORKDIR, LANDLOCK_ACCESS_FS_READ_DIR, false },
+        { JAIL_INPUTS, R_TREE, false },
+        { JAIL_ARTIFACTS, W_TREE, false },
+        { JAIL_TMP, W_TREE, false },
+};
+
+static long ll_create_ruleset(const void *attr, size_t size, __u32 flags)
+{
+        return syscall(SYS_landlock_create_ruleset, attr, size, flags);
+}
+
+int jail_landlock_abi(void)
+{
+        long abi = ll_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
+        /* ENOSYS: built without Landlock; EOPNOTSUPP: built in but not enabled at boot. A newer
+         * kernel is used at the newest ABI this file knows, and said to be. */
+        if (abi < 0)
+                return 0;
+        return abi > ABI_KNOWN ? ABI_KNOWN : (int)abi;
+}
+
+/* What a kernel of this ABI handles: the filesystem rights it knows. */
+static __u64 fs_handled(int abi)
+{
+        __u64 fs = FS_ABI1;
+        if (abi >= 2)
+                fs |= LANDLOCK_ACCESS_FS_REFER;
+        if (abi >= 3)
+                fs |= LANDLOCK_ACCESS_FS_TRUNCATE;
+        if (abi >= 5)
+                fs |= LANDLOCK_ACCESS_FS_IOCTL_DEV;
+        return fs;
+}
+
+void jail_landlock_describe(int abi, char *buf, size_t size)
+{
+        snprintf(buf, size, "landlock ABI %d: fs%s%s", abi, abi >= 4 ? ", net" : "", abi >= 6 ? ", scope" : "");
+}
+
+static int add_path_rule(int ruleset, int fd, const char *what, __u64 access, struct anvil_err *err)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return anvil_err_sys(err, errno, "Landlock: failed to stat %s", what);
+        if (!S_ISDIR(st.st_mode))
+                access &= FS_FILE_RIGHTS; /* the kernel refuses directory rights on a file */
+        struct landlock_path_beneath_attr pb = { .allowed_access = access, .parent_fd = fd };
+        if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) < 0)
+                return anvil_err_sys(err, errno, "Landlock: failed to add the rule for %s", what);
+        return 0;
+}
+
+static int build_ruleset(int abi, int *out, struct anvil_err *err)
+{
+        struct jail_landlock_ruleset_attr attr = { .handled_access_fs = fs_handled(abi) };
+        size_t size = sizeof(attr.handled_access_fs);
+        if (abi >= 4) {
+                /* No port rule: binding and connecting TCP sockets are denied outright. */
+                attr.handled_access_net = LANDLOCK_ACCESS_NET_BIND_TCP | LANDLOCK_ACCESS_NET_CONNECT_TCP;
+                size = offsetof(struct jail_landlock_ruleset_attr, scoped);
+        }
+        if (abi >= 6) {
+                attr.scoped = LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL;
+                size = sizeof(attr);
+        }
+        _cleanup_close_ int rs = (int)ll_create_ruleset(&attr, size, 0);
+        if (rs < 0)
+                return anvil_err_sys(err, errno, "Landlock: failed to create a ruleset (ABI %d)", abi);
+        __u64 handled = attr.handled_access_fs;
+        int r;
+        for (unsigned i = 0; i < ELEMENTSOF(rules); i++) {
+                _cleanup_close_ int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
+                if (fd < 0) {
+                        if (rules[i].optional && errno == ENOENT)
+                                continue;
+                        return anvil_err_sys(err, errno, "Landlock: failed to open %s", rules[i].path);
+                }
+                if ((r = add_path_rule(rs, fd, rules[i].path, rules[i].access & handled, err)) < 0)
+                        return r;
+        }
+        /* pid 1 is executed through the supervisor's descriptor of its copy of anvil-init (C11):
+         * a rule on that file itself, reached by no path in the jail. */
+        if ((r = add_path_rule(rs, JAIL_FD_INITEXE, "anvil-init", X_FILE & handled, err)) < 0)
+                return r;
+        *out = TAKE_FD(rs);
+        return 0;
+}
+
+static void report(int sync_fd, int abi, const char *text)
+{
+        struct jail_msg m = { .kind = JAIL_MSG_LANDLOCK, .status = abi };
+        snprintf(m.msg, sizeof(m.msg), "%s", text);
+        (void)send(sync_fd, &m, sizeof(m), MSG_NOSIGNAL);
+}
+
+int jail_landlock_child(const struct jail_static *st, bool skip, int sync_fd, struct anvil_err *err)
+{
+        char text[128];
+        int abi = st->landlock_abi;
+        if (abi <= 0) {
+                /* Not a failure of the sandbox: the run goes on without it, and says so. */
+                report(sync_fd, 0, "this kernel has no Landlock (ABI 0)");
+                return 0;
+        }
+        if (st->test_skip_landlock) {
+                report(sync_fd, 0, "not applied: test mode (--test-skip-landlock)");
+                return 0;
+        }
+#ifdef ANVIL_TEST_BUILD
+        if (skip) {
+                report(sync_fd, 0, "not applied: test mode (--test-probe-break landlock)");
+                return 0;
+        }
+#else
+        (void)skip;
+#endif
+        int rs = -1;
+        int r = build_ruleset(abi, &rs, err);
+        if (r < 0)
+                return r;
+        unsigned flags = 0;
+        if (abi >= 7 && st->landlock_log)
+                flags |= LANDLOCK_RESTRICT_SELF_LOG_NEW_EXEC_ON;
+        r = (int)syscall(SYS_landlock_restrict_self, rs, flags);
+        int saved = errno;
+        (void)close(rs);
+        if (r < 0)
+                return anvil_err_sys(err, saved, "Landlock: failed to restrict the jail (ABI %d)", abi);
+        jail_landlock_describe(abi, text, sizeof(text));
+        report(sync_fd, abi, text);
+        return abi;
+}
+
+int jail_landlock_verify(int abi, char *evidence, size_t size)
+{
+        /* The jail's root is a tmpfs of mode 0755: nothing but Landlock refuses to list it. */
+        int fd = open("/", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+                (void)close(fd);
+                snprintf(evidence, size, "the jail's root could be listed, though the run spec says ABI %d was applied",
+                         abi);
+                return -EPERM;
+        }
+        if (errno != EACCES) {
+                snprintf(evidence, size, "listing the jail's root failed with %s, not EACCES", strerrorname_np(errno));
+                return -EPERM;
+        }
+        return 0;
+}
