@@ -90,6 +90,11 @@ const struct pol_sc_rule pol_sc_rules[] = {
         R(swapon, KRN, STR0),
         R(swapoff, KRN, STR0),
         R(acct, KRN, STR0),
+        /* a Landlock domain of the tool's own would narrow nothing of the jail's, but its
+         * denials would not be the run's (kaudit.c) and it could turn their logging off */
+        R(landlock_create_ruleset, KRN, NONE),
+        R(landlock_add_rule, KRN, NONE),
+        R(landlock_restrict_self, KRN, NONE),
         /* personality(0xffffffff) only asks; any other value changes it */
         RC(personality, KRN, ARG0_NE, 0xffffffffu, HEX0),
         /* pushing input into a terminal */

@@ -119,6 +119,7 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
                 { "test-no-python-layers", no_argument, NULL, 'T' },
                 { "test-probe-break", required_argument, NULL, 'B' },
+                { "test-skip-seccomp", no_argument, NULL, 'S' },
                 { "test-skip-landlock", no_argument, NULL, 'L' },
                 { "enable-kernel-audit", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
@@ -199,6 +200,16 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         break;
 #else
                         fprintf(stderr, "anvil-supervisor: --test-probe-break: refused: this is not a test build\n");
+                        return -1;
+#endif
+                case 'S':
+#ifdef ANVIL_TEST_BUILD
+                        /* Only to show Landlock holds alone where seccomp would refuse first
+                         * (a TCP socket): runners load no filter, and none is expected. */
+                        cfg->test_skip_seccomp = true;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-skip-seccomp: refused: this is not a test build\n");
                         return -1;
 #endif
                 case 'L':
@@ -450,6 +461,8 @@ int main(int argc, char **argv)
                 log_error("%s", err.msg);
                 return 1;
         }
+        if (srv.cfg.test_skip_seccomp)
+                log_warn("TEST MODE: runners load no seccomp filter");
         if (srv.cfg.test_skip_landlock)
                 log_warn("TEST MODE: jails apply no Landlock; runners are told to expect it and must refuse");
         sup_pool_start(&srv);

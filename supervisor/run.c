@@ -556,9 +556,11 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;
         s->test_no_python_layers = run->srv->cfg.test_no_python_layers || run->opts.python_layers_off;
         s->test_break = (char *)run->opts.test_break;
+        if (!s->test_break && run->srv->cfg.test_skip_seccomp)
+                s->test_break = "seccomp";
         /* What the probed tier promises, the runner refuses to go without; the probe's own
          * run finds out, and promises nothing. */
-        s->expect_seccomp = !run->opts.done && strstr(run->srv->tier, "seccomp") != NULL;
+        s->expect_seccomp = !run->opts.done && !run->srv->cfg.test_skip_seccomp && strstr(run->srv->tier, "seccomp") != NULL;
         /* What the child applies at C10; the runner checks it is enforced (R6). A test build's
          * --test-skip-landlock leaves it unapplied and still says so here, for that check. */
         s->landlock_abi = run->opts.done ? 0 : (uint64_t)run->srv->jail.landlock_abi; /* the probe finds out */

@@ -27,6 +27,7 @@ struct sup_config {
         bool no_cgroup;     /* --cgroup none */
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
+        bool test_skip_seccomp;       /* test builds only: runs load no seccomp filter */
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */

@@ -51,6 +51,8 @@ if [ "$(id -u)" -ne 0 ]; then
         [ "$fail" -eq 0 ]
         exit
 fi
+# The suite's supervisors switch the kernel's audit on (see below); it is put back as it was.
+AUDIT_BEFORE=$("$BUILD/tests/auditstate" 2>/dev/null)
 STATE=$(mktemp -d /tmp/anvil-suite.XXXXXX)
 chmod 711 "$STATE"
 export ANVIL_BUILD="$BUILD"
@@ -88,6 +90,9 @@ for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
 stop_daemons() {
         kill "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
         wait "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
+        if [ "$AUDIT_BEFORE" = 0 ]; then
+                "$BUILD/tests/auditstate" set 0 || echo "could not switch the kernel's audit back off"
+        fi
 }
 trap stop_daemons EXIT
 

@@ -131,6 +131,16 @@ rundir=$(dirname "$(j .artifacts_dir)")
 expect_eq "write: the run's input on the host, unchanged" "region,amount" "$(cat "$rundir/inputs/sales.csv")"
 
 # ---- TCP to the host's loopback ----
+# seccomp refuses a TCP socket before Landlock would see its connect (t_seccomp.sh): to show
+# Landlock holding alone, a supervisor of the test build whose runners load no filter.
+NOSC="$T/noseccomp.sock"
+"$ANVIL_BUILD/anvil-supervisor" --listen "$NOSC" --state-dir "$T/noseccomp" --test-no-python-layers \
+        --test-skip-seccomp --spares 0 --max-runs 16 --uid-base $((ANVIL_E2E_UID_BASE + 330000000)) \
+        >"$T/noseccomp.log" 2>&1 &
+NOSC_PID=$!
+trap 'stop_listener; kill $NOSC_PID 2>/dev/null; wait $NOSC_PID 2>/dev/null; rm -rf "$T"' EXIT
+for _ in $(seq 100); do [ -S "$NOSC" ] && break; sleep 0.1; done
+[ -S "$NOSC" ] || fail "the supervisor without seccomp did not start: $(cat "$T/noseccomp.log")"
 cat >"$T/listen.py" <<'PY'
 import os, socket, sys
 out = sys.argv[1]
@@ -172,7 +182,8 @@ try:
 except OSError as e:
     print("bind: errno", errno.errorcode.get(e.errno))
 PY
-bare_json "$T/connect.py"
+ANVIL_BARE_SOCKET="$NOSC" bare_json "$T/connect.py"
+expect_eq "tcp: no seccomp filter in this run" "" "$(j '.isolation.mechanisms[] | select(startswith("seccomp"))')"
 expect_eq "tcp: status" ok "$(j .status)"
 expect_eq "tcp: the jail's connect and bind, refused by Landlock" "connect: errno EACCES
 bind: errno EACCES" "$(j .stdout)"
@@ -220,7 +231,7 @@ pids=()
 for i in $(seq 1 12); do
         printf 'import socket\ntry:\n    socket.socket().connect(("127.0.0.1", %d))\nexcept OSError as e:\n    print(e.errno)\n' \
                 $((40000 + i)) >"$T/c$i.py"
-        ANVIL_SOCKET="$ANVIL_BARE_SOCKET" "$CTL" run "$T/c$i.py" --json >"$T/c$i.json" 2>"$T/c$i.err" &
+        ANVIL_SOCKET="$NOSC" "$CTL" run "$T/c$i.py" --json >"$T/c$i.json" 2>"$T/c$i.err" &
         pids+=($!)
 done
 for p in "${pids[@]}"; do wait "$p" || fail "a concurrent run failed: $(cat "$T"/c*.err)"; done

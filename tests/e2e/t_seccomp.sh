@@ -83,6 +83,9 @@ call("reboot", 169, 0, 0, 0, 0)
 call("swapon", 167, S("/tmp/x"), 0)
 call("swapoff", 168, S("/tmp/x"))
 call("acct", 163, S("/tmp/x"))
+call("landlock_create_ruleset", 444, 0, 0, 1)
+call("landlock_add_rule", 445, 3, 1, 0, 0)
+call("landlock_restrict_self", 446, 3, 0)
 call("personality", 135, 0x0400000)
 call("ioctl_tiocsti", 16, 0, 0x5412, S("x"))
 call("ioctl_tioclinux", 16, 0, 0x541C, S("x"))
@@ -162,6 +165,9 @@ expected=(
         "swapon('/tmp/x') (kernel interface denied by seccomp)"
         "swapoff('/tmp/x') (kernel interface denied by seccomp)"
         "acct('/tmp/x') (kernel interface denied by seccomp)"
+        "landlock_create_ruleset() (kernel interface denied by seccomp)"
+        "landlock_add_rule() (kernel interface denied by seccomp)"
+        "landlock_restrict_self() (kernel interface denied by seccomp)"
         "personality(0x400000) (kernel interface denied by seccomp)"
         "ioctl(fd 0, TIOCSTI) (terminal input injection denied by seccomp)"
         "ioctl(fd 0, TIOCLINUX) (terminal input injection denied by seccomp)"

@@ -107,6 +107,7 @@ static const struct {
         { "reboot", __NR_reboot, { 0 }, true },
         { "swapon", __NR_swapon, { 0 }, true },
         { "acct", __NR_acct, { 0 }, true },
+        { "landlock_restrict_self", __NR_landlock_restrict_self, { 3 }, true },
         { "personality(READ_IMPLIES_EXEC)", __NR_personality, { 0x0400000 }, true },
         { "personality(PER_LINUX) changes it too", __NR_personality, { 0 }, true },
         { "personality(0xffffffff) only asks", __NR_personality, { 0xffffffffull }, false },
