@@ -174,16 +174,18 @@ static bool locate(const struct host *h, const char *ctrl, char *dir, size_t dir
         return (size_t)snprintf(dir, dir_size, "%s%s", mnt, own + rn) < dir_size;
 }
 
-static bool delegate_marked(const char *dir)
+/* systemd's mark of a delegated cgroup (systemd's own cg_is_delegated() reads the same two):
+ * the xattr's name, or NULL. */
+static const char *delegate_mark(const char *dir)
 {
         static const char *const names[] = { "trusted.delegate", "user.delegate" };
         for (unsigned i = 0; i < ELEMENTSOF(names); i++) {
                 char v[8];
                 ssize_t n = getxattr(dir, names[i], v, sizeof(v));
                 if (n == 1 && v[0] == '1')
-                        return true;
+                        return names[i];
         }
-        return false;
+        return NULL;
 }
 
 static int mkdir_p1(const char *dir)
@@ -213,6 +215,20 @@ static bool v2_init(struct jail_cgroup_sys *sys, const struct host *h, const cha
         if (!locate(h, "", dir, sizeof(dir), own, sizeof(own)))
                 return false;
         const char *shown = *own ? own : "/";
+        /* Whose the cgroup is, first: it decides whether anything here may be touched. */
+        bool real_root = jail_cg_read(dir, "cgroup.type", type, sizeof(type)) == -ENOENT;
+        const char *mark = delegate_mark(dir);
+        enum jail_cg_v2_place place = jail_cgroup_v2_place(own, real_root, mark != NULL, o->assume_delegated);
+        if (place == JAIL_CG_V2_NOT_OURS) {
+                note(sys,
+                     "cgroup v2: not used: %s is not delegated to this supervisor (no trusted.delegate or "
+                     "user.delegate xattr: run it under systemd with Delegate=yes, or pass --cgroup delegated)",
+                     shown);
+                return false;
+        }
+        if (place == JAIL_CG_V2_DELEGATED)
+                note(sys, "cgroup v2: %s is delegated to this supervisor (%s)", shown,
+                     mark ? mark : *own ? "--cgroup delegated" : "the root of its cgroup namespace");
         if (jail_cg_read(dir, "cgroup.controllers", ctrls, sizeof(ctrls)) < 0)
                 ctrls[0] = 0;
         ctrls[strcspn(ctrls, "\n")] = 0;
@@ -222,16 +238,6 @@ static bool v2_init(struct jail_cgroup_sys *sys, const struct host *h, const cha
                              ctrls);
                         return false;
                 }
-        bool real_root = jail_cg_read(dir, "cgroup.type", type, sizeof(type)) == -ENOENT;
-        bool marked = delegate_marked(dir);
-        enum jail_cg_v2_place place = jail_cgroup_v2_place(own, real_root, marked, o->assume_delegated);
-        if (place == JAIL_CG_V2_NOT_OURS) {
-                note(sys,
-                     "cgroup v2: not used: %s is not delegated to this supervisor (no trusted.delegate or "
-                     "user.delegate xattr: run it under systemd with Delegate=yes, or pass --cgroup delegated)",
-                     shown);
-                return false;
-        }
         char want[128] = "";
         for (unsigned i = 0; i < n_need; i++)
                 snprintf(want + strlen(want), sizeof(want) - strlen(want), "%s+%s", i ? " " : "", need[i]);

@@ -24,7 +24,8 @@
  *   S3  child: C4-C10, ends in the exec of pid 1; an error is an ERROR record
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
  *       namespaces differ from ours, capabilities all zero, no_new_privs, uid, rlimits,
- *       cgroup; only then GO. A failed check refuses the run: no tool code ever ran.
+ *       cgroup membership and its limits read back (jail/cgroup.c); only then GO. A failed
+ *       check refuses the run: no tool code ever ran.
  *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
  *   S6  the runner reads the spec (R1), sends events on fd 3 (R7-R10)
  *   S7  wall-clock timer and the 20 ms memory sampler may kill pid 1 (SIGKILL by pidfd):
@@ -34,7 +35,9 @@
  *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
  *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
  *       reported as the tool's) to the client
- *   S12 cgroup removed, slot freed, handles closed, old run directories pruned
+ *   S11 (before it) the cgroup's figures read: the kernel's peak, OOM kills, pids, throttling
+ *   S12 cgroup removed (EBUSY retried, a failure logged), slot freed, handles closed, old run
+ *       directories pruned
  *
  * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
  * supervisor sweeps the cgroups left behind at start-up. */

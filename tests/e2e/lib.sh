@@ -95,15 +95,22 @@ jail_procs_left() {
 # start_sup NAME UID_OFFSET [supervisor options...]: a supervisor of the test's own, with its
 # socket at $T/NAME.sock, state in $T/NAME, log in $T/NAME.log, jail uids from
 # ANVIL_E2E_UID_BASE + UID_OFFSET (each test its own offset); its pid in SUP_PID. It is
-# stopped when the test ends.
+# stopped when the test ends. SUP_WRAP (an array) is a command that execs it.
+SUP_WRAP=()
 start_sup() {
-        local name=$1 off=$2
+        local name=$1 off=$2 before
         shift 2
-        "$ANVIL_BUILD/anvil-supervisor" --listen "$T/$name.sock" --state-dir "$T/$name" \
+        # A socket left by a supervisor killed outright is no sign of this one: its log is.
+        before=$(grep -c ": listening on " "$T/$name.log" 2>/dev/null)
+        "${SUP_WRAP[@]}" "$ANVIL_BUILD/anvil-supervisor" --listen "$T/$name.sock" --state-dir "$T/$name" \
                 --uid-base $((ANVIL_E2E_UID_BASE + off)) "$@" >>"$T/$name.log" 2>&1 &
         SUP_PID=$!
         OWN_PIDS+=("$SUP_PID")
-        for _ in $(seq 100); do [ -S "$T/$name.sock" ] && return; sleep 0.1; done
+        for _ in $(seq 100); do
+                [ "$(grep -c ": listening on " "$T/$name.log")" -gt "${before:-0}" ] && return
+                kill -0 "$SUP_PID" 2>/dev/null || break
+                sleep 0.1
+        done
         fail "the supervisor $name did not start: $(cat "$T/$name.log")"
 }
 
