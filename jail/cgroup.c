@@ -415,6 +415,22 @@ int jail_cgroup_verify(struct jail_cgroup *cg, pid_t pid, char *mechanism, size_
         return 0;
 }
 
+int jail_cgroup_read_memory(const struct jail_cgroup *cg, uint64_t *bytes)
+{
+        *bytes = 0;
+        if (!jail_cgroup_has(cg, JAIL_CG_MEMORY))
+                return -ENOENT;
+        char buf[8192];
+        uint64_t a = 0, s = 0;
+        int r = jail_cg_read(cg->dir[JAIL_CG_MEMORY], "memory.stat", buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        (void)jail_cgroup_kv(buf, files(cg, JAIL_CG_MEMORY)->anon, &a);
+        (void)jail_cgroup_kv(buf, "shmem", &s);
+        *bytes = a + s;
+        return 0;
+}
+
 int jail_cgroup_read(const struct jail_cgroup *cg, struct jail_cgroup_stats *st)
 {
         memset(st, 0, sizeof(*st));
@@ -422,14 +438,9 @@ int jail_cgroup_read(const struct jail_cgroup *cg, struct jail_cgroup_stats *st)
                 return -ENOENT;
         const char *mem = cg->dir[JAIL_CG_MEMORY];
         const struct cg_files *f = files(cg, JAIL_CG_MEMORY);
-        char buf[8192];
-        uint64_t a = 0, s = 0;
-        int r = jail_cg_read(mem, "memory.stat", buf, sizeof(buf));
+        int r = jail_cgroup_read_memory(cg, &st->mem_bytes);
         if (r < 0)
                 return r;
-        (void)jail_cgroup_kv(buf, f->anon, &a);
-        (void)jail_cgroup_kv(buf, "shmem", &s);
-        st->mem_bytes = a + s;
         st->has_peak = read_u64(mem, f->mem_peak, &st->peak_bytes);
         st->has_oom = kv_file(mem, f->oom_file, "oom_kill", &st->oom_kills);
         if (jail_cgroup_has(cg, JAIL_CG_PIDS)) {

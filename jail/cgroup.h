@@ -102,6 +102,8 @@ int jail_cgroup_parent(const struct jail_cgroup *cg, pid_t pid, struct anvil_err
  * jail/verify.c words it. */
 int jail_cgroup_verify(struct jail_cgroup *cg, pid_t pid, char *mechanism, size_t size, struct anvil_err *err);
 int jail_cgroup_read(const struct jail_cgroup *cg, struct jail_cgroup_stats *st);
+/* The sampler's one figure (every 20 ms): anon + shmem now, from memory.stat alone. */
+int jail_cgroup_read_memory(const struct jail_cgroup *cg, uint64_t *bytes);
 /* What the kernel says the limits are now. */
 int jail_cgroup_read_limits(const struct jail_cgroup *cg, struct jail_cgroup_limits *lim);
 /* True if pid is a member of the run's cgroup in every hierarchy, read back from /proc. */

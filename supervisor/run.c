@@ -392,8 +392,8 @@ static void on_wall(uv_timer_t *t)
 static uint64_t sample_memory(struct sup_run *run)
 {
         if (run->jp.cg.mode != JAIL_CG_NONE) {
-                struct jail_cgroup_stats st;
-                return jail_cgroup_read(&run->jp.cg, &st) == 0 ? st.mem_bytes : 0;
+                uint64_t bytes;
+                return jail_cgroup_read_memory(&run->jp.cg, &bytes) == 0 ? bytes : 0;
         }
         char p[96], buf[4096];
         snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
