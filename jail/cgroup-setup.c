@@ -248,6 +248,7 @@ static bool v2_init(struct jail_cgroup_sys *sys, const struct host *h, const cha
         }
         char leaf[PATH_MAX + 16] = "";
         int r;
+        out->base[0] = 0;
         if (place == JAIL_CG_V2_DELEGATED) {
                 /* No internal processes: out of our cgroup into a leaf, before our cgroup hands
                  * controllers down. */
@@ -271,6 +272,7 @@ static bool v2_init(struct jail_cgroup_sys *sys, const struct host *h, const cha
         if ((size_t)snprintf(out->base, sizeof(out->base), "%s/%s", dir, instance) >= sizeof(out->base) ||
             (size_t)snprintf(out->rel, sizeof(out->rel), "%s/%s", own, instance) >= sizeof(out->rel)) {
                 note(sys, "cgroup v2: the path of %s is too long", shown);
+                out->base[0] = 0;
                 goto undo;
         }
         if ((r = mkdir_p1(out->base)) < 0 || (r = enable(out->base, want)) < 0) {
@@ -283,9 +285,14 @@ static bool v2_init(struct jail_cgroup_sys *sys, const struct host *h, const cha
         return true;
 undo:
         if (leaf[0]) {
-                /* Back where we were, and the tree as we found it. */
+                /* The tree as we found it, and back where we were: the controllers we enabled go
+                 * first (a cgroup that hands them down may hold no process). */
                 char pid[32];
                 snprintf(pid, sizeof(pid), "%d", (int)getpid());
+                if (out->base[0])
+                        (void)rmdir(out->base);
+                (void)enable(dir, "-cpu");
+                (void)enable(dir, "-memory -pids");
                 (void)jail_cg_write(dir, "cgroup.procs", pid);
                 (void)rmdir(leaf);
         }
