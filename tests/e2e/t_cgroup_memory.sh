@@ -33,7 +33,7 @@ while True:
     open(f"/tmp/f{n}", "w").close()
     n += 1
 PY
-run_json "$T/inodes.py" --memory 64 --timeout 60
+run_json "$T/inodes.py" --memory 64 --cpu 120 --timeout 180 # slow machines (an emulated VM) need the time
 expect_eq "outgrowing the hard limit: status" killed "$(j .status)"
 killed=$(j .killed)
 expect_match "killed for memory" '^killed: memory \(peak [0-9]+\.[0-9] MB > 64 MB cap\)$' "$killed"
