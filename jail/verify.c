@@ -131,13 +131,9 @@ int jail_verify_parent(pid_t pid, const struct jail_expect *x, struct proto_strv
             (r = check_rlimits(pid, x->rlimits, mechanisms, err)) < 0)
                 return r;
         if (x->cgroup && x->cgroup->mode != JAIL_CG_NONE) {
-                if (!jail_cgroup_contains(x->cgroup, pid))
-                        return refuse(err, "cgroup", "pid 1 is not in the run's memory cgroup");
-                r = push(mechanisms, x->cgroup->mode == JAIL_CG_V2 ? "cgroup v2 (memory, pids)"
-                                     : x->cgroup->pids[0]                ? "cgroup v1 (memory, pids)"
-                                                                         : "cgroup v1 (memory)",
-                         err);
-                if (r < 0)
+                char mech[160];
+                if ((r = jail_cgroup_verify(x->cgroup, pid, mech, sizeof(mech), err)) < 0 ||
+                    (r = push(mechanisms, mech, err)) < 0)
                         return r;
         }
         return 0;

@@ -13,7 +13,7 @@
 struct jail_expect {
         uid_t host_uid;
         const struct jail_rlimits *rlimits;
-        const struct jail_cgroup *cgroup; /* mode NONE: not checked */
+        struct jail_cgroup *cgroup; /* mode NONE: not checked; its limits read back are kept in it */
 };
 
 /* Appends the mechanisms found in force to *mechanisms. On a missing one, returns -EPERM and

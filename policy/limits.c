@@ -31,6 +31,10 @@ int pol_limits_resolve(const struct proto_limits *req, struct proto_limits *out,
                        &out->files_bytes, err)) < 0 ||
             (r = range("pids", req->pids, POL_PIDS_DEFAULT, 8, POL_PIDS_MAX, &out->pids, err)) < 0)
                 return r;
+        if (req->cpu_quota_pct.set)
+                return anvil_err_set(err, EINVAL,
+                                     "run_request.limits.cpu_quota_pct: the CPU quota is the supervisor's "
+                                     "(--cpu-quota), not a request's");
         return 0;
 }
 

@@ -19,6 +19,8 @@
         X(ARTIFACT_NOT_REGULAR, "artifact '%s' is not a regular file and is not listed")        \
         /* files cap (unsigned long long) */                                                    \
         X(ARTIFACTS_CAP_REACHED, "artifacts: the files cap of %llu bytes was reached; any write past it was refused") \
+        /* forks refused (unsigned long long), the pids limit (unsigned long long) */           \
+        X(FORKS_REFUSED, "%llu forks refused at the limit of %llu processes and threads")       \
         /* events dropped (unsigned long long) */                                               \
         X(EVENTS_DROPPED, "%llu more events were not recorded (limit reached)")                 \
         /* decoder error */                                                                     \

@@ -35,6 +35,7 @@ static const struct proto_field limits_f[] = {
         F(struct proto_limits, output_bytes, "output_bytes", PF_UINT, OPT, 0, NULL),
         F(struct proto_limits, files_bytes, "files_bytes", PF_UINT, OPT, 0, NULL),
         F(struct proto_limits, pids, "pids", PF_UINT, OPT, 0, NULL),
+        F(struct proto_limits, cpu_quota_pct, "cpu_quota_pct", PF_OPT_INT, OPT, 0, NULL),
 };
 static SCHEMA(limits_s, struct proto_limits, "limits", limits_f);
 
@@ -100,6 +101,16 @@ static const struct proto_field blast_radius_f[] = {
 };
 static SCHEMA(blast_radius_s, struct proto_blast_radius, "blast_radius", blast_radius_f);
 
+static const struct proto_field cgroup_figures_f[] = {
+        F(struct proto_cgroup_figures, version, "version", PF_STR, REQ, 8, NULL),
+        F(struct proto_cgroup_figures, memory_peak_bytes, "memory_peak_bytes", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_cgroup_figures, oom_kills, "oom_kills", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_cgroup_figures, pids_peak, "pids_peak", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_cgroup_figures, forks_refused, "forks_refused", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_cgroup_figures, cpu_throttled_ms, "cpu_throttled_ms", PF_OPT_INT, OPT, 0, NULL),
+};
+static SCHEMA(cgroup_figures_s, struct proto_cgroup_figures, "cgroup", cgroup_figures_f);
+
 static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
         F(struct proto_run_result, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
@@ -122,6 +133,7 @@ static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, wall_ms, "wall_ms", PF_UINT, REQ, 0, NULL),
         F(struct proto_run_result, capabilities, "capabilities", PF_STRUCT, REQ, 0, &capabilities_s),
         F(struct proto_run_result, blast_radius, "blast_radius", PF_STRUCT, REQ, 0, &blast_radius_s),
+        F(struct proto_run_result, cgroup, "cgroup", PF_OPT_STRUCT, OPT, 0, &cgroup_figures_s),
 };
 SCHEMA(proto_run_result_schema, struct proto_run_result, "run_result", run_result_f);
 

@@ -71,6 +71,9 @@ struct proto_limits {
         uint64_t output_bytes; /* per stream */
         uint64_t files_bytes;  /* total size of artifacts/ */
         uint64_t pids;
+        /* Only in a run_result's blast_radius: the CPU quota in percent of one CPU, as read back
+         * from the run's cgroup; null when none was in force. A request may not set it. */
+        struct proto_opt_int cpu_quota_pct;
 };
 
 struct proto_run_request {
@@ -126,6 +129,17 @@ struct proto_blast_radius {
         struct proto_limits limits; /* as applied to this run, beside the observed peaks */
 };
 
+/* What the kernel counted in the run's cgroup, read at its end. A figure this kernel does not
+ * offer is null. */
+struct proto_cgroup_figures {
+        char *version;                          /* "v2" or "v1" */
+        struct proto_opt_int memory_peak_bytes; /* v2 memory.peak, v1 memory.max_usage_in_bytes */
+        struct proto_opt_int oom_kills;         /* kills by the kernel's OOM killer at the hard limit */
+        struct proto_opt_int pids_peak;         /* processes and threads at the peak */
+        struct proto_opt_int forks_refused;     /* pids.events max: forks refused at the pids limit */
+        struct proto_opt_int cpu_throttled_ms;  /* time held back by the CPU quota */
+};
+
 struct proto_run_result {
         char *request_id;
         char *run_id;
@@ -148,6 +162,7 @@ struct proto_run_result {
         uint64_t wall_ms;
         struct proto_capabilities capabilities;
         struct proto_blast_radius blast_radius;
+        struct proto_cgroup_figures *cgroup; /* NULL: the run had no cgroup */
 };
 
 struct proto_probe_request {

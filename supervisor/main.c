@@ -29,8 +29,9 @@
  *       LANDLOCK record says which Landlock ABI is in force (none, on a kernel without it)
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
  *       namespaces differ from ours, capabilities all zero, no_new_privs, uid, rlimits,
- *       cgroup; and that the child applied the Landlock ABI the kernel has (kaudit.c); only
- *       then GO. A failed check refuses the run: no tool code ever ran.
+ *       cgroup membership and its limits read back (jail/cgroup.c); and that the child
+ *       applied the Landlock ABI the kernel has (kaudit.c); only then GO. A failed check
+ *       refuses the run: no tool code ever ran.
  *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
  *   S6  the runner reads the spec (R1), checks Landlock is enforced (R6), sends events on
  *       fd 3 (R7-R10). Meanwhile the kernel's audit records of Landlock's denials arrive on
@@ -50,7 +51,9 @@
  *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
  *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
  *       reported as the tool's) to the client
- *   S12 cgroup removed, slot freed, handles closed, old run directories pruned
+ *   S11 (before it) the cgroup's figures read: the kernel's peak, OOM kills, pids, throttling
+ *   S12 cgroup removed (EBUSY retried, a failure logged), slot freed, handles closed, old run
+ *       directories pruned
  *
  * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
  * supervisor sweeps the cgroups left behind at start-up. */
@@ -85,8 +88,12 @@ static void usage(FILE *f)
                 "  --state-dir DIR     run directories, font cache (created 0711)\n"
                 "  --allow-uid UID     a uid besides root that may connect (repeatable)\n"
                 "  --socket-group GRP  the group the socket is opened to (0660), e.g. the broker's\n"
-                "  --cgroup auto|none  use cgroups where available (default), or never: memory is\n"
-                "                      then bounded by RLIMIT_AS and the sampler alone\n"
+                "  --cgroup auto|delegated|none\n"
+                "                      use cgroups where available (default); 'delegated': this\n"
+                "                      process's own v2 cgroup is its to use (as systemd's Delegate=yes\n"
+                "                      marks it); 'none': never, memory is then bounded by RLIMIT_AS\n"
+                "                      and the sampler alone\n"
+                "  --cpu-quota PCT     each run's CPU quota in percent of one CPU (default 100), or none\n"
                 "  --max-runs N        concurrent runs (default 32, at most %d)\n"
                 "  --keep-runs N       run directories kept (default 200)\n"
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
@@ -117,6 +124,7 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
                 { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
                 { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
+                { "cpu-quota", required_argument, NULL, 'q' },
                 { "test-no-python-layers", no_argument, NULL, 'T' },
                 { "test-probe-break", required_argument, NULL, 'B' },
                 { "test-skip-seccomp", no_argument, NULL, 'S' },
@@ -130,6 +138,10 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
         cfg->spares = 2;
         cfg->socket_group = (gid_t)-1;
         cfg->uid_base = UID_BASE_DEFAULT;
+        cfg->cpu_quota_pct = 100;
+        /* A quota above all the CPUs there are would limit nothing. */
+        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+        unsigned long max_pct = 100ul * (unsigned long)(ncpu > 0 ? (ncpu < 4096 ? ncpu : 4096) : 1);
         int c;
         unsigned long v;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -226,11 +238,26 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         cfg->enable_kernel_audit = true;
                         break;
                 case 'c':
-                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0) {
-                                fprintf(stderr, "anvil-supervisor: --cgroup: expected auto or none\n");
+                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 &&
+                            strcmp(optarg, "delegated") != 0) {
+                                fprintf(stderr, "anvil-supervisor: --cgroup: expected auto, delegated or none\n");
                                 return -1;
                         }
                         cfg->no_cgroup = strcmp(optarg, "none") == 0;
+                        cfg->cgroup_delegated = strcmp(optarg, "delegated") == 0;
+                        break;
+                case 'q':
+                        if (strcmp(optarg, "none") == 0)
+                                v = 0;
+                        else if (parse_uint(optarg, max_pct, &v) < 0 || v == 0) {
+                                fprintf(stderr,
+                                        "anvil-supervisor: --cpu-quota: '%s': expected a percentage of one CPU from 1 "
+                                        "to %lu (this machine has %ld CPUs), or none\n",
+                                        optarg, max_pct, ncpu > 0 ? ncpu : 1);
+                                return -1;
+                        }
+                        cfg->cpu_quota_pct = (unsigned)v;
+                        cfg->cpu_quota_given = true;
                         break;
                 case 'p':
                         if (parse_uint(optarg, SUP_MAX_SPARES, &v) < 0) {
@@ -255,6 +282,10 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
         }
         if (optind < argc || !cfg->listen_path || !cfg->state_dir) {
                 usage(stderr);
+                return -1;
+        }
+        if (cfg->no_cgroup && cfg->cpu_quota_given && cfg->cpu_quota_pct) {
+                fprintf(stderr, "anvil-supervisor: --cpu-quota needs a cgroup, and --cgroup none was given\n");
                 return -1;
         }
         return 0;
@@ -426,9 +457,28 @@ int main(int argc, char **argv)
         snprintf(instance, sizeof(instance), "anvil-%016llx", (unsigned long long)h);
         if (srv.cfg.no_cgroup)
                 snprintf(srv.cg.description, sizeof(srv.cg.description), "no cgroup (--cgroup none)");
-        else
-                jail_cgroup_sys_init(&srv.cg, instance);
-        jail_cgroup_sys_sweep(&srv.cg);
+        else {
+                struct jail_cgroup_opts o = { .cpu_quota_pct = srv.cfg.cpu_quota_pct,
+                                              .assume_delegated = srv.cfg.cgroup_delegated };
+                jail_cgroup_sys_init(&srv.cg, instance, &o);
+                if (srv.cg.mode == JAIL_CG_NONE)
+                        snprintf(srv.cg.description, sizeof(srv.cg.description), "no cgroup");
+        }
+        if (srv.cg.notes[0])
+                log_info("cgroups: %s", srv.cg.notes);
+        if (srv.cfg.cpu_quota_given && srv.cfg.cpu_quota_pct && !srv.cg.cpu_quota_us)
+                log_warn("--cpu-quota %u is not in force: no usable cpu controller (see above); runs report no quota",
+                         srv.cfg.cpu_quota_pct);
+        unsigned swept = 0;
+        if (jail_cgroup_sys_sweep(&srv.cg, &swept, &err) < 0)
+                log_warn("%s", err.msg);
+        if (swept)
+                log_info("removed %u cgroups a previous supervisor left behind", swept);
+        for (unsigned c = 0; c < _JAIL_CG_CTL_MAX; c++)
+                if (srv.cg.base[c][0])
+                        log_info("cgroup base (%s): %s", jail_cg_ctl_name[c], srv.cg.base[c]);
+        if (srv.cg.leaf[0])
+                log_info("moved into %s: runs' cgroups are created beside it", srv.cg.leaf);
         log_info("%s, as %s", srv.cg.description, instance);
         if (sup_fontcache_build(&srv, &err) < 0)
                 log_warn("matplotlib's font cache is not available to jails: %s", err.msg);

@@ -40,6 +40,8 @@ static void close_fd(int *fd)
         *fd = -1;
 }
 
+static void teardown_now(struct sup_jailproc *jp);
+
 int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct anvil_err *err)
 {
         memset(jp, 0, sizeof(*jp));
@@ -90,7 +92,7 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         return 0;
 fail:
         sup_jailproc_close(jp);
-        sup_jailproc_teardown(jp);
+        teardown_now(jp);
         sup_jailproc_free_slot(srv, jp);
         return r;
 }
@@ -101,12 +103,21 @@ void sup_jailproc_close(struct sup_jailproc *jp)
         close_fd(&jp->sync_fd);
 }
 
-/* Both of these wait for an RCU grace period: callers run it on the thread pool. */
-void sup_jailproc_teardown(struct sup_jailproc *jp)
+/* Both of these wait for an RCU grace period: callers run it on the thread pool. A cgroup
+ * that cannot be removed is reported; the next start-up sweep retries it. */
+int sup_jailproc_teardown(struct sup_jailproc *jp, struct anvil_err *err)
 {
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 close_fd(&jp->ns_fds[i]);
-        jail_cgroup_destroy(&jp->cg);
+        return jail_cgroup_destroy(&jp->cg, err);
+}
+
+/* The same, on the loop, for a child that never ran a tool. */
+static void teardown_now(struct sup_jailproc *jp)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (sup_jailproc_teardown(jp, &err) < 0)
+                log_warn("jail child: %s (the next start-up sweep retries)", err.msg);
 }
 
 void sup_jailproc_free_slot(struct sup_server *srv, struct sup_jailproc *jp)
@@ -125,7 +136,7 @@ void sup_jailproc_discard(struct sup_server *srv, struct sup_jailproc *jp)
                         ;
         }
         sup_jailproc_close(jp);
-        sup_jailproc_teardown(jp);
+        teardown_now(jp);
         sup_jailproc_free_slot(srv, jp);
 }
 
@@ -194,7 +205,7 @@ bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp)
                         /* It died while waiting (killed from outside): never used. */
                         log_warn("spare jail: pid %d ended while waiting", (int)sp->jp.pid);
                         sup_jailproc_close(&sp->jp);
-                        sup_jailproc_teardown(&sp->jp);
+                        teardown_now(&sp->jp);
                         sup_jailproc_free_slot(srv, &sp->jp);
                         continue;
                 }

@@ -99,16 +99,47 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                        : "",
                  ll && run->ka.abi >= 4 ? "; TCP bind and connect denied by landlock" : "");
         b->network = strdup(line);
+        /* The kernel's limits as read back before the tool started (jail_cgroup_verify): the
+         * pids cgroup's when there is one, else RLIMIT_NPROC, which verify.c read back equal to
+         * the run's limit; the CPU quota only when one was written and read back. */
+        const struct jail_cgroup *cg = &run->jp.cg;
+        b->limits = run->lim;
+        if (cg->verified && cg->applied.pids_max)
+                b->limits.pids = cg->applied.pids_max;
+        if (cg->verified && cg->applied.cpu_quota_us && cg->applied.cpu_period_us) {
+                b->limits.cpu_quota_pct.set = true;
+                b->limits.cpu_quota_pct.v = (int64_t)(cg->applied.cpu_quota_us * 100 / cg->applied.cpu_period_us);
+        }
         if (run->seccomp_verified)
                 snprintf(line, sizeof(line),
                          "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
                          "run); at most %llu threads%s",
-                         (unsigned long long)run->lim.pids, pidns ? ", in a pid namespace of its own" : "");
+                         (unsigned long long)b->limits.pids, pidns ? ", in a pid namespace of its own" : "");
         else
-                snprintf(line, sizeof(line), "at most %llu processes and threads%s", (unsigned long long)run->lim.pids,
+                snprintf(line, sizeof(line), "at most %llu processes and threads%s", (unsigned long long)b->limits.pids,
                          pidns ? ", in a pid namespace of its own" : "");
         b->processes = strdup(line);
-        b->limits = run->lim;
+}
+
+static void opt(struct proto_opt_int *o, bool has, uint64_t v)
+{
+        o->set = has;
+        o->v = has ? (int64_t)v : 0;
+}
+
+/* What the kernel counted in the run's cgroup, each figure only if this kernel offers it. */
+static struct proto_cgroup_figures *cgroup_figures(const struct sup_run *run, const struct jail_cgroup_stats *st)
+{
+        struct proto_cgroup_figures *f = calloc(1, sizeof(*f));
+        if (!f)
+                return NULL;
+        f->version = run->jp.cg.mode == JAIL_CG_V2 ? "v2" : "v1";
+        opt(&f->memory_peak_bytes, st->has_peak, st->peak_bytes);
+        opt(&f->oom_kills, st->has_oom, st->oom_kills);
+        opt(&f->pids_peak, st->has_pids_peak, st->pids_peak);
+        opt(&f->forks_refused, st->has_forks_refused, st->forks_refused);
+        opt(&f->cpu_throttled_ms, st->has_throttled, st->throttled_us / 1000);
+        return f;
 }
 
 /* The runner says so with a "blocked" event: the pre-check refused the tool, or a refusal it
@@ -134,8 +165,10 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         struct jail_cgroup_stats st = { 0 };
         bool have_cg = jail_cgroup_read(&run->jp.cg, &st) == 0;
         res->cpu_ms = (have_cg && st.has_cpu ? st.cpu_us : run->rusage_cpu_us) / 1000;
-        if (have_cg && st.oom_kills > 0) {
-                double kpeak = (double)st.peak_bytes / MB;
+        /* The kernel's OOM killer acted at the cgroup's hard limit (the sampler's cap is below
+         * it): the tool outgrew a sampling period, and the peak is the kernel's. */
+        if (have_cg && st.has_oom && st.oom_kills > 0) {
+                double kpeak = st.has_peak ? (double)st.peak_bytes / MB : 0;
                 if (kpeak > run->peak_mb)
                         run->peak_mb = kpeak;
                 sup_run_kill_for(run, POL_KILLED_MEMORY, "cgroup", run->peak_mb);
@@ -170,6 +203,14 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->status = "blocked";
         else
                 res->status = "error";
+        if (have_cg) {
+                res->cgroup = cgroup_figures(run, &st);
+                if (st.has_forks_refused && st.forks_refused > 0)
+                        sup_run_event(run, "cgroup", "refused", "fork", NULL,
+                                      pol_reason(msg, sizeof(msg), POL_FORKS_REFUSED,
+                                                 (unsigned long long)st.forks_refused,
+                                                 (unsigned long long)run->jp.cg.applied.pids_max));
+        }
         res->out_text = capture_text(&run->out, &res->stdout_truncated);
         res->err_text = capture_text(&run->err, &res->stderr_truncated);
         res->stdout_bytes = run->out.total;
@@ -222,6 +263,7 @@ void sup_result_free_own(struct proto_run_result *res)
         free(res->out_text);
         free(res->err_text);
         free(res->artifacts_dir);
+        free(res->cgroup); /* its version is a literal */
         struct proto_blast_radius *b = &res->blast_radius;
         proto_strv_free(&b->read);
         proto_strv_free(&b->write);

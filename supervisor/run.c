@@ -448,8 +448,8 @@ static void on_wall(uv_timer_t *t)
 static uint64_t sample_memory(struct sup_run *run)
 {
         if (run->jp.cg.mode != JAIL_CG_NONE) {
-                struct jail_cgroup_stats st;
-                return jail_cgroup_read(&run->jp.cg, &st) == 0 ? st.mem_bytes : 0;
+                uint64_t bytes;
+                return jail_cgroup_read_memory(&run->jp.cg, &bytes) == 0 ? bytes : 0;
         }
         char p[96], buf[4096];
         snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
@@ -633,7 +633,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                  * sampler still kills at the cap. */
                 .as_bytes = run->jp.cg.mode == JAIL_CG_NONE ? cap + (2048ull << 20) : 0,
                 .fsize_bytes = run->lim.files_bytes,
-                .nproc = run->lim.pids,
+                /* With a pids cgroup, pids.max is the limit and pids.events counts the forks it
+                 * refuses; RLIMIT_NPROC, which fork checks first, is a backstop at twice it. */
+                .nproc = jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2 : run->lim.pids,
                 .nofile = 1024,
         };
         /* parent ends: in[1] out[0] er[0] ev[0]; the child's: in[0] out[1] er[1] ev[1] */
@@ -828,13 +830,15 @@ static void teardown_work(uv_work_t *w)
         if (run->art_fd >= 0)
                 (void)close(run->art_fd); /* the tmpfs and everything in it go with its last reference */
         run->art_fd = -1;
-        sup_jailproc_teardown(&run->jp);
+        run->teardown_r = sup_jailproc_teardown(&run->jp, &run->teardown_err);
 }
 
 static void teardown_done(uv_work_t *w, int status)
 {
         (void)status;
         struct sup_run *run = w->data;
+        if (run->teardown_r < 0)
+                log_warn("run %s: %s (the next start-up sweep retries)", run->id, run->teardown_err.msg);
         sup_jailproc_free_slot(run->srv, &run->jp);
         sup_rundir_prune(run->srv);
         sup_server_stop_when_idle(run->srv);

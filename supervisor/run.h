@@ -68,6 +68,8 @@ struct sup_run {
         /* filled on the thread pool */
         uv_work_t work;
         uv_work_t teardown;
+        int teardown_r; /* the cgroup's removal */
+        struct anvil_err teardown_err;
         struct proto_array artifacts, notes;
         int collect_r;
         struct anvil_err collect_err;

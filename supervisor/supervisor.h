@@ -25,6 +25,9 @@ struct sup_config {
         unsigned n_allow;
         gid_t socket_group; /* the socket's group (the broker's); -1: root's */
         bool no_cgroup;     /* --cgroup none */
+        bool cgroup_delegated; /* --cgroup delegated: our own v2 cgroup is ours (cgroup-setup.c) */
+        unsigned cpu_quota_pct; /* --cpu-quota: percent of one CPU per run, 0: none */
+        bool cpu_quota_given;
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
         bool test_skip_seccomp;       /* test builds only: runs load no seccomp filter */
@@ -139,7 +142,7 @@ void sup_jailproc_discard(struct sup_server *srv, struct sup_jailproc *jp);
 /* After a reaped child's run: its fds (on the loop), then its mount namespace and cgroup (on
  * the thread pool: both wait for an RCU grace period), then its slot (on the loop). */
 void sup_jailproc_close(struct sup_jailproc *jp);
-void sup_jailproc_teardown(struct sup_jailproc *jp);
+int sup_jailproc_teardown(struct sup_jailproc *jp, struct anvil_err *err);
 void sup_jailproc_free_slot(struct sup_server *srv, struct sup_jailproc *jp);
 int sup_jailproc_attach(struct sup_jailproc *jp, struct anvil_err *err); /* thread pool */
 bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp);

@@ -4,7 +4,8 @@
 #   e2e:  each tests/e2e/t_*.sh, in its own process with a timeout, against one supervisor
 #         and one broker started here for the whole suite (they need root: run as root)
 # Usage: tests/run.sh [BUILD] [t_NAME...]: with names, only those end-to-end tests are run.
-# A failing test shows the last 40 lines of its output; ANVIL_E2E_TAIL=N shows N.
+# A failing test shows the last 40 lines of its output; ANVIL_E2E_TAIL=N shows N;
+# ANVIL_E2E_SHOW=1 shows every test's output.
 # ANVIL_E2E_UID_BASE (default 2000000000): see below.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
@@ -113,6 +114,7 @@ FAIL: timed out after 300 s"
                 if [ "$rc" -ne 0 ]; then
                         sed 's/^/    /' <<<"$out" | tail -"${ANVIL_E2E_TAIL:-40}"
                 fi
+                [ -n "${ANVIL_E2E_SHOW:-}" ] && echo "$out"
                 record "$name" "$rc"
                 # Both daemons must survive every test.
                 if ! kill -0 "$ANVIL_E2E_SUP_PID" 2>/dev/null || ! kill -0 "$ANVIL_E2E_BRO_PID" 2>/dev/null ||

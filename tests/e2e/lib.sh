@@ -18,7 +18,14 @@ CTL="$ANVIL_BUILD/anvilctl"
 PY=/usr/bin/python3 # Debian's, with the data stack; never a python3 found earlier on PATH
 T=$(mktemp -d /tmp/anvil-e2e.XXXXXX)
 chmod 755 "$T"
-trap 'rm -rf "$T"' EXIT
+OWN_PIDS=() # daemons a test started itself (start_sup): stopped when it ends
+cleanup() {
+        local p
+        for p in "${OWN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
+        for p in "${OWN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+        rm -rf "$T"
+}
+trap cleanup EXIT
 
 fail() {
         echo "FAIL: $*" >&2
@@ -83,4 +90,49 @@ jail_procs_left() {
                 n=$((n + 1))
         done < <(ps -eo pid=,uid=)
         echo "$n"
+}
+
+# start_sup NAME UID_OFFSET [supervisor options...]: a supervisor of the test's own, with its
+# socket at $T/NAME.sock, state in $T/NAME, log in $T/NAME.log, jail uids from
+# ANVIL_E2E_UID_BASE + UID_OFFSET (each test its own offset); its pid in SUP_PID. It is
+# stopped when the test ends. SUP_WRAP (an array) is a command that execs it.
+SUP_WRAP=()
+start_sup() {
+        local name=$1 off=$2 before
+        shift 2
+        # A socket left by a supervisor killed outright is no sign of this one: its log is.
+        before=$(grep -c ": listening on " "$T/$name.log" 2>/dev/null)
+        "${SUP_WRAP[@]}" "$ANVIL_BUILD/anvil-supervisor" --listen "$T/$name.sock" --state-dir "$T/$name" \
+                --uid-base $((ANVIL_E2E_UID_BASE + off)) "$@" >>"$T/$name.log" 2>&1 &
+        SUP_PID=$!
+        OWN_PIDS+=("$SUP_PID")
+        for _ in $(seq 100); do
+                [ "$(grep -c ": listening on " "$T/$name.log")" -gt "${before:-0}" ] && return
+                kill -0 "$SUP_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        fail "the supervisor $name did not start: $(cat "$T/$name.log")"
+}
+
+# cg_bases LOG: the cgroup base directories a supervisor's log names, one a line.
+cg_bases() {
+        sed -nE 's/.*: cgroup base \([a-z]+\): (.*)$/\1/p' "$1" | sort -u
+}
+
+# cg_runs LOG: the run cgroups (directories) below those bases, one a line.
+cg_runs() {
+        local b
+        for b in $(cg_bases "$1"); do
+                [ -d "$b" ] && find "$b" -mindepth 1 -maxdepth 1 -type d
+        done
+}
+
+# no_run_cgroups WHAT LOG: waits (up to 10 s: removal runs after the result is sent) until no
+# run cgroup is left below the bases, and fails naming them if one is.
+no_run_cgroups() {
+        for _ in $(seq 100); do
+                [ -z "$(cg_runs "$2")" ] && { echo "ok: $1: no run cgroup left"; return; }
+                sleep 0.1
+        done
+        fail "$1: run cgroups left: $(cg_runs "$2" | tr '\n' ' ')"
 }

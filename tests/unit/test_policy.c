@@ -130,6 +130,22 @@ static void test_limits_defaults(void **state)
         assert_int_equal(out.output_bytes, 1024 * 1024);
         assert_int_equal(out.files_bytes, 64ull * 1024 * 1024);
         assert_int_equal(out.pids, 64);
+        assert_false(out.cpu_quota_pct.set); /* the supervisor's, filled from its cgroup */
+}
+
+/* The CPU quota is the supervisor's (--cpu-quota), read back from the run's cgroup: a request
+ * that names one is refused, never taken as what is in force. */
+static void test_limits_cpu_quota_not_requestable(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_limits req = { .cpu_quota_pct = { true, 50 } }, out;
+        assert_int_equal(pol_limits_resolve(&req, &out, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.limits.cpu_quota_pct: the CPU quota is the supervisor's "
+                                     "(--cpu-quota), not a request's");
+        char field[64];
+        proto_err_field(&err, field, sizeof(field));
+        assert_string_equal(field, "run_request.limits.cpu_quota_pct");
 }
 
 struct limit_case {
@@ -280,6 +296,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_EVENTS_DROPPED:
                 pol_reason(buf, size, r, 17ULL);
                 return;
+        case POL_FORKS_REFUSED:
+                pol_reason(buf, size, r, 1234ULL, 64ULL);
+                return;
         case POL_RUNNER_EVENT_MALFORMED:
                 pol_reason(buf, size, r, "runner_event.event.layer: required field is missing");
                 return;
@@ -350,6 +369,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
         [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
         [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
+        [POL_FORKS_REFUSED] = "1234 forks refused at the limit of 64 processes and threads",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
                                        "field is missing); later events ignored",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
@@ -561,6 +581,7 @@ int main(void)
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_utf8_sanitize),
                 cmocka_unit_test(test_limits_defaults),
+                cmocka_unit_test(test_limits_cpu_quota_not_requestable),
                 cmocka_unit_test(test_limits_bounds),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_reasons_catalog),

@@ -902,7 +902,7 @@ static void test_run_result_json(void **state)
                                            "stdout", "stderr", "artifacts", "peak_rss_mb", "cpu_ms", "wall_ms",
                                            "capabilities", "blast_radius" };
         static const char *const top_extra[] = { "request_id", "signal", "stdout_truncated", "stdout_bytes",
-                                                 "stderr_truncated", "stderr_bytes", "artifacts_dir" };
+                                                 "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
         static const char *const ev_extra[] = { "col", "traceback" };
@@ -922,6 +922,9 @@ static void test_run_result_json(void **state)
         assert_true(json_is_null(json_object_get(j, "request_id")));
         assert_true(json_is_null(json_object_get(j, "signal")));
         assert_true(json_is_null(json_object_get(j, "artifacts_dir")));
+        assert_true(json_is_null(json_object_get(j, "cgroup")));
+        assert_true(json_is_null(json_object_get(json_object_get(json_object_get(j, "blast_radius"), "limits"),
+                                                 "cpu_quota_pct")));
         json_t *e0 = json_array_get(evs, 0);
         assert_true(json_is_null(json_object_get(e0, "op")));
         assert_true(json_is_null(json_object_get(e0, "line")));
@@ -932,9 +935,9 @@ static void test_run_result_json(void **state)
         assert_string_equal(
                 s,
                 "{\"artifacts\":[{\"bytes\":12,\"path\":\"out/report.csv\",\"sha256\":\"ab\"}],\"artifacts_dir\":null,"
-                "\"blast_radius\":{\"limits\":{\"cpu_s\":0,\"files_bytes\":0,\"memory_mb\":0,\"output_bytes\":0,"
+                "\"blast_radius\":{\"limits\":{\"cpu_quota_pct\":null,\"cpu_s\":0,\"files_bytes\":0,\"memory_mb\":0,\"output_bytes\":0,"
                 "\"pids\":0,\"wall_s\":0},\"network\":\"none\",\"processes\":\"64\",\"read\":[],\"write\":[]},"
-                "\"capabilities\":{\"denied\":[],\"granted\":[],\"requested\":[]},\"cpu_ms\":4990,"
+                "\"capabilities\":{\"denied\":[],\"granted\":[],\"requested\":[]},\"cgroup\":null,\"cpu_ms\":4990,"
                 "\"events\":[{\"col\":null,\"kind\":\"print\",\"layer\":\"python\",\"line\":null,\"message\":null,\"op\":null,"
                 "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"col\":null,\"kind\":\"kill\",\"layer\":\"supervisor\","
                 "\"line\":3,\"message\":\"killed: timeout\",\"op\":\"wall clock\",\"reason\":\"timeout\","
