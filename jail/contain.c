@@ -2,14 +2,16 @@
  * operation.
  *
  *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags)
- *   C2  parent-death signal; not dumpable; the inherited copy of the environment zeroed;
+ *   C2  parent-death signal; not dumpable (rootless: after C3); the inherited copy of the
+ *       environment zeroed;
  *       every inherited fd closed but the sync socket and the supervisor binary
  *   C3  wait for MAPPED: the supervisor has written our uid/gid maps
  *   C4  become JAIL_UID (userns.c)
  *   C5  build the run-independent part of the root (mountns.c), report PREPARED, and wait
  *       for GO with the run's part of the configuration and its fds. A child may wait
  *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
- *       is in it until GO. Then the run's inputs and artifacts, and pivot_root.
+ *       is in it until GO. Then the run's inputs and artifacts (under a rootless supervisor
+ *       the child makes the artifacts tmpfs itself and sends it back), and pivot_root.
  *   C6  hostname; a cgroup namespace
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, no others
@@ -117,7 +119,7 @@ static int child_main(void *arg)
         /* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of
          * the supervisor's memory until C11, and nothing in the jail may read it. The
          * environment strings are zeroed in place so /proc/1/environ shows nothing. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || prctl(PR_SET_DUMPABLE, 0) < 0) {
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || (!st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)) {
                 anvil_err_sys(&err, errno, "Failed to set the parent-death signal or dumpable flag");
                 child_fail(st->sync_fd, &err);
         }
@@ -136,6 +138,13 @@ static int child_main(void *arg)
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof(mapped) || mapped.kind != JAIL_MSG_MAPPED)
                 _exit(127); /* the supervisor gave up on us */
+        /* Rootless: an unprivileged supervisor can write our maps only while we are dumpable
+         * (a non-dumpable process's /proc files are root's); only processes of its own uid could
+         * reach us meanwhile, and we hold nothing of any run yet. */
+        if (st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0) {
+                anvil_err_sys(&err, errno, "Failed to clear the dumpable flag");
+                child_fail(PARK_SYNC_FD, &err);
+        }
         /* C4 */
         if (jail_userns_child(&err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
@@ -147,6 +156,17 @@ static int child_main(void *arg)
         int fds[JAIL_GO_FDS];
         if (!go || wait_go(go, fds) < 0)
                 _exit(127);
+        if (go->make_artifacts) {
+                /* A rootless supervisor cannot make a tmpfs; we can, in our own user and mount
+                 * namespaces: it goes back to the supervisor, which reads it after the run. */
+                (void)close(fds[JAIL_GO_ARTIFACTS]);
+                if (jail_artifacts_tmpfs(JAIL_UID, go->artifacts_bytes, &fds[JAIL_GO_ARTIFACTS], &err) < 0)
+                        child_fail(PARK_SYNC_FD, &err);
+                if (jail_sync_send_fd(PARK_SYNC_FD, JAIL_MSG_ARTIFACTS, fds[JAIL_GO_ARTIFACTS]) < 0) {
+                        anvil_err_sys(&err, errno, "Failed to send the artifacts tmpfs to the supervisor");
+                        child_fail(PARK_SYNC_FD, &err);
+                }
+        }
         struct jail_config cfg = { .st = st, .go = go, .artifacts_mount_fd = fds[JAIL_GO_ARTIFACTS] };
         if (jail_mountns_child(&cfg, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);

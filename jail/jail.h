@@ -43,6 +43,8 @@ enum jail_msg_kind {
         JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
         JAIL_MSG_NOTIFY_OK = 9, /* supervisor -> pid 1 -> runner: the filter is seen in force from
                                    outside and its listener watched; the tool may start */
+        JAIL_MSG_ARTIFACTS = 11, /* child -> supervisor: the artifacts tmpfs it made (SCM_RIGHTS),
+                                    when the supervisor is rootless and could not (C5) */
         JAIL_MSG_LANDLOCK = 10, /* child -> supervisor: Landlock's ABI in force (status, 0: none)
                                   and its description, or why there is none (landlock.c) */
 };
@@ -68,6 +70,8 @@ struct jail_rlimits {
 
 /* Fixed when the child is cloned: the server's, the same for every run. */
 struct jail_static {
+        bool rootless;              /* the supervisor is not root: it writes our maps as an
+                                       ordinary user, who may only while we are dumpable (C2) */
         const char *root_dir;       /* an empty directory each child mounts its root on, in its
                                        own mount namespace */
         const char *runner_path;    /* anvil-py, bound read-only at JAIL_RUNNER */
@@ -90,6 +94,10 @@ struct jail_go {
         uint32_t skip_landlock; /* test builds: the probe's --test-probe-break landlock, this run only */
         struct jail_rlimits rlimits;
         uint64_t tmp_bytes; /* size of the private /tmp */
+        uint64_t artifacts_bytes; /* the files cap, for an artifacts tmpfs the child makes */
+        uint32_t make_artifacts;  /* rootless: the GO fd at JAIL_GO_ARTIFACTS is a placeholder;
+                                     the child makes the tmpfs and sends it back (ARTIFACTS) */
+        uint32_t reserved2;
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
 };
 #define JAIL_GO_FDS 5
@@ -134,6 +142,12 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
 /* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(struct anvil_err *err);
+
+/* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap. */
+int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
+
+/* Sends a record with one fd (SCM_RIGHTS) on the sync socket. */
+int jail_sync_send_fd(int sock, uint32_t kind, int fd);
 
 /* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code
  * knows (7), 0 if it has none (in the supervisor, before any clone). _child (C10): builds the ruleset and restricts the child, then reports

@@ -253,3 +253,27 @@ int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
                 return anvil_err_sys(err, errno, "Failed to enter %s", JAIL_WORKDIR);
         return 0;
 }
+
+/* The artifacts tmpfs, as a detached mount: the kernel enforces the files cap as the tool
+ * writes, the jail moves it into its own namespace, and the supervisor reads it through this
+ * fd afterwards. Owned by uid (as the caller's user namespace maps it), mode 0700. */
+int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err)
+{
+        char size[32], id[16];
+        snprintf(size, sizeof(size), "%llu", (unsigned long long)files_bytes);
+        snprintf(id, sizeof(id), "%u", (unsigned)uid);
+        _cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
+        if (fs < 0)
+                return anvil_err_sys(err, errno, "Failed to open a tmpfs context");
+        if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to configure the artifacts tmpfs");
+        int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+        if (m < 0)
+                return anvil_err_sys(err, errno, "Failed to create the artifacts tmpfs");
+        *mount_fd = m;
+        return 0;
+}

@@ -44,13 +44,35 @@ void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg)
         (void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
+int jail_sync_send_fd(int sock, uint32_t kind, int fd)
+{
+        union {
+                char buf[CMSG_SPACE(sizeof(int))];
+                struct cmsghdr align;
+        } u;
+        memset(u.buf, 0, sizeof(u.buf));
+        struct jail_msg m = { .kind = kind };
+        struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+        c->cmsg_level = SOL_SOCKET;
+        c->cmsg_type = SCM_RIGHTS;
+        c->cmsg_len = CMSG_LEN(sizeof(int));
+        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
+        ssize_t n;
+        do
+                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (n < 0 && errno == EINTR);
+        return n == (ssize_t)sizeof(m) ? 0 : -1;
+}
+
 static uint64_t tv_us(struct timeval tv)
 {
         return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
 /* P4a: one fd from the runner, passed on as NOTIFY; anything else is dropped. */
-static void forward_listener(int from, int sync_fd, pid_t runner)
+static void forward_listener(int from, int sync_fd)
 {
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
@@ -69,18 +91,9 @@ static void forward_listener(int from, int sync_fd, pid_t runner)
                 return; /* the runner ended, or sent nothing usable: it refuses to run the tool */
         int fd;
         memcpy(&fd, CMSG_DATA(c), sizeof(fd));
-        struct jail_msg m = { .kind = JAIL_MSG_NOTIFY, .pid = runner };
-        struct iovec miov = { .iov_base = &m, .iov_len = sizeof(m) };
-        struct msghdr out = { .msg_iov = &miov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        memset(u.buf, 0, sizeof(u.buf));
-        c = CMSG_FIRSTHDR(&out);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-        ssize_t sent = sendmsg(sync_fd, &out, MSG_NOSIGNAL);
+        int sent = jail_sync_send_fd(sync_fd, JAIL_MSG_NOTIFY, fd);
         (void)close(fd);
-        if (sent != (ssize_t)sizeof(m))
+        if (sent < 0)
                 return;
         struct jail_msg ack;
         do
@@ -159,7 +172,7 @@ int jail_pid1_main(int argc, char **argv)
         struct jail_msg ok = { .kind = JAIL_MSG_EXEC_OK, .pid = runner };
         (void)send(sync_fd, &ok, sizeof(ok), MSG_NOSIGNAL);
         /* P4a */
-        forward_listener(np[0], sync_fd, runner);
+        forward_listener(np[0], sync_fd);
         (void)close(np[0]);
         /* P5 */
         for (;;) {

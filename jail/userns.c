@@ -2,7 +2,13 @@
  * a range nobody else uses, so no two runs share a host identity (RLIMIT_NPROC, signals,
  * file ownership). The supervisor is root in the initial namespace, so it can write a gid map
  * without denying setgroups, and the child can then clear the supplementary groups it
- * inherited (root's, which would otherwise stay in force, unmapped, inside). */
+ * inherited (root's, which would otherwise stay in force, unmapped, inside).
+ *
+ * Rootless (the supervisor is not root): every jail maps JAIL_UID to the supervisor's own uid,
+ * the only one it may map; setgroups is denied first, as the kernel requires for the gid map.
+ * Runs then share a host uid: signals between jails are still impossible (each has its own
+ * pid namespace, and Landlock scopes signals), and RLIMIT_NPROC is counted per user
+ * namespace. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <grp.h>
@@ -31,6 +37,13 @@ static int write_proc(pid_t pid, const char *file, const char *text, struct anvi
 int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_err *err)
 {
         char map[64];
+        /* Rootless: an unprivileged writer may map only its own ids, and a gid map only once
+         * setgroups is denied in the namespace. */
+        if (geteuid() != 0) {
+                int r = write_proc(pid, "setgroups", "deny", err);
+                if (r < 0)
+                        return r;
+        }
         snprintf(map, sizeof(map), "%u %u 1\n", JAIL_UID, (unsigned)host_uid);
         int r = write_proc(pid, "uid_map", map, err);
         if (r < 0)
@@ -42,8 +55,16 @@ int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_e
 int jail_userns_child(struct anvil_err *err)
 {
         /* Before the uid changes, while CAP_SETGID in the new namespace is certain. */
-        if (setgroups(0, NULL) < 0)
-                return anvil_err_sys(err, errno, "Failed to clear supplementary groups");
+        if (setgroups(0, NULL) < 0) {
+                int e = errno;
+                /* Under a rootless supervisor setgroups is denied: the groups it had stay,
+                 * unmapped (they show as the overflow gid), for what little of the host the
+                 * jail's mount namespace lets them reach. */
+                char deny[8] = "";
+                _cleanup_close_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
+                if (e != EPERM || fd < 0 || read(fd, deny, sizeof(deny) - 1) < 4 || strncmp(deny, "deny", 4) != 0)
+                        return anvil_err_sys(err, e, "Failed to clear supplementary groups");
+        }
         if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
                 return anvil_err_sys(err, errno, "Failed to set gid %d", JAIL_UID);
         /* Our host uid (0) is unmapped here, so this change does not clear the capabilities we

@@ -315,8 +315,9 @@ static int setup_state(struct sup_server *srv, struct anvil_err *err)
         if (mkdir(sd, 0711) < 0 && errno != EEXIST)
                 return anvil_err_sys(err, errno, "Failed to create %s", sd);
         struct stat st;
-        if (lstat(sd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0)
-                return anvil_err_set(err, EPERM, "%s must be a directory owned by root", sd);
+        if (lstat(sd, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid())
+                return anvil_err_set(err, EPERM, "%s must be a directory owned by %s", sd,
+                                     srv->cfg.rootless ? "this user" : "root");
         if (chmod(sd, 0711) < 0)
                 return anvil_err_sys(err, errno, "Failed to chmod %s", sd);
         char real[PATH_MAX];
@@ -424,14 +425,15 @@ int main(int argc, char **argv)
         if (parse_args(argc, argv, &srv.cfg) < 0)
                 return 2;
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (geteuid() != 0) {
-                log_error("must run as root (started by systemd); rootless mode is not implemented yet");
-                return 1;
-        }
+        srv.cfg.rootless = geteuid() != 0;
+        if (srv.cfg.rootless)
+                log_warn("rootless: running as uid %u, not root: every jail maps its uid %d to this one (runs share "
+                         "a host uid), cgroups only where delegated, the kernel's audit unreadable",
+                         (unsigned)geteuid(), JAIL_UID);
         (void)signal(SIGPIPE, SIG_IGN);
         umask(022);
         /* Root's supplementary groups would otherwise be inherited, unmapped, by every jail. */
-        if (setgroups(0, NULL) < 0) {
+        if (!srv.cfg.rootless && setgroups(0, NULL) < 0) {
                 log_error("Failed to drop supplementary groups: %s", strerror(errno));
                 return 1;
         }
@@ -491,6 +493,7 @@ int main(int argc, char **argv)
         (void)setenv("UV_THREADPOOL_SIZE", "16", 0);
         srv.loop = uv_default_loop();
         srv.jail = (struct jail_static){
+                .rootless = srv.cfg.rootless,
                 .root_dir = srv.jail_root,
                 .runner_path = srv.cfg.runner_path,
                 .font_cache_dir = srv.font_cache_dir[0] ? srv.font_cache_dir : NULL,

@@ -51,7 +51,8 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         jp->slot = alloc_slot(srv);
         if (jp->slot < 0)
                 return anvil_err_set(err, EBUSY, "All %u jail slots are in use", srv->cfg.max_runs + srv->cfg.spares);
-        jp->uid = srv->cfg.uid_base + 1 + (uid_t)jp->slot;
+        /* Root: a host uid of the run's own. Rootless: ours, the only one we may map. */
+        jp->uid = srv->cfg.rootless ? geteuid() : srv->cfg.uid_base + 1 + (uid_t)jp->slot;
         char name[32];
         snprintf(name, sizeof(name), "j%llu", (unsigned long long)++srv->jail_seq);
         /* The run's own limits replace these when it takes the child. */
@@ -72,7 +73,7 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         if (r < 0)
                 goto fail;
         struct jail_msg mapped = { .kind = JAIL_MSG_MAPPED };
-        if ((r = jail_userns_parent(jp->pid, jp->uid, jp->uid, err)) >= 0 &&
+        if ((r = jail_userns_parent(jp->pid, jp->uid, srv->cfg.rootless ? getegid() : jp->uid, err)) >= 0 &&
             send(jp->sync_fd, &mapped, sizeof(mapped), MSG_NOSIGNAL) != sizeof(mapped))
                 r = anvil_err_sys(err, errno, "Failed to release the jail's child");
         if (r < 0) {

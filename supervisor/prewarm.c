@@ -24,15 +24,27 @@
 #include "supervisor/supervisor.h"
 
 /* Runs argv as the builder uid with env, stdout to out_fd (or /dev/null if -1), and waits. */
+uid_t sup_builder_uid(const struct sup_server *srv)
+{
+        return srv->cfg.rootless ? geteuid() : srv->cfg.uid_base;
+}
+
+gid_t sup_builder_gid(const struct sup_server *srv)
+{
+        return srv->cfg.rootless ? getegid() : (gid_t)srv->cfg.uid_base;
+}
+
 int sup_builder_run(struct sup_server *srv, const char *path, char *const argv[], char *const env[], int out_fd,
                     int *status, struct anvil_err *err)
 {
-        uid_t builder = srv->cfg.uid_base;
+        uid_t builder = sup_builder_uid(srv);
+        gid_t group = sup_builder_gid(srv);
         pid_t pid = fork();
         if (pid < 0)
                 return anvil_err_sys(err, errno, "Failed to fork %s", path);
         if (pid == 0) {
-                if (setgroups(0, NULL) < 0 || setresgid(builder, builder, builder) < 0 ||
+                /* Rootless, the builder is ourselves: nothing to drop. */
+                if ((!srv->cfg.rootless && setgroups(0, NULL) < 0) || setresgid(group, group, group) < 0 ||
                     setresuid(builder, builder, builder) < 0)
                         _exit(126);
                 int null = open("/dev/null", O_RDWR);
@@ -120,8 +132,9 @@ int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
                 return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long");
         if (mkdir(dir, 0755) < 0 && errno != EEXIST)
                 return anvil_err_sys(err, errno, "Failed to create %s", dir);
-        uid_t builder = srv->cfg.uid_base;
-        if (chown(dir, builder, builder) < 0 || chmod(dir, 0755) < 0)
+        uid_t builder = sup_builder_uid(srv);
+        gid_t group = sup_builder_gid(srv);
+        if (chown(dir, builder, group) < 0 || chmod(dir, 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to hand %s to uid %u", dir, (unsigned)builder);
         {
                 /* A cache from an earlier start is the builder's again, so that matplotlib can
@@ -130,7 +143,7 @@ int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
                 struct dirent *de;
                 while (old && (de = readdir(old)))
                         if (de->d_name[0] != '.' &&
-                            fchownat(dirfd(old), de->d_name, builder, builder, AT_SYMLINK_NOFOLLOW) < 0)
+                            fchownat(dirfd(old), de->d_name, builder, group, AT_SYMLINK_NOFOLLOW) < 0)
                                 return anvil_err_sys(err, errno, "Failed to hand %s/%s to uid %u", dir, de->d_name,
                                                      (unsigned)builder);
         }
@@ -163,13 +176,13 @@ int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err)
                         (void)unlinkat(dirfd(d), de->d_name, S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0);
                         continue;
                 }
-                if (fchownat(dirfd(d), de->d_name, 0, 0, AT_SYMLINK_NOFOLLOW) < 0 ||
+                if (fchownat(dirfd(d), de->d_name, geteuid(), getegid(), AT_SYMLINK_NOFOLLOW) < 0 ||
                     fchmodat(dirfd(d), de->d_name, 0644, 0) < 0)
                         return anvil_err_sys(err, errno, "Failed to hand %s/%s to root", dir, de->d_name);
                 if (strncmp(de->d_name, "fontlist-", 9) == 0)
                         found = true;
         }
-        if (chown(dir, 0, 0) < 0)
+        if (chown(dir, geteuid(), getegid()) < 0)
                 return anvil_err_sys(err, errno, "Failed to hand %s to root", dir);
         if (!found)
                 return anvil_err_set(err, ENOENT, "matplotlib wrote no fontlist-*.json into %s", dir);

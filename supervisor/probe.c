@@ -450,8 +450,9 @@ static int probe_start(struct sup_probe *p, struct anvil_err *err)
         if ((mkdir(p->dir, 0755) < 0 && errno != EEXIST) || (mkdir(p->control_dir, 0700) < 0 && errno != EEXIST))
                 return anvil_err_sys(err, errno, "Failed to create %s", p->control_dir);
         /* The control writes here as the builder uid; nobody else may. */
-        if (chown(p->control_dir, srv->cfg.uid_base, srv->cfg.uid_base) < 0 || chmod(p->control_dir, 0700) < 0)
-                return anvil_err_sys(err, errno, "Failed to hand %s to uid %u", p->control_dir, (unsigned)srv->cfg.uid_base);
+        uid_t builder = sup_builder_uid(srv);
+        if (chown(p->control_dir, builder, sup_builder_gid(srv)) < 0 || chmod(p->control_dir, 0700) < 0)
+                return anvil_err_sys(err, errno, "Failed to hand %s to uid %u", p->control_dir, (unsigned)builder);
         (void)unlink(p->control_target);
         /* A host file anyone on the host may read: the jail must not. */
         uint64_t rnd = 0;

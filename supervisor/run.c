@@ -358,6 +358,14 @@ static void sync_drain(struct sup_run *run)
                         continue;
                 if (n <= 0)
                         return;
+                /* Only two records carry an fd: NOTIFY from pid 1 once the runner exec'd, and
+                 * ARTIFACTS from the child of a rootless supervisor, once. */
+                if (fd >= 0 && m.kind == JAIL_MSG_ARTIFACTS && n == (ssize_t)sizeof(m) && run->srv->cfg.rootless &&
+                    run->art_fd < 0 && !run->ready) {
+                        run->art_fd = fd;
+                        fd = -1;
+                        continue;
+                }
                 if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !run->exec_ok)) {
                         (void)close(fd); /* an fd where none belongs */
                         fd = -1;
@@ -407,6 +415,9 @@ static void sync_drain(struct sup_run *run)
                                 run->rusage_cpu_us = m.utime_us + m.stime_us;
                                 run->rusage_maxrss_kb = m.maxrss_kb;
                         }
+                        break;
+                case JAIL_MSG_ARTIFACTS:
+                        run_fail(run, "The jail's child sent an artifacts tmpfs where none belongs");
                         break;
                 default:
                         run_fail(run, "The jail's pid 1 sent an unknown record");
@@ -624,7 +635,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         if ((r = jail_cgroup_set_limits(&run->jp.cg, backstop, run->lim.pids, err)) < 0)
                 return r;
         if ((r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0 ||
-            (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0)
+            (!srv->cfg.rootless && (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0))
                 return r;
         run->rl = (struct jail_rlimits){
                 .cpu_s = run->lim.cpu_s,
@@ -684,8 +695,20 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
 
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
         go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
+        go.artifacts_bytes = run->lim.files_bytes;
+        /* Rootless: the child makes the artifacts tmpfs (ARTIFACTS comes back); a placeholder
+         * goes in its place among the GO fds. */
+        _cleanup_close_ int placeholder = -EBADF;
+        if (srv->cfg.rootless) {
+                go.make_artifacts = 1;
+                placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
+                if (placeholder < 0) {
+                        close_fds(child, ELEMENTSOF(child));
+                        return anvil_err_sys(err, errno, "Failed to open /dev/null");
+                }
+        }
         snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
-        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], run->art_fd };
+        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], srv->cfg.rootless ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_fds(child, ELEMENTSOF(child));
         if (r < 0)

@@ -52,28 +52,11 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
         return 0;
 }
 
-/* The artifacts tmpfs, as a detached mount: the kernel enforces the files cap as the tool
- * writes, the jail moves it into its own namespace, and the supervisor reads it through this
- * fd afterwards. Owned by the run's uid, mode 0700. */
+/* The artifacts tmpfs (jail/mountns.c), owned by the run's host uid: made here when the
+ * supervisor is root; a rootless supervisor cannot, and its jails make their own (C5). */
 int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err)
 {
-        char size[32], id[16];
-        snprintf(size, sizeof(size), "%llu", (unsigned long long)files_bytes);
-        snprintf(id, sizeof(id), "%u", (unsigned)uid);
-        _cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
-        if (fs < 0)
-                return anvil_err_sys(err, errno, "Failed to open a tmpfs context");
-        if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
-                return anvil_err_sys(err, errno, "Failed to configure the artifacts tmpfs");
-        int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
-        if (m < 0)
-                return anvil_err_sys(err, errno, "Failed to create the artifacts tmpfs");
-        *mount_fd = m;
-        return 0;
+        return jail_artifacts_tmpfs(uid, files_bytes, mount_fd, err);
 }
 
 struct collect {

@@ -34,6 +34,8 @@ struct sup_config {
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
+        bool rootless;      /* not root (detected): every jail maps to our own uid, no cgroup
+                               unless delegated, the jail makes its own artifacts tmpfs */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
         unsigned spares;    /* jail children cloned ahead of time */
@@ -168,6 +170,11 @@ int sup_builder_run(struct sup_server *srv, const char *path, char *const argv[]
                     int *status, struct anvil_err *err);
 int sup_builder_output(struct sup_server *srv, const char *path, char *const argv[], char *const env[], char *buf,
                        size_t size, int *status, struct anvil_err *err);
+
+/* The uid that builds the font cache and runs the probe's control: uid_base as root, our own
+ * when rootless. */
+uid_t sup_builder_uid(const struct sup_server *srv);
+gid_t sup_builder_gid(const struct sup_server *srv);
 
 /* probe.c: the isolation probe (DESIGN §6). At start-up (then done(srv) is called once) and
  * on demand (a client's probe_request gets the probe_result). */
