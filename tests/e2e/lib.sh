@@ -18,6 +18,38 @@ CTL="$ANVIL_BUILD/anvilctl"
 PY=/usr/bin/python3 # Debian's, with the data stack; never a python3 found earlier on PATH
 T=$(mktemp -d /tmp/anvil-e2e.XXXXXX)
 chmod 755 "$T"
+# The rootless pass (tests/run.sh): the supervisors run as this user; a test's own do too
+# (start_sup), and make their state and sockets in $T, which is theirs then.
+ROOTLESS_USER=${ANVIL_E2E_ROOTLESS_USER:-}
+if [ -n "$ROOTLESS_USER" ]; then
+        chown "$ROOTLESS_USER:" "$T"
+fi
+
+# Whether the suite's supervisors explain Landlock's refusals: as root they read the kernel's
+# audit records (--enable-kernel-audit); an ordinary user may not, and results then say so.
+EXPLAINS=1
+[ -n "$ROOTLESS_USER" ] && EXPLAINS=0
+# explained EXPECTED: EXPECTED where Landlock's refusals are explained, "" where they are not.
+explained() {
+        [ "$EXPLAINS" = 1 ] && printf '%s' "$1"
+}
+
+# skip_if_rootless WHY: ends a test that checks what only a root supervisor has (exit 77).
+skip_if_rootless() {
+        if [ -n "$ROOTLESS_USER" ]; then
+                echo "skip: $*"
+                exit 77
+        fi
+}
+
+# as_supervisor CMD...: runs CMD as the supervisors run: root, or the rootless user.
+as_supervisor() {
+        if [ -n "$ROOTLESS_USER" ]; then
+                setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --clear-groups -- "$@"
+        else
+                "$@"
+        fi
+}
 OWN_PIDS=() # daemons a test started itself (start_sup): stopped when it ends
 cleanup() {
         local p
@@ -79,12 +111,15 @@ expect_serving() {
 # so its executable is still anvil-supervisor; after GO every jail process has executed
 # anvil-init, anvil-py or what they start, and nothing in a jail can execute the supervisor.
 # (Other supervisors on the machine with the same uid base would be counted too.)
+# Rootless, every jail runs as the rootless user: its processes other than the supervisors
+# are counted.
 jail_procs_left() {
-        local n=0 uid pid exe
+        local n=0 uid pid exe ruid=-1
+        [ -n "$ROOTLESS_USER" ] && ruid=$(id -u "$ROOTLESS_USER")
         while read -r pid uid; do
                 { [ "$uid" -gt "$ANVIL_E2E_UID_BASE" ] && [ "$uid" -le $((ANVIL_E2E_UID_BASE + 264)) ]; } ||
                         { [ "$uid" -gt "$ANVIL_E2E_BARE_UID_BASE" ] &&
-                                [ "$uid" -le $((ANVIL_E2E_BARE_UID_BASE + 264)) ]; } || continue
+                                [ "$uid" -le $((ANVIL_E2E_BARE_UID_BASE + 264)) ]; } || [ "$uid" = "$ruid" ] || continue
                 exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
                 [[ "$(basename "${exe% (deleted)}")" = anvil-supervisor ]] && continue
                 n=$((n + 1))
@@ -97,6 +132,7 @@ jail_procs_left() {
 # ANVIL_E2E_UID_BASE + UID_OFFSET (each test its own offset); its pid in SUP_PID. It is
 # stopped when the test ends. SUP_WRAP (an array) is a command that execs it.
 SUP_WRAP=()
+[ -n "$ROOTLESS_USER" ] && SUP_WRAP=(setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --clear-groups --)
 start_sup() {
         local name=$1 off=$2 before
         shift 2

@@ -29,8 +29,8 @@ if [ "$(j '[.isolation.mechanisms[] | select(startswith("landlock ABI"))] | leng
         # Landlock grants no fifos, device nodes or socket files, even in artifacts/.
         expect_eq "the fifo, refused by landlock" "mkfifo refused: 13" "$(j .stdout | head -1)"
         expect_eq "what the tool made" "dirlink link sub" "$(j .stdout | sed -n 2p)"
-        expect_eq "the refusal, explained" \
-                "blocked at kernel: create a fifo in '/work/artifacts' (device nodes, fifos and socket files denied, landlock)" \
+        expect_eq "the refusal, explained (where the kernel's audit can be read)" \
+                "$(explained "blocked at kernel: create a fifo in '/work/artifacts' (device nodes, fifos and socket files denied, landlock)")" \
                 "$(j '.events[] | select(.layer == "landlock") | .message')"
         kinds=(link dirlink sub/inner)
 else

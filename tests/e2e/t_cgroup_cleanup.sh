@@ -4,6 +4,7 @@
 # sweeps what is left at start-up, and says so). Each "nothing left" has its control: while a
 # run is live its cgroup is there, and after the SIGKILL the leftover is there until the sweep.
 . "$(dirname "$0")/lib.sh"
+skip_if_rootless "no cgroup is delegated to an ordinary user here: rootless runs have none, and say so"
 
 # No spares: every cgroup below the bases is a run's.
 start_sup cl 600000000 --spares 0

@@ -5,6 +5,7 @@
 # throttled) only as read back from the run's cgroup; with --cpu-quota none there is none to
 # report. Bad values of the option are refused with a clear message.
 . "$(dirname "$0")/lib.sh"
+skip_if_rootless "no cgroup is delegated to an ordinary user here: rootless runs have none, and say so"
 
 tool spin.py <<'PY'
 import time

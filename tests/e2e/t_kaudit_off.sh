@@ -37,5 +37,5 @@ ANVIL_SOCKET="$SOCK" expect_serving
 # Control: the suite's supervisor reads the records.
 bare_json "$T/read.py"
 expect_eq "control: refused" "refused 13" "$(j .stdout)"
-expect_eq "control: explained" "blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)" \
+expect_eq "control: explained" "$(explained "blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)")" \
         "$(j '.events[] | select(.layer == "landlock") | .message')"

@@ -28,7 +28,9 @@ PY
 bare_json "$T/ran.py"
 expect_eq "control: status" error "$(j .status)"
 expect_eq "control: the tool ran" "the tool ran" "$(j .stdout | head -1)"
-expect_eq "control: its read of /etc/hostname was refused" 1 "$(j '[.events[] | select(.message == "blocked at kernel: read '"'/etc/hostname'"' (outside the jail'"'"'s read roots, landlock)")] | length')"
+n=$(j '[.events[] | select(.message == "blocked at kernel: read '"'/etc/hostname'"' (outside the jail'"'"'s read roots, landlock)")] | length')
+expect_eq "control: its read of /etc/hostname was refused, explained where audit can be read" "$EXPLAINS" "$n"
+expect_match "control: the tool saw the refusal" "PermissionError|Errno 13" "$(j .stderr)"
 abi=$(j '.isolation.mechanisms[] | select(startswith("landlock ABI"))' | sed -E 's/^landlock ABI ([0-9]+):.*/\1/')
 expect_match "control: the ABI in force" '^[0-9]+$' "$abi"
 

@@ -10,12 +10,23 @@
 "$CTL" probe --json >"$T/probe.json" 2>"$T/ctl.err" || fail "anvilctl probe exited $?: $(cat "$T/ctl.err")"
 p() { jq -r "$1" "$T/probe.json"; }
 expect_eq "tier" "namespaces+seccomp+landlock" "$(p .tier)"
-for m in interpreter namespaces seccomp landlock "kernel audit" cgroup rlimits "network isolation" "filesystem isolation"; do
+in_force=(interpreter namespaces seccomp landlock rlimits "network isolation" "filesystem isolation")
+# Rootless, there is no cgroup (none is delegated to the user here) and the kernel's audit
+# cannot be read: both are reported not in force, with why.
+if [ "$EXPLAINS" = 1 ]; then
+        in_force+=("kernel audit" cgroup)
+else
+        expect_eq "rootless: cgroup" "false true false no cgroup" \
+                "$(p '.mechanisms[] | select(.name == "cgroup") | "\(.available) \(.probed) \(.in_force) \(.evidence)"')"
+        expect_match "rootless: kernel audit, not in force" "^true true false Landlock's denials are refused but not explained" \
+                "$(p '.mechanisms[] | select(.name == "kernel audit") | "\(.available) \(.probed) \(.in_force) \(.evidence)"')"
+fi
+for m in "${in_force[@]}"; do
         expect_eq "$m: available, probed, in force" "true true true" \
                 "$(p ".mechanisms[] | select(.name == \"$m\") | \"\(.available) \(.probed) \(.in_force)\"")"
 done
 expect_match "landlock's evidence: the read of a file in the jail but not a read root, explained" \
-        "^in the jail a read of /etc/hostname \\(there, but not a read root\\) failed \\(EACCES\\): blocked at kernel: read '/etc/hostname' \\(outside the jail's read roots, landlock\\); outside, the control's read succeeded; landlock ABI [0-9]+" \
+        "^in the jail a read of /etc/hostname \\(there, but not a read root\\) failed \\(EACCES\\)$(explained ": blocked at kernel: read '/etc/hostname' \\(outside the jail's read roots, landlock\\)"); outside, the control's read succeeded; landlock ABI [0-9]+" \
         "$(p '.mechanisms[] | select(.name == "landlock") | .evidence')"
 expect_match "seccomp's evidence is the refusal the supervisor recorded" \
         '^blocked at kernel: socket\(AF_INET, SOCK_STREAM\) \(network denied by seccomp\); seccomp filter' \
