@@ -48,6 +48,51 @@ static int send_fd(int sock, int fd)
         return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
 }
 
+static ssize_t read_small(const char *path, char *buf, size_t size)
+{
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+        buf[n > 0 ? n : 0] = 0;
+        return n;
+}
+
+static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_t size)
+{
+        char buf[4096], host[64];
+        const char *missing = NULL;
+        unsigned long inside, outside, count;
+        if (read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0 ||
+            sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 || (inside == 0 && outside == 0 && count == 4294967295ul)) {
+                missing = "user namespace";
+                snprintf(evidence, size, "/proc/self/uid_map is the initial identity map");
+        } else if (getppid() != 1) {
+                missing = "pid namespace";
+                snprintf(evidence, size, "the runner's parent is pid %d, not the jail's pid 1", (int)getppid());
+        } else if (gethostname(host, sizeof(host)) < 0 || strcmp(host, JAIL_HOSTNAME) != 0) {
+                missing = "uts namespace";
+                snprintf(evidence, size, "the hostname is '%.40s', not the jail's", host);
+        } else if (read_small("/proc/net/dev", buf, sizeof(buf)) <= 0) {
+                missing = "network namespace";
+                snprintf(evidence, size, "/proc/net/dev cannot be read");
+        } else {
+                /* Two header lines, then one line an interface: only "lo:" may be there. */
+                const char *l = strchr(buf, '\n');
+                l = l ? strchr(l + 1, '\n') : NULL;
+                for (l = l ? l + 1 : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+                        const char *name = l + strspn(l, " ");
+                        if (strncmp(name, "lo:", 3) != 0) {
+                                missing = "network namespace";
+                                snprintf(evidence, size, "an interface besides lo: %.*s", (int)strcspn(name, ":\n"), name);
+                                break;
+                        }
+                }
+        }
+        if (!missing)
+                return 0;
+        snprintf(layer, layer_size, "%s", missing);
+        return -1;
+}
+
 int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t layer_size, char *evidence,
                           size_t size)
 {
@@ -100,6 +145,12 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t
                 snprintf(evidence, size, "/proc/self/status says Seccomp: %ld, not 2 (filter)", mode);
                 return -1;
         }
+        /* The namespaces, as far as they can be seen from inside (the supervisor compared their
+         * inodes with its own before GO; this is the jail's own look): a user namespace (our
+         * uid map is not the initial identity map), a pid namespace (our parent is its pid 1),
+         * a uts namespace (the jail's hostname), a network namespace (no interface but lo). */
+        if (namespaces_seen(layer, layer_size, evidence, size) < 0)
+                return -1;
         /* Only the runner's own fds: the spec (now /dev/null), stdout, stderr, events. */
         struct rlimit rl;
         long max = getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < 65536 ? (long)rl.rlim_cur : 65536;
