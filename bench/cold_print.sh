@@ -3,6 +3,8 @@
 # jail, against the anchors in the same run: bubblewrap with every namespace unshared running
 # Debian's python3, and plain python3. Prints mean times and the ratios; the target is
 # anvil <= 1.5x bwrap. Needs root (the supervisor) and hyperfine, bubblewrap (make deps).
+# ANVIL_BENCH_SUP_OPTS: more supervisor options (e.g. "--cpu-quota none"), to compare. The
+# supervisor's jails use their own uid base, away from a test suite's default.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 RUNS=${RUNS:-30}
@@ -10,7 +12,9 @@ RUNS=${RUNS:-30}
 STATE=$(mktemp -d /tmp/anvil-bench.XXXXXX)
 chmod 711 "$STATE"
 export ANVIL_SOCKET="$STATE/anvil.sock"
-"$BUILD/anvil-supervisor" --listen "$STATE/sup.sock" --state-dir "$STATE/sup" --keep-runs 5 >"$STATE/sup.log" 2>&1 &
+# shellcheck disable=SC2086
+"$BUILD/anvil-supervisor" --listen "$STATE/sup.sock" --state-dir "$STATE/sup" --keep-runs 5 --uid-base 3900000000 \
+        ${ANVIL_BENCH_SUP_OPTS:-} >"$STATE/sup.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/sup.sock" ] && break; sleep 0.1; done
 "$BUILD/anvil-broker" --supervisor "$STATE/sup.sock" --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" \
