@@ -146,7 +146,9 @@ int jail_caps_child(struct anvil_err *err);
 /* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 
-/* Sends a record with one fd (SCM_RIGHTS) on the sync socket. */
+/* Sends len bytes of data with one fd (SCM_RIGHTS); _sync_: a record of kind on the sync
+ * socket. 0, or -1 with errno. */
+int jail_send_fd(int sock, const void *data, size_t len, int fd);
 int jail_sync_send_fd(int sock, uint32_t kind, int fd);
 
 /* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code

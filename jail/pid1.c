@@ -44,15 +44,14 @@ void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg)
         (void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-int jail_sync_send_fd(int sock, uint32_t kind, int fd)
+int jail_send_fd(int sock, const void *data, size_t len, int fd)
 {
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
                 struct cmsghdr align;
         } u;
         memset(u.buf, 0, sizeof(u.buf));
-        struct jail_msg m = { .kind = kind };
-        struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
+        struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
         struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
         struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
         c->cmsg_level = SOL_SOCKET;
@@ -63,7 +62,13 @@ int jail_sync_send_fd(int sock, uint32_t kind, int fd)
         do
                 n = sendmsg(sock, &mh, MSG_NOSIGNAL);
         while (n < 0 && errno == EINTR);
-        return n == (ssize_t)sizeof(m) ? 0 : -1;
+        return n == (ssize_t)len ? 0 : -1;
+}
+
+int jail_sync_send_fd(int sock, uint32_t kind, int fd)
+{
+        struct jail_msg m = { .kind = kind };
+        return jail_send_fd(sock, &m, sizeof(m), fd);
 }
 
 static uint64_t tv_us(struct timeval tv)

@@ -30,24 +30,6 @@ static long status_field(const char *name)
         return proc_status_long(buf, name);
 }
 
-static int send_fd(int sock, int fd)
-{
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } u;
-        memset(u.buf, 0, sizeof(u.buf));
-        char byte = 'L';
-        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-        return sendmsg(sock, &mh, MSG_NOSIGNAL) == 1 ? 0 : -errno;
-}
-
 static ssize_t read_small(const char *path, char *buf, size_t size)
 {
         _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -108,7 +90,8 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t
 #endif
                 /* seccomp: the filter, and its listener to the supervisor through pid 1 */
                 r = jail_seccomp_install(&listener, &err);
-        if (r == 0 && (r = send_fd(JAIL_FD_NOTIFY, listener)) < 0)
+        static const char byte = 'L';
+        if (r == 0 && (r = jail_send_fd(JAIL_FD_NOTIFY, &byte, 1, listener) < 0 ? -errno : 0) < 0)
                 snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));
         if (listener >= 0)
                 (void)close(listener);
