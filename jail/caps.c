@@ -3,13 +3,21 @@
  * inheritable sets (exec as JAIL_UID, which is not 0, would clear the first two anyway; this
  * does not rely on it). The supervisor checks the result in /proc/<pid>/status
  * (CapEff, CapPrm, CapBnd, CapAmb all zero, NoNewPrivs 1) before it reports them in force. */
+#include <errno.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
 
 #include "jail/jail.h"
 
-int jail_caps_child(struct anvil_err *err)
+int jail_caps_child(bool unprivileged, struct anvil_err *err)
 {
+        /* Direct and rootless (no user namespace, an ordinary user): we hold no capability to
+         * drop, and may not shrink the bounding set; with no_new_privs no exec can add one. */
+        if (unprivileged) {
+                if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                        return anvil_err_sys(err, errno, "Failed to set no_new_privs");
+                return 0;
+        }
         for (int c = 0; c <= CAP_LAST_CAP; c++)
                 if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
                         return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);

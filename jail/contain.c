@@ -21,6 +21,11 @@
  *       socket. A kernel without Landlock is reported, not an error
  *   C11 exec anvil-init, the jail's pid 1 (pid1.c)
  *
+ * Direct (no user namespace can be made here: struct jail_static): C1 makes no namespace, C4
+ * and C6 are skipped, C5 builds no root (the run's directory on the host becomes the cwd),
+ * C9 as root first becomes the run's host uid, and Landlock (C10) on the host's paths and the
+ * runner's seccomp hold the tool alone: DESIGN §6's landlock+seccomp rung.
+ *
  * The child runs on a copy of the supervisor's memory until C11; it touches no libuv state
  * and returns nowhere: every path ends in exec or _exit. */
 #define _GNU_SOURCE
@@ -33,6 +38,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -111,6 +118,20 @@ static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
         return 0;
 }
 
+/* Direct, as root (C9): no user namespace to map a uid into, so the child becomes the run's
+ * host uid itself; the bounding and ambient sets go first, while CAP_SETPCAP is ours. */
+static int direct_take_uid(uid_t uid, struct anvil_err *err)
+{
+        for (int c = 0; c <= CAP_LAST_CAP; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to clear the ambient capabilities");
+        if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
+                return anvil_err_sys(err, errno, "Failed to become uid %u", (unsigned)uid);
+        return 0;
+}
+
 static int child_main(void *arg)
 {
         const struct jail_static *st = arg;
@@ -138,6 +159,8 @@ static int child_main(void *arg)
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof(mapped) || mapped.kind != JAIL_MSG_MAPPED)
                 _exit(127); /* the supervisor gave up on us */
+        /* Direct, as root: the run's host uid, which we take at C9 (no map to write). */
+        uid_t direct_uid = (uid_t)mapped.pid;
         /* Rootless: an unprivileged supervisor can write our maps only while we are dumpable
          * (a non-dumpable process's /proc files are root's); only processes of its own uid could
          * reach us meanwhile, and we hold nothing of any run yet. */
@@ -146,17 +169,26 @@ static int child_main(void *arg)
                 child_fail(PARK_SYNC_FD, &err);
         }
         /* C4 */
-        if (jail_userns_child(&err) < 0)
+        if (!st->direct && jail_userns_child(&err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
         /* C5 */
-        if (jail_mountns_prepare_child(st, &err) < 0)
+        if (!st->direct && jail_mountns_prepare_child(st, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
         jail_sync_send(PARK_SYNC_FD, JAIL_MSG_PREPARED, 0, NULL);
         struct jail_go *go = malloc(sizeof(*go));
         int fds[JAIL_GO_FDS];
         if (!go || wait_go(go, fds) < 0)
                 _exit(127);
-        if (go->make_artifacts) {
+        if (st->direct) {
+                /* No mount of our own: the run's directory on the host is the tool's cwd, and
+                 * Landlock (C10) holds it to what is below it. */
+                (void)close(fds[JAIL_GO_ARTIFACTS]);
+                fds[JAIL_GO_ARTIFACTS] = -1;
+                if (chdir(go->run_dir) < 0) {
+                        anvil_err_sys(&err, errno, "Failed to enter %s", go->run_dir);
+                        child_fail(PARK_SYNC_FD, &err);
+                }
+        } else if (go->make_artifacts) {
                 /* A rootless supervisor cannot make a tmpfs; we can, in our own user and mount
                  * namespaces: it goes back to the supervisor, which reads it after the run. */
                 (void)close(fds[JAIL_GO_ARTIFACTS]);
@@ -168,12 +200,12 @@ static int child_main(void *arg)
                 }
         }
         struct jail_config cfg = { .st = st, .go = go, .artifacts_mount_fd = fds[JAIL_GO_ARTIFACTS] };
-        if (jail_mountns_child(&cfg, &err) < 0)
+        if (!st->direct && jail_mountns_child(&cfg, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
         /* C6 */
-        if (jail_utsns_child(&err) < 0)
+        if (!st->direct && jail_utsns_child(&err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
-        if (unshare(CLONE_NEWCGROUP) < 0) {
+        if (!st->direct && unshare(CLONE_NEWCGROUP) < 0) {
                 anvil_err_sys(&err, errno, "Failed to create the cgroup namespace");
                 child_fail(PARK_SYNC_FD, &err);
         }
@@ -183,15 +215,35 @@ static int child_main(void *arg)
         /* C8 */
         if (place_fds(fds, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
-        /* C9 */
-        if (jail_caps_child(&err) < 0)
+        /* C9. Direct, as root: the bounding set emptied while we may, then the run's host uid,
+         * which takes the rest of our capabilities with it. */
+        if (st->direct && !st->rootless && direct_take_uid(direct_uid, &err) < 0)
+                child_fail(JAIL_FD_SYNC, &err);
+        if (jail_caps_child(st->direct, &err) < 0)
                 child_fail(JAIL_FD_SYNC, &err);
         /* C10 */
-        if (jail_landlock_child(st, go->skip_landlock != 0, JAIL_FD_SYNC, &err) < 0)
+        if (jail_landlock_child(st, go, JAIL_FD_SYNC, &err) < 0)
                 child_fail(JAIL_FD_SYNC, &err);
-        /* C11 */
-        char *const argv[] = { "anvil-init", NULL };
-        execveat(JAIL_FD_INITEXE, "", argv, st->env, AT_EMPTY_PATH);
+        /* C11. Direct: the runner is the supervisor's copy, on the host's path, and the tool's
+         * scratch is the run's own tmp/. */
+        char *const argv[] = { "anvil-init", st->direct ? (char *)st->runner_path : NULL, NULL };
+        char *const *env = st->env;
+        char *denv[16], home[PATH_MAX + 16], tmpdir[PATH_MAX + 16], mpl[PATH_MAX + 32];
+        if (st->direct) {
+                size_t k = 0;
+                snprintf(home, sizeof(home), "HOME=%s/tmp", go->run_dir);
+                snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s/tmp", go->run_dir);
+                snprintf(mpl, sizeof(mpl), "MPLCONFIGDIR=%s/tmp/matplotlib", go->run_dir); /* the cache, copied */
+                denv[k++] = home;
+                denv[k++] = tmpdir;
+                denv[k++] = mpl;
+                for (char *const *e = st->env; *e && k < ELEMENTSOF(denv) - 1; e++)
+                        if (strncmp(*e, "HOME=", 5) && strncmp(*e, "TMPDIR=", 7) && strncmp(*e, "MPLCONFIGDIR=", 13))
+                                denv[k++] = *e;
+                denv[k] = NULL;
+                env = denv;
+        }
+        execveat(JAIL_FD_INITEXE, "", argv, env, AT_EMPTY_PATH);
         anvil_err_sys(&err, errno, "Failed to execute anvil-init, the jail's pid 1");
         child_fail(JAIL_FD_SYNC, &err);
 }
@@ -207,6 +259,8 @@ int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, str
         /* C1 */
         int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
                     CLONE_PIDFD | SIGCHLD;
+        if (st->direct)
+                flags = CLONE_PIDFD | SIGCHLD; /* no namespace: see struct jail_static */
         pid_t p = clone(child_main, (char *)stack + CHILD_STACK, flags, (void *)st, &fd);
         int saved = errno;
         (void)munmap(stack, CHILD_STACK);

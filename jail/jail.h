@@ -72,6 +72,10 @@ struct jail_rlimits {
 struct jail_static {
         bool rootless;              /* the supervisor is not root: it writes our maps as an
                                        ordinary user, who may only while we are dumpable (C2) */
+        bool direct;                /* no user namespace can be made here: no namespaces at all;
+                                       the child stays on the host's paths (the run directory),
+                                       held by Landlock and seccomp alone (DESIGN §6's
+                                       landlock+seccomp rung) */
         const char *root_dir;       /* an empty directory each child mounts its root on, in its
                                        own mount namespace */
         const char *runner_path;    /* anvil-py, bound read-only at JAIL_RUNNER */
@@ -99,6 +103,8 @@ struct jail_go {
                                      the child makes the tmpfs and sends it back (ARTIFACTS) */
         uint32_t reserved2;
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
+        char run_dir[PATH_MAX];       /* direct: the run's directory on the host, the tool's cwd
+                                         (inputs/, artifacts/ and tmp/ below it) */
 };
 #define JAIL_GO_FDS 5
 #define JAIL_GO_ARTIFACTS 4 /* index of the artifacts mount among the GO fds */
@@ -141,7 +147,7 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
 
 /* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
-int jail_caps_child(struct anvil_err *err);
+int jail_caps_child(bool unprivileged, struct anvil_err *err);
 
 /* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
@@ -158,7 +164,7 @@ int jail_sync_send_fd(int sock, uint32_t kind, int fd);
  * _describe: "landlock ABI 7: fs, net, scope". _verify (the runner, before the tool's first
  * line): 0 if Landlock is seen enforced, -EPERM with the evidence otherwise. */
 int jail_landlock_abi(void);
-int jail_landlock_child(const struct jail_static *st, bool skip, int sync_fd, struct anvil_err *err);
+int jail_landlock_child(const struct jail_static *st, const struct jail_go *go, int sync_fd, struct anvil_err *err);
 void jail_landlock_describe(int abi, char *buf, size_t size);
 int jail_landlock_verify(int abi, char *evidence, size_t size);
 

@@ -149,7 +149,50 @@ static int add_path_rule(int ruleset, int fd, const char *what, __u64 access, st
         return 0;
 }
 
-static int build_ruleset(int abi, int *out, struct anvil_err *err)
+/* Direct (no namespaces): the same rights on the host's paths. No /proc (it would show the
+ * host's processes), no /etc but what the interpreter's libraries need (the host's passwd and
+ * hosts are the host's business), and the run's own directory in place of /work. */
+static int direct_rules(int rs, __u64 handled, const struct jail_static *st, const struct jail_go *go,
+                        struct anvil_err *err)
+{
+        char inputs[PATH_MAX + 16], artifacts[PATH_MAX + 16], tmp[PATH_MAX + 16];
+        snprintf(inputs, sizeof(inputs), "%s/inputs", go->run_dir);
+        snprintf(artifacts, sizeof(artifacts), "%s/artifacts", go->run_dir);
+        snprintf(tmp, sizeof(tmp), "%s/tmp", go->run_dir);
+        const struct {
+                const char *path;
+                __u64 access;
+                bool optional;
+        } d[] = {
+                { "/usr", X_TREE, false },
+                { st->runner_path, X_FILE, false },
+                { "/etc/ld.so.cache", R_FILE, true },
+                { "/etc/matplotlibrc", R_FILE, true },
+                { "/etc/alternatives", R_TREE, true },
+                { "/dev/null", DEV_RW, false },
+                { "/dev/zero", DEV_R, false },
+                { "/dev/urandom", DEV_R, false },
+                { go->run_dir, LANDLOCK_ACCESS_FS_READ_DIR, false },
+                { inputs, R_TREE, false },
+                { artifacts, W_TREE, false },
+                { tmp, W_TREE, false },
+        };
+        for (unsigned i = 0; i < ELEMENTSOF(d); i++) {
+                _cleanup_close_ int fd = open(d[i].path, O_PATH | O_CLOEXEC);
+                if (fd < 0) {
+                        if (d[i].optional && errno == ENOENT)
+                                continue;
+                        return anvil_err_sys(err, errno, "Landlock: failed to open %s", d[i].path);
+                }
+                int r = add_path_rule(rs, fd, d[i].path, d[i].access & handled, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
+static int build_ruleset(int abi, const struct jail_static *st, const struct jail_go *go, int *out,
+                         struct anvil_err *err)
 {
         struct jail_landlock_ruleset_attr attr = { .handled_access_fs = fs_handled(abi) };
         size_t size = sizeof(attr.handled_access_fs);
@@ -167,7 +210,7 @@ static int build_ruleset(int abi, int *out, struct anvil_err *err)
                 return anvil_err_sys(err, errno, "Landlock: failed to create a ruleset (ABI %d)", abi);
         __u64 handled = attr.handled_access_fs;
         int r;
-        for (unsigned i = 0; i < ELEMENTSOF(rules); i++) {
+        for (unsigned i = 0; !st->direct && i < ELEMENTSOF(rules); i++) {
                 _cleanup_close_ int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
                 if (fd < 0) {
                         if (rules[i].optional && errno == ENOENT)
@@ -177,6 +220,8 @@ static int build_ruleset(int abi, int *out, struct anvil_err *err)
                 if ((r = add_path_rule(rs, fd, rules[i].path, rules[i].access & handled, err)) < 0)
                         return r;
         }
+        if (st->direct && (r = direct_rules(rs, handled, st, go, err)) < 0)
+                return r;
         /* pid 1 is executed through the supervisor's descriptor of its copy of anvil-init (C11):
          * a rule on that file itself, reached by no path in the jail. */
         if ((r = add_path_rule(rs, JAIL_FD_INITEXE, "anvil-init", X_FILE & handled, err)) < 0)
@@ -192,8 +237,9 @@ static void report(int sync_fd, int abi, const char *text)
         (void)send(sync_fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-int jail_landlock_child(const struct jail_static *st, bool skip, int sync_fd, struct anvil_err *err)
+int jail_landlock_child(const struct jail_static *st, const struct jail_go *go, int sync_fd, struct anvil_err *err)
 {
+        bool skip = go->skip_landlock != 0;
         char text[128];
         int abi = st->landlock_abi;
         if (abi <= 0) {
@@ -214,7 +260,7 @@ int jail_landlock_child(const struct jail_static *st, bool skip, int sync_fd, st
         (void)skip;
 #endif
         int rs = -1;
-        int r = build_ruleset(abi, &rs, err);
+        int r = build_ruleset(abi, st, go, &rs, err);
         if (r < 0)
                 return r;
         unsigned flags = 0;

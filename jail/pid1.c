@@ -110,8 +110,8 @@ static void forward_listener(int from, int sync_fd)
 
 int jail_pid1_main(int argc, char **argv)
 {
-        (void)argc;
-        (void)argv;
+        /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
+        const char *runner_path = argc > 1 && argv[1][0] == '/' ? argv[1] : JAIL_RUNNER;
         int sync_fd = JAIL_FD_SYNC;
         char msg[160];
 
@@ -150,7 +150,7 @@ int jail_pid1_main(int argc, char **argv)
                         _exit(127);
                 }
                 char *const rargv[] = { "anvil-py", NULL };
-                execve(JAIL_RUNNER, rargv, environ);
+                execve(runner_path, rargv, environ);
                 int e = errno;
                 (void)!write(ep[1], &e, sizeof(e));
                 _exit(127);
@@ -170,7 +170,7 @@ int jail_pid1_main(int argc, char **argv)
         while (n < 0 && errno == EINTR);
         (void)close(ep[0]);
         if (n > 0) {
-                snprintf(msg, sizeof(msg), "pid 1: failed to execute %s: %s", JAIL_RUNNER, strerror(child_errno));
+                snprintf(msg, sizeof(msg), "pid 1: failed to execute %s: %s", runner_path, strerror(child_errno));
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, child_errno, msg);
                 return 127;
         }

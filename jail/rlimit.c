@@ -1,7 +1,9 @@
 /* rlimits, set in the child and inherited by pid 1 and the runner. RLIMIT_CPU's soft limit
  * sends SIGXCPU (which kills a Python that does not handle it), the hard limit one second
  * later SIGKILL, so a tool that catches SIGXCPU still ends. RLIMIT_NPROC is counted per user
- * namespace and uid, so it is this run's own. */
+ * namespace and uid, so it is this run's own; nproc 0 leaves it alone (direct and rootless:
+ * no user namespace of its own, and the uid is the supervisor's, whose every process it would
+ * count). */
 #include <sys/resource.h>
 
 #include "jail/jail.h"
@@ -19,7 +21,7 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err)
         int r;
         if ((r = set1(RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_s, rl->cpu_s + 1, err)) < 0 ||
             (r = set1(RLIMIT_FSIZE, "RLIMIT_FSIZE", rl->fsize_bytes, rl->fsize_bytes, err)) < 0 ||
-            (r = set1(RLIMIT_NPROC, "RLIMIT_NPROC", rl->nproc, rl->nproc, err)) < 0 ||
+            (rl->nproc && (r = set1(RLIMIT_NPROC, "RLIMIT_NPROC", rl->nproc, rl->nproc, err)) < 0) ||
             (r = set1(RLIMIT_NOFILE, "RLIMIT_NOFILE", rl->nofile, rl->nofile, err)) < 0 ||
             (r = set1(RLIMIT_CORE, "RLIMIT_CORE", 0, 0, err)) < 0 ||
             (r = set1(RLIMIT_MEMLOCK, "RLIMIT_MEMLOCK", 0, 0, err)) < 0 ||

@@ -54,7 +54,8 @@ static int check_ns(pid_t pid, struct proto_strv *mech, struct anvil_err *err)
         return 0;
 }
 
-static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, struct anvil_err *err)
+static int check_status(pid_t pid, uid_t host_uid, bool keeps_bounding, struct proto_strv *mech,
+                        struct anvil_err *err)
 {
         char p[64], buf[8192], v[128], ev[200];
         snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
@@ -67,12 +68,16 @@ static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, stru
         buf[n] = 0;
         static const char *const caps[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
         for (unsigned i = 0; i < ELEMENTSOF(caps); i++) {
+                if (keeps_bounding && strcmp(caps[i], "CapBnd") == 0)
+                        continue;
                 if (!proc_status_get(buf, caps[i], v, sizeof(v)) || strtoull(v, NULL, 16) != 0) {
                         snprintf(ev, sizeof(ev), "%s is %s", caps[i], proc_status_get(buf, caps[i], v, sizeof(v)) ? v : "missing");
                         return refuse(err, "capabilities", ev);
                 }
         }
-        int r = push(mech, "capabilities dropped", err);
+        int r = push(mech, keeps_bounding ? "no capabilities held (an ordinary user's; bounding set not emptied)"
+                                          : "capabilities dropped",
+                     err);
         if (r < 0)
                 return r;
         if (!proc_status_get(buf, "NoNewPrivs", v, sizeof(v)) || strcmp(v, "1") != 0) {
@@ -92,24 +97,56 @@ static int check_status(pid_t pid, uid_t host_uid, struct proto_strv *mech, stru
         return push(mech, ev, err);
 }
 
+/* The soft limit on the line of /proc/<pid>/limits that starts with what ("Max cpu time"):
+ * 0, or -1. That file is readable where prlimit(2) is not (a process of another uid in our
+ * own user namespace, without CAP_SYS_RESOURCE: the direct rung as root, here). */
+static int limits_file(pid_t pid, const char *what, rlim_t *out)
+{
+        char p[64], buf[4096];
+        snprintf(p, sizeof(p), "/proc/%d/limits", (int)pid);
+        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
+        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+        if (n <= 0)
+                return -1;
+        buf[n] = 0;
+        size_t wl = strlen(what);
+        for (const char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+                if (strncmp(l, what, wl) == 0 && l[wl] == ' ') {
+                        const char *v = l + 26; /* the soft limit's column */
+                        if (strlen(l) < 27)
+                                return -1;
+                        v += strspn(v, " ");
+                        if (strncmp(v, "unlimited", 9) == 0)
+                                *out = RLIM_INFINITY;
+                        else
+                                *out = (rlim_t)strtoull(v, NULL, 10);
+                        return 0;
+                }
+        return -1;
+}
+
 static int check_rlimits(pid_t pid, const struct jail_rlimits *rl, struct proto_strv *mech, struct anvil_err *err)
 {
         const struct {
                 int res;
                 const char *name;
+                const char *line;
                 uint64_t want;
         } want[] = {
-                { RLIMIT_CPU, "RLIMIT_CPU", rl->cpu_s },
-                { RLIMIT_FSIZE, "RLIMIT_FSIZE", rl->fsize_bytes },
-                { RLIMIT_NPROC, "RLIMIT_NPROC", rl->nproc },
-                { RLIMIT_NOFILE, "RLIMIT_NOFILE", rl->nofile },
-                { RLIMIT_CORE, "RLIMIT_CORE", 0 },
-                { RLIMIT_AS, "RLIMIT_AS", rl->as_bytes ? rl->as_bytes : RLIM_INFINITY },
+                { RLIMIT_CPU, "RLIMIT_CPU", "Max cpu time", rl->cpu_s },
+                { RLIMIT_FSIZE, "RLIMIT_FSIZE", "Max file size", rl->fsize_bytes },
+                { RLIMIT_NPROC, "RLIMIT_NPROC", "Max processes", rl->nproc },
+                { RLIMIT_NOFILE, "RLIMIT_NOFILE", "Max open files", rl->nofile },
+                { RLIMIT_CORE, "RLIMIT_CORE", "Max core file size", 0 },
+                { RLIMIT_AS, "RLIMIT_AS", "Max address space", rl->as_bytes ? rl->as_bytes : RLIM_INFINITY },
         };
         for (unsigned i = 0; i < ELEMENTSOF(want); i++) {
                 struct rlimit cur;
                 char ev[160];
-                if (prlimit(pid, want[i].res, NULL, &cur) < 0) {
+                if (want[i].res == RLIMIT_NPROC && rl->nproc == 0)
+                        continue; /* left alone on purpose (rlimit.c) */
+                if (prlimit(pid, want[i].res, NULL, &cur) < 0 &&
+                    (errno != EPERM || limits_file(pid, want[i].line, &cur.rlim_cur) < 0)) {
                         snprintf(ev, sizeof(ev), "cannot read %s: %s", want[i].name, strerror(errno));
                         return refuse(err, "rlimits", ev);
                 }
@@ -119,15 +156,19 @@ static int check_rlimits(pid_t pid, const struct jail_rlimits *rl, struct proto_
                         return refuse(err, "rlimits", ev);
                 }
         }
-        return push(mech, rl->as_bytes ? "rlimits (cpu, fsize, nproc, nofile, core, as)"
-                                       : "rlimits (cpu, fsize, nproc, nofile, core)", err);
+        return push(mech, rl->as_bytes ? (rl->nproc ? "rlimits (cpu, fsize, nproc, nofile, core, as)"
+                                                    : "rlimits (cpu, fsize, nofile, core, as)")
+                                       : (rl->nproc ? "rlimits (cpu, fsize, nproc, nofile, core)"
+                                                    : "rlimits (cpu, fsize, nofile, core)"),
+                    err);
 }
 
 int jail_verify_parent(pid_t pid, const struct jail_expect *x, struct proto_strv *mechanisms,
                        struct anvil_err *err)
 {
         int r;
-        if ((r = check_ns(pid, mechanisms, err)) < 0 || (r = check_status(pid, x->host_uid, mechanisms, err)) < 0 ||
+        if ((!x->direct && (r = check_ns(pid, mechanisms, err)) < 0) ||
+            (r = check_status(pid, x->host_uid, x->keeps_bounding, mechanisms, err)) < 0 ||
             (r = check_rlimits(pid, x->rlimits, mechanisms, err)) < 0)
                 return r;
         if (x->cgroup && x->cgroup->mode != JAIL_CG_NONE) {

@@ -12,6 +12,9 @@
 
 struct jail_expect {
         uid_t host_uid;
+        bool direct;       /* no namespaces to check (the landlock+seccomp rung) */
+        bool keeps_bounding; /* direct and rootless: an ordinary user's bounding set stays (it
+                                holds no capability, and no_new_privs keeps exec from adding one) */
         const struct jail_rlimits *rlimits;
         struct jail_cgroup *cgroup; /* mode NONE: not checked; its limits read back are kept in it */
 };

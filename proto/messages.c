@@ -235,6 +235,7 @@ static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, test_no_python_layers, "test_no_python_layers", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, test_break, "test_break", PF_STR, OPT, 32, NULL),
         F(struct proto_run_spec, expect_seccomp, "expect_seccomp", PF_BOOL, OPT, 0, NULL),
+        F(struct proto_run_spec, direct, "direct", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, landlock_abi, "landlock_abi", PF_UINT, OPT, 255, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);

@@ -252,6 +252,8 @@ struct proto_run_spec {
                                                  supervisor's own probe runs */
         char *test_break;                     /* test builds: a kernel layer the runner leaves out */
         bool expect_seccomp;                  /* the tier promises it: refuse the run without it */
+        bool direct;                          /* no namespaces (the landlock+seccomp rung): the
+                                                 runner does not look for them */
         uint64_t landlock_abi;                /* Landlock ABI the jail is restricted with, 0: none;
                                                  the runner checks it is enforced (R6) */
 };

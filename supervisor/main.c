@@ -68,7 +68,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -128,6 +130,7 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "test-no-python-layers", no_argument, NULL, 'T' },
                 { "test-probe-break", required_argument, NULL, 'B' },
                 { "test-skip-seccomp", no_argument, NULL, 'S' },
+                { "test-no-userns", no_argument, NULL, 'U' },
                 { "test-skip-landlock", no_argument, NULL, 'L' },
                 { "enable-kernel-audit", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
@@ -212,6 +215,16 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         break;
 #else
                         fprintf(stderr, "anvil-supervisor: --test-probe-break: refused: this is not a test build\n");
+                        return -1;
+#endif
+                case 'U':
+#ifdef ANVIL_TEST_BUILD
+                        /* As if no user namespace could be made here: jails go down the
+                         * ladder to landlock+seccomp, to test that rung on this machine. */
+                        cfg->test_no_userns = true;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-no-userns: refused: this is not a test build\n");
                         return -1;
 #endif
                 case 'S':
@@ -402,6 +415,26 @@ static void on_signal(uv_signal_t *s, int signum)
 
 static int exit_code;
 
+/* Whether a user namespace can be made here (DESIGN §6: probe, don't detect): a child tries.
+ * "" if it can, else why not. */
+static const char *userns_refused(void)
+{
+        static char why[128];
+        pid_t p = fork();
+        if (p == 0)
+                _exit(unshare(CLONE_NEWUSER) == 0 ? 0 : (errno & 0xff));
+        int status = 0;
+        if (p < 0 || waitpid(p, &status, 0) < 0) {
+                snprintf(why, sizeof(why), "cannot test: %s", strerror(errno));
+                return why;
+        }
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+                return "";
+        snprintf(why, sizeof(why), "unshare(CLONE_NEWUSER): %s",
+                 WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "the test child died");
+        return why;
+}
+
 static void on_probed(struct sup_server *srv)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -492,8 +525,16 @@ int main(int argc, char **argv)
          * collection never queues behind them. Read by libuv at its first use. */
         (void)setenv("UV_THREADPOOL_SIZE", "16", 0);
         srv.loop = uv_default_loop();
+        const char *no_userns = srv.cfg.test_no_userns ? "test mode (--test-no-userns)" : userns_refused();
+        srv.cfg.direct = no_userns[0] != 0;
+        snprintf(srv.no_userns, sizeof(srv.no_userns), "%s", no_userns);
+        if (srv.cfg.direct)
+                log_warn("no user namespace can be made here (%s): jails run on the host's paths, held by Landlock "
+                         "and seccomp alone (the landlock+seccomp rung)",
+                         no_userns);
         srv.jail = (struct jail_static){
                 .rootless = srv.cfg.rootless,
+                .direct = srv.cfg.direct,
                 .root_dir = srv.jail_root,
                 .runner_path = srv.cfg.runner_path,
                 .font_cache_dir = srv.font_cache_dir[0] ? srv.font_cache_dir : NULL,

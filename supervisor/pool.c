@@ -72,8 +72,9 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         srv->jail.sync_fd = -1;
         if (r < 0)
                 goto fail;
-        struct jail_msg mapped = { .kind = JAIL_MSG_MAPPED };
-        if ((r = jail_userns_parent(jp->pid, jp->uid, srv->cfg.rootless ? getegid() : jp->uid, err)) >= 0 &&
+        /* Direct: no map to write; the child takes the run's uid itself (as root), named here. */
+        struct jail_msg mapped = { .kind = JAIL_MSG_MAPPED, .pid = (int32_t)jp->uid };
+        if ((r = srv->cfg.direct ? 0 : jail_userns_parent(jp->pid, jp->uid, srv->cfg.rootless ? getegid() : jp->uid, err)) >= 0 &&
             send(jp->sync_fd, &mapped, sizeof(mapped), MSG_NOSIGNAL) != sizeof(mapped))
                 r = anvil_err_sys(err, errno, "Failed to release the jail's child");
         if (r < 0) {

@@ -56,6 +56,7 @@ struct sup_probe {
         unsigned accepted, accepted_jail;
         /* the files */
         char dir[PATH_MAX], canary[PATH_MAX + 32], control_dir[PATH_MAX + 32], control_target[PATH_MAX + 64];
+        char jail_target[PATH_MAX + 64];
         /* what the jailed probe showed */
         bool jail_ran;
         char jail_failure[256];
@@ -288,10 +289,14 @@ static void evaluate(struct sup_probe *p)
         long userns_max = file_long("/proc/sys/user/max_user_namespaces");
         bool ns = has_mech(jm, "userns") && has_mech(jm, "mntns") && has_mech(jm, "pidns") && has_mech(jm, "netns") &&
                   has_mech(jm, "ipcns") && has_mech(jm, "utsns");
-        mechanism(p, "namespaces", userns_max != 0, p->jail_ran, ns,
-                  "%s", ns ? "user, mount, pid, net, ipc, uts and cgroup namespaces of the probe's jail read back from "
-                             "/proc, each differing from the supervisor's"
-                           : (p->jail_ran ? "the probe's jail did not show all of them" : p->jail_failure));
+        if (srv->cfg.direct)
+                mechanism(p, "namespaces", false, false, false, "no user namespace can be made here (%s): jails run on "
+                          "the host's paths", srv->no_userns);
+        else
+                mechanism(p, "namespaces", userns_max != 0, p->jail_ran, ns,
+                          "%s", ns ? "user, mount, pid, net, ipc, uts and cgroup namespaces of the probe's jail read back "
+                                     "from /proc, each differing from the supervisor's"
+                                   : (p->jail_ran ? "the probe's jail did not show all of them" : p->jail_failure));
 
         bool sc_avail = file_has("/proc/sys/kernel/seccomp/actions_avail", "user_notif");
         bool sc = has_mech(jm, "seccomp filter") && p->jail_seccomp[0] && strcmp(ic, "EPERM") == 0;
@@ -335,12 +340,12 @@ static void evaluate(struct sup_probe *p)
                   p->accepted - p->accepted_jail);
         bool fs = p->jail_ran && iw[0] && strcmp(iw, "ok") != 0 && ir[0] && strcmp(ir, "ok") != 0;
         mechanism(p, "filesystem isolation", true, p->jail_ran && control_ok, fs && control_ok,
-                  "in the jail a write to /work/anvil-probe-canary failed (%s) and a read of the host's %s failed "
+                  "in the jail a write to %s failed (%s) and a read of the host's %s failed "
                   "(%s); outside, the control's write %s and read %s",
-                  iw[0] ? iw : "no answer", p->canary, ir[0] ? ir : "no answer", strcmp(cw, "ok") == 0 ? "succeeded" : cw,
+                  p->jail_target, iw[0] ? iw : "no answer", p->canary, ir[0] ? ir : "no answer", strcmp(cw, "ok") == 0 ? "succeeded" : cw,
                   strcmp(cr, "ok") == 0 ? "succeeded" : cr);
         snprintf(p->tier, sizeof(p->tier), "%s",
-                 p->jail_ran && interp && control_ok ? sup_tier(ns && net && fs, sc, ll) : "none");
+                 p->jail_ran && interp && control_ok ? sup_tier(ns && net && fs, sc && net, ll && fs) : "none");
         snprintf(srv->tier, sizeof(srv->tier), "%s", p->tier);
 }
 
@@ -470,7 +475,12 @@ static int probe_start(struct sup_probe *p, struct anvil_err *err)
         (void)close(fd);
         if (listener_open(p, err) < 0)
                 return -EIO;
-        _cleanup_free_ char *src = probe_source(p, "/work/anvil-probe-canary");
+        /* The write outside the write root: in a jail of its own root, a path of the jail's;
+         * direct (on the host's paths), the control's own target, which the run's uid could
+         * otherwise write (rootless: it is the same uid). */
+        snprintf(p->jail_target, sizeof(p->jail_target), "%s",
+                 srv->cfg.direct ? p->control_target : "/work/anvil-probe-canary");
+        _cleanup_free_ char *src = probe_source(p, p->jail_target);
         if (!src)
                 return anvil_err_set(err, ENOMEM, "Out of memory");
         struct proto_run_request req = { .source = src };

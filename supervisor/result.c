@@ -56,16 +56,26 @@ static bool has_mech(const struct proto_strv *v, const char *name)
 static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
 {
         char line[PATH_MAX + 256];
-        for (unsigned i = 0; i < jail_n_ro_binds; i++)
-                if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
-                        (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
+        bool direct = run->srv->cfg.direct;
         /* Where Landlock is in force, what it allows of them (jail/landlock.c). */
         bool ll = run->ka.abi > 0 && run->tool_started; /* applied (C10) and seen enforced (R6) */
-        const char *const reads[] = { ll ? "/etc (synthetic: passwd, group, hosts, nsswitch.conf; not hostname)"
-                                         : "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                      "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
-        for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
-                (void)proto_strv_push(&b->read, reads[i]);
+        if (direct) {
+                /* The host's own paths, as far as Landlock lets the tool reach them. */
+                (void)proto_strv_push(&b->read, ll ? "/usr (landlock)" : "the host's file system (no landlock in force)");
+                if (ll) {
+                        (void)proto_strv_push(&b->read, "/etc/ld.so.cache, /etc/matplotlibrc, /etc/alternatives (landlock)");
+                        (void)proto_strv_push(&b->read, "/dev/null, /dev/zero, /dev/urandom (landlock)");
+                }
+        } else {
+                for (unsigned i = 0; i < jail_n_ro_binds; i++)
+                        if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
+                                (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
+                const char *const reads[] = { ll ? "/etc (synthetic: passwd, group, hosts, nsswitch.conf; not hostname)"
+                                                 : "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
+                                              "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
+                for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
+                        (void)proto_strv_push(&b->read, reads[i]);
+        }
         /* The inputs, as they are in the run's directory. */
         snprintf(line, sizeof(line), "%s/inputs", run->dir);
         _cleanup_closedir_ DIR *d = opendir(line);
@@ -80,16 +90,33 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                                 in_bytes += (uint64_t)st.st_size;
                         }
                 }
-        snprintf(line, sizeof(line), "%s (read-only: %zu file%s, %llu bytes)", JAIL_INPUTS, n_in, n_in == 1 ? "" : "s",
+        char inputs[PATH_MAX + 16], artifacts[PATH_MAX + 16], tmp[PATH_MAX + 16];
+        snprintf(inputs, sizeof(inputs), "%s/inputs", direct ? run->jail_dir : JAIL_WORKDIR);
+        snprintf(artifacts, sizeof(artifacts), "%s/artifacts", direct ? run->jail_dir : JAIL_WORKDIR);
+        snprintf(tmp, sizeof(tmp), "%s", direct ? run->jail_dir : JAIL_TMP);
+        if (direct)
+                snprintf(tmp, sizeof(tmp), "%s/tmp", run->jail_dir);
+        snprintf(line, sizeof(line), "%s (read-only: %zu file%s, %llu bytes)", inputs, n_in, n_in == 1 ? "" : "s",
                  (unsigned long long)in_bytes);
         (void)proto_strv_push(&b->read, line);
-        (void)proto_strv_push(&b->read, JAIL_ARTIFACTS);
-        (void)proto_strv_push(&b->read, JAIL_TMP " (private)");
-        snprintf(line, sizeof(line), "%s (at most %llu bytes)", JAIL_ARTIFACTS, (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, line);
-        snprintf(line, sizeof(line), "%s (private tmpfs, at most %llu bytes, discarded)", JAIL_TMP,
-                 (unsigned long long)run->lim.files_bytes);
-        (void)proto_strv_push(&b->write, line);
+        (void)proto_strv_push(&b->read, artifacts);
+        snprintf(line, sizeof(line), "%s (private)", tmp);
+        (void)proto_strv_push(&b->read, line);
+        if (direct) {
+                /* No tmpfs of the files cap here: RLIMIT_FSIZE bounds each file, not their sum. */
+                snprintf(line, sizeof(line), "%s (each file at most %llu bytes; their total not bounded)", artifacts,
+                         (unsigned long long)run->lim.files_bytes);
+                (void)proto_strv_push(&b->write, line);
+                snprintf(line, sizeof(line), "%s (each file at most %llu bytes; their total not bounded)", tmp,
+                         (unsigned long long)run->lim.files_bytes);
+                (void)proto_strv_push(&b->write, line);
+        } else {
+                snprintf(line, sizeof(line), "%s (at most %llu bytes)", artifacts, (unsigned long long)run->lim.files_bytes);
+                (void)proto_strv_push(&b->write, line);
+                snprintf(line, sizeof(line), "%s (private tmpfs, at most %llu bytes, discarded)", tmp,
+                         (unsigned long long)run->lim.files_bytes);
+                (void)proto_strv_push(&b->write, line);
+        }
         bool netns = has_mech(&run->mechanisms, "netns"), pidns = has_mech(&run->mechanisms, "pidns");
         snprintf(line, sizeof(line), "%s%s%s%s",
                  run->seccomp_verified || netns || ll ? "none: " : "not isolated by this run's verified mechanisms",
@@ -110,7 +137,15 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                 b->limits.cpu_quota_pct.set = true;
                 b->limits.cpu_quota_pct.v = (int64_t)(cg->applied.cpu_quota_us * 100 / cg->applied.cpu_period_us);
         }
-        if (run->seccomp_verified)
+        bool unbounded = run->rl.nproc == 0 && !jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS);
+        if (unbounded)
+                b->limits.pids = 0; /* as applied: none (the processes line says why) */
+        if (run->seccomp_verified && unbounded)
+                snprintf(line, sizeof(line),
+                         "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
+                         "run); their number not bounded (no pids cgroup, and RLIMIT_NPROC would count the "
+                         "supervisor's own uid)");
+        else if (run->seccomp_verified)
                 snprintf(line, sizeof(line),
                          "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
                          "run); at most %llu threads%s",
@@ -243,7 +278,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
          * by the child (it said so, C10) and seen enforced by the runner, which otherwise
          * refuses before "started". A tool the pre-check refused never got as far as seccomp
          * or the runner's Landlock check: nothing of it ran. */
-        res->isolation.tier = (char *)sup_tier(true, run->seccomp_verified, run->ka.abi > 0 && run->tool_started);
+        res->isolation.tier =
+                (char *)sup_tier(!run->srv->cfg.direct, run->seccomp_verified, run->ka.abi > 0 && run->tool_started);
         res->isolation.mechanisms = run->mechanisms;
         char dir[PATH_MAX + 16];
         snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);

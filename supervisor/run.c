@@ -312,7 +312,11 @@ static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        struct jail_expect x = { .host_uid = run->jp.uid, .rlimits = &run->rl, .cgroup = &run->jp.cg };
+        struct jail_expect x = { .host_uid = run->jp.uid,
+                                 .direct = run->srv->cfg.direct,
+                                 .keeps_bounding = run->srv->cfg.direct && run->srv->cfg.rootless,
+                                 .rlimits = &run->rl,
+                                 .cgroup = &run->jp.cg };
         if (jail_verify_parent(run->jp.pid, &x, &run->mechanisms, &err) < 0 || sup_kaudit_verified(run, &err) < 0) {
                 run_fail(run, err.msg);
                 return;
@@ -562,6 +566,18 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->read_roots = (struct proto_strv){ reads, 2 };
         s->write_roots = (struct proto_strv){ writes, 1 };
         s->scratch = JAIL_TMP;
+        /* Direct: the same roots, where they are on the host. */
+        char d_in[PATH_MAX + 16], d_art[PATH_MAX + 16], d_tmp[PATH_MAX + 16];
+        if (run->srv->cfg.direct) {
+                snprintf(d_in, sizeof(d_in), "%s/inputs", run->jail_dir);
+                snprintf(d_art, sizeof(d_art), "%s/artifacts", run->jail_dir);
+                snprintf(d_tmp, sizeof(d_tmp), "%s/tmp", run->jail_dir);
+                reads[0] = d_in;
+                reads[1] = writes[0] = d_art;
+                s->workdir = run->jail_dir;
+                s->scratch = d_tmp;
+                s->direct = true;
+        }
         s->capabilities_granted = run->caps_granted;
         s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
         s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;
@@ -634,8 +650,14 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         uint64_t backstop = cap + (cap / 4 > (64u << 20) ? cap / 4 : (64u << 20));
         if ((r = jail_cgroup_set_limits(&run->jp.cg, backstop, run->lim.pids, err)) < 0)
                 return r;
-        if ((r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0 ||
-            (!srv->cfg.rootless && (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0))
+        if ((r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
+                return r;
+        if (srv->cfg.direct)
+                r = sup_rundir_direct(run->dir, run->jp.uid, srv->cfg.rootless ? getegid() : (gid_t)run->jp.uid,
+                                      srv->font_cache_dir, run->jail_dir, sizeof(run->jail_dir), &run->art_fd, err);
+        else if (!srv->cfg.rootless)
+                r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err);
+        if (r < 0)
                 return r;
         run->rl = (struct jail_rlimits){
                 .cpu_s = run->lim.cpu_s,
@@ -646,7 +668,10 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 .fsize_bytes = run->lim.files_bytes,
                 /* With a pids cgroup, pids.max is the limit and pids.events counts the forks it
                  * refuses; RLIMIT_NPROC, which fork checks first, is a backstop at twice it. */
-                .nproc = jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2 : run->lim.pids,
+                /* Direct and rootless: not set (rlimit.c), and the blast radius says so. */
+                .nproc = srv->cfg.direct && srv->cfg.rootless ? 0
+                         : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2
+                                                                      : run->lim.pids,
                 .nofile = 1024,
         };
         /* parent ends: in[1] out[0] er[0] ev[0]; the child's: in[0] out[1] er[1] ev[1] */
@@ -699,8 +724,8 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         /* Rootless: the child makes the artifacts tmpfs (ARTIFACTS comes back); a placeholder
          * goes in its place among the GO fds. */
         _cleanup_close_ int placeholder = -EBADF;
-        if (srv->cfg.rootless) {
-                go.make_artifacts = 1;
+        if (srv->cfg.rootless || srv->cfg.direct) {
+                go.make_artifacts = !srv->cfg.direct;
                 placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (placeholder < 0) {
                         close_fds(child, ELEMENTSOF(child));
@@ -708,7 +733,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 }
         }
         snprintf(go.inputs_dir, sizeof(go.inputs_dir), "%s/inputs", run->dir);
-        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3], srv->cfg.rootless ? placeholder : run->art_fd };
+        snprintf(go.run_dir, sizeof(go.run_dir), "%s", run->jail_dir);
+        int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3],
+                                 srv->cfg.rootless || srv->cfg.direct ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_fds(child, ELEMENTSOF(child));
         if (r < 0)

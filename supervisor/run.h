@@ -21,6 +21,7 @@ struct sup_run {
         char id[64];
         char *request_id;
         char dir[PATH_MAX - 32]; /* room for "/artifacts.collected" below it */
+        char jail_dir[PATH_MAX]; /* direct: <dir>/jail, the tool's cwd on the host */
         struct sup_jailproc jp;
         int art_fd; /* the artifacts tmpfs, a detached mount (rundir.c) */
         struct proto_limits lim;

@@ -59,6 +59,73 @@ int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, s
         return jail_artifacts_tmpfs(uid, files_bytes, mount_fd, err);
 }
 
+/* Direct (no namespaces, struct jail_static): the tool works in <dir>/jail, on the host's
+ * paths: inputs a symlink to the run's inputs (read-only: root's files, or, rootless, held by
+ * Landlock), artifacts and tmp directories of the run's uid. The artifacts are copied out of
+ * jail/artifacts after the run, as they are out of the tmpfs otherwise; *art_fd is that
+ * directory. The files cap is no tmpfs here: only RLIMIT_FSIZE bounds a file. */
+/* The font cache, copied where the tool may write (matplotlib wants its config directory
+ * writable, and would otherwise build a cache of its own with a fork of fc-list). */
+static int copy_font_cache(const char *from, int tmp_fd, uid_t uid, gid_t gid, struct anvil_err *err)
+{
+        _cleanup_closedir_ DIR *d = opendir(from);
+        if (!d)
+                return 0; /* no cache: matplotlib will say so */
+        if (mkdirat(tmp_fd, "matplotlib", 0700) < 0 || fchownat(tmp_fd, "matplotlib", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return anvil_err_sys(err, errno, "Failed to make the font cache's directory");
+        _cleanup_close_ int mfd = openat(tmp_fd, "matplotlib", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (mfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open the font cache's directory");
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                struct stat st;
+                if (de->d_name[0] == '.' || fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 ||
+                    !S_ISREG(st.st_mode))
+                        continue;
+                uint8_t *data;
+                size_t len;
+                char path[PATH_MAX + 256];
+                snprintf(path, sizeof(path), "%s/%s", from, de->d_name);
+                int r = fd_read_file(path, 64u << 20, &data, &len, err);
+                if (r < 0)
+                        return r;
+                r = fd_write_file_at(mfd, de->d_name, data, len, 0644, err);
+                free(data);
+                if (r < 0)
+                        return r;
+                if (fchownat(mfd, de->d_name, uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                        return anvil_err_sys(err, errno, "Failed to hand the font cache to uid %u", (unsigned)uid);
+        }
+        return 0;
+}
+
+int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_cache, char *jail_dir, size_t size,
+                      int *art_fd, struct anvil_err *err)
+{
+        if (snprintf(jail_dir, size, "%s/jail", dir) >= (int)size)
+                return anvil_err_set(err, ENAMETOOLONG, "Run directory path is too long");
+        if (mkdir(jail_dir, 0711) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", jail_dir);
+        _cleanup_close_ int jfd = open(jail_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (jfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s", jail_dir);
+        if (symlinkat("../inputs", jfd, "inputs") < 0 || mkdirat(jfd, "artifacts", 0700) < 0 ||
+            mkdirat(jfd, "tmp", 0700) < 0 || fchownat(jfd, "artifacts", uid, gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+            fchownat(jfd, "tmp", uid, gid, AT_SYMLINK_NOFOLLOW) < 0)
+                return anvil_err_sys(err, errno, "Failed to make the directories of %s", jail_dir);
+        if (font_cache && font_cache[0]) {
+                _cleanup_close_ int tfd = openat(jfd, "tmp", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                int r = tfd < 0 ? anvil_err_sys(err, errno, "Failed to open %s/tmp", jail_dir)
+                                : copy_font_cache(font_cache, tfd, uid, gid, err);
+                if (r < 0)
+                        return r;
+        }
+        *art_fd = openat(jfd, "artifacts", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (*art_fd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s/artifacts", jail_dir);
+        return 0;
+}
+
 struct collect {
         uint64_t total;
         struct proto_array *artifacts, *notes;

@@ -31,11 +31,15 @@ struct sup_config {
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
         bool test_skip_seccomp;       /* test builds only: runs load no seccomp filter */
+        bool test_no_userns;          /* test builds only: as if no user namespace could be made */
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         bool rootless;      /* not root (detected): every jail maps to our own uid, no cgroup
                                unless delegated, the jail makes its own artifacts tmpfs */
+        bool direct;        /* no user namespace can be made (detected, or a test build's
+                               --test-no-userns): jails on the host's paths, held by Landlock
+                               and seccomp alone (struct jail_static) */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
         unsigned spares;    /* jail children cloned ahead of time */
@@ -99,6 +103,7 @@ struct sup_server {
         bool stopping;
         struct sup_probe *probe; /* the last probe's result, and whoever waits for the next */
         char tier[64];           /* the last probe's tier */
+        char no_userns[128];     /* why no user namespace can be made here; "" if one can */
 };
 
 struct sup_client {
@@ -152,6 +157,8 @@ void sup_pool_start(struct sup_server *srv);
 void sup_pool_stop(struct sup_server *srv);
 
 /* rundir.c: run directories under state/runs/<run_id> */
+int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_cache, char *jail_dir, size_t size,
+                      int *art_fd, struct anvil_err *err);
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
                       char *dir, size_t size, struct anvil_err *err);
 int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -16,19 +17,7 @@
 #include "jail/jail.h"
 #include "jail/runner/runner.h"
 #include "lib/cleanup.h"
-#include "lib/proc.h"
 
-/* A number of /proc/self/status, or -1. */
-static long status_field(const char *name)
-{
-        char buf[8192];
-        _cleanup_close_ int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        if (n <= 0)
-                return -1;
-        buf[n] = 0;
-        return proc_status_long(buf, name);
-}
 
 static ssize_t read_small(const char *path, char *buf, size_t size)
 {
@@ -117,22 +106,23 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t
                 return -1;
         }
         /* The promises, as the kernel reports them. */
-        long nnp = status_field("NoNewPrivs"), mode = status_field("Seccomp");
+        /* Asked of the kernel with prctl, not read from /proc: a direct jail has no /proc. */
+        long nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
         if (nnp != 1) {
                 snprintf(layer, layer_size, "no_new_privs");
-                snprintf(evidence, size, "/proc/self/status says NoNewPrivs: %ld", nnp);
+                snprintf(evidence, size, "prctl(PR_GET_NO_NEW_PRIVS) says %ld", nnp);
                 return -1;
         }
         if (spec->expect_seccomp && mode != 2) {
                 snprintf(layer, layer_size, "seccomp");
-                snprintf(evidence, size, "/proc/self/status says Seccomp: %ld, not 2 (filter)", mode);
+                snprintf(evidence, size, "prctl(PR_GET_SECCOMP) says %ld, not 2 (filter)", mode);
                 return -1;
         }
         /* The namespaces, as far as they can be seen from inside (the supervisor compared their
          * inodes with its own before GO; this is the jail's own look): a user namespace (our
          * uid map is not the initial identity map), a pid namespace (our parent is its pid 1),
          * a uts namespace (the jail's hostname), a network namespace (no interface but lo). */
-        if (namespaces_seen(layer, layer_size, evidence, size) < 0)
+        if (!spec->direct && namespaces_seen(layer, layer_size, evidence, size) < 0)
                 return -1;
         /* Only the runner's own fds: the spec (now /dev/null), stdout, stderr, events. */
         struct rlimit rl;
