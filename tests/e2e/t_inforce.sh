@@ -27,6 +27,6 @@ expect_eq "outside a user namespace: no start" "" "$(grep started "$T/events")"
 run_outside
 expect_eq "without no_new_privs: exit code" 125 "$(cat "$T/rc")"
 expect_eq "without no_new_privs: the refusal" \
-        "runner refused: refused: no_new_privs not in force (/proc/self/status says NoNewPrivs: 0)" \
+        "runner refused: refused: no_new_privs not in force (prctl(PR_GET_NO_NEW_PRIVS) says 0)" \
         "$(grep refused "$T/events")"
 expect_eq "without no_new_privs: nothing of the tool ran" "" "$(cat "$T/out")"
