@@ -128,6 +128,13 @@ void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *laye
 
 static void run_fail(struct sup_run *run, const char *msg)
 {
+        /* After a kill (timeout, cancel, memory...), what fails next is the kill's doing (the
+         * cgroup attach of a child that is gone, a verify of a pid 1 that died): the run ends
+         * as killed, for the reason that killed it. */
+        if (run->is_killed) {
+                log_info("run %s: after its kill: %s", run->id, msg);
+                return;
+        }
         if (!run->failed) {
                 run->failed = true;
                 snprintf(run->sandbox_error, sizeof(run->sandbox_error), "%s", msg);
