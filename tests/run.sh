@@ -149,6 +149,15 @@ FAIL: timed out after 300 s"
                 fi
                 [ -n "${ANVIL_E2E_SHOW:-}" ] && echo "$out"
                 record "$prefix$name" "$rc"
+                # A test ends what it started: no process may still name a test's own
+                # directory (lib.sh's /tmp/anvil-e2e.*) once it has ended.
+                left=$(pgrep -af '/tmp/anvil-e2e\.' | grep -v pgrep)
+                if [ -n "$left" ]; then
+                        echo "    left running by $name:"
+                        sed 's/^/        /' <<<"$left"
+                        record "${prefix}nothing-left-by-$name" 1
+                        for p in $(awk '{print $1}' <<<"$left"); do kill "$p" 2>/dev/null; done
+                fi
                 # Both daemons must survive every test.
                 if ! kill -0 "$ANVIL_E2E_SUP_PID" 2>/dev/null || ! kill -0 "$ANVIL_E2E_BRO_PID" 2>/dev/null ||
                         ! kill -0 "$ANVIL_E2E_BARE_PID" 2>/dev/null; then

@@ -42,13 +42,17 @@ skip_if_rootless() {
         fi
 }
 
-# as_supervisor CMD...: runs CMD as the supervisors run: root, or the rootless user.
+# as_supervisor CMD...: starts CMD in the background as the supervisors run (root, or the
+# rootless user), its pid in BG_PID and in OWN_PIDS (stopped when the test ends). The daemon
+# is the background job itself, not a shell around it: a kill of BG_PID reaches it.
 as_supervisor() {
         if [ -n "$ROOTLESS_USER" ]; then
-                setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --clear-groups -- "$@"
+                setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --clear-groups -- "$@" &
         else
-                "$@"
+                "$@" &
         fi
+        BG_PID=$!
+        OWN_PIDS+=("$BG_PID")
 }
 OWN_PIDS=() # daemons a test started itself (start_sup): stopped when it ends
 cleanup() {

@@ -30,7 +30,7 @@ stop_listener() {
                 LPID=
         fi
 }
-trap 'stop_listener; rm -rf "$T"' EXIT
+trap 'stop_listener; cleanup' EXIT
 
 landlock_msgs() { # the landlock events' messages of the last result, one a line
         j '.events[] | select(.layer == "landlock" and .kind == "blocked") | .message'
@@ -144,9 +144,7 @@ expect_eq "write: the run's input on the host, unchanged" "region,amount" "$(cat
 NOSC="$T/noseccomp.sock"
 as_supervisor "$ANVIL_BUILD/anvil-supervisor" --listen "$NOSC" --state-dir "$T/noseccomp" --test-no-python-layers \
         --test-skip-seccomp --spares 0 --max-runs 16 --uid-base $((ANVIL_E2E_UID_BASE + 330000000)) $(explained --enable-kernel-audit) \
-        >"$T/noseccomp.log" 2>&1 &
-NOSC_PID=$!
-trap 'stop_listener; kill $NOSC_PID 2>/dev/null; wait $NOSC_PID 2>/dev/null; rm -rf "$T"' EXIT
+        >"$T/noseccomp.log" 2>&1
 for _ in $(seq 100); do [ -S "$NOSC" ] && break; sleep 0.1; done
 [ -S "$NOSC" ] || fail "the supervisor without seccomp did not start: $(cat "$T/noseccomp.log")"
 cat >"$T/listen.py" <<'PY'
