@@ -31,6 +31,7 @@ struct bro_server {
         char results_dir[PATH_MAX];
         struct bro_client *clients;
         unsigned n_clients;
+        struct bro_relay *owned; /* relays of tasks' runs (agent.c) */
         uint64_t next_seq; /* numbers requests for the log */
         uint64_t next_tmp; /* numbers temporary result files */
         bool stopping;
@@ -46,9 +47,19 @@ struct bro_client {
         struct bro_client *next, **pprev;
 };
 
+/* Who a relay's frames go to when it is not a client's: a task's step (agent.c). Each hook
+ * is called at most once per frame; result and error end the request. */
+struct bro_relay_owner {
+        void (*event)(void *data, const struct proto_msg *m);        /* a run_event */
+        void (*result)(void *data, struct proto_msg *m);             /* takes over the run_result */
+        void (*error)(void *data, const char *code, const char *message);
+        void *data;
+};
+
 /* One client request carried to the supervisor on a connection of its own. Lives until both
  * its supervisor connection is closed (close callback) and its result is stored. */
 struct bro_relay {
+        struct bro_relay_owner owner; /* data NULL: the request is the client's */
         struct proto_stream stream; /* to the supervisor */
         uv_connect_t connect;
         struct bro_server *srv;
@@ -79,6 +90,13 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
 /* relay.c */
 /* Takes over *m (a run_request or probe_request). */
 void bro_relay_start(struct bro_client *c, struct proto_msg *m);
+/* A run of a task's (agent.c), on the same path as a client's run_request: its frames go to
+ * the owner's hooks, its result is stored the same way. Takes over *m; NULL if it could not
+ * start (the owner's error hook has not been called). */
+struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o);
+/* The owner is gone (a cancelled task): nothing more reaches it, the run is abandoned (the
+ * supervisor kills the runs of a connection that closes). */
+void bro_relay_abandon(struct bro_relay *r);
 void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel);
 /* The client has gone: every supervisor connection of its requests is closed. */
 void bro_relays_client_gone(struct bro_client *c);

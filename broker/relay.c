@@ -36,12 +36,23 @@ static void relay_end(struct bro_relay *r, const char *fmt, ...)
 
 static void relay_forward(struct bro_relay *r, const struct proto_msg *m)
 {
+        if (r->owner.data) {
+                if (m->type == PROTO_RUN_EVENT && r->owner.event)
+                        r->owner.event(r->owner.data, m);
+                return;
+        }
         if (r->client)
                 bro_client_send(r->client, m);
 }
 
 static void relay_error(struct bro_relay *r, const char *code, const char *message)
 {
+        if (r->owner.data) {
+                void *data = r->owner.data;
+                r->owner.data = NULL; /* the request ends here for its owner */
+                r->owner.error(data, code, message);
+                return;
+        }
         if (r->client)
                 bro_client_error(r->client, code, message, NULL, r->request_id);
 }
@@ -93,9 +104,15 @@ static void send_cancel(struct bro_relay *r, const char *request_id)
 static void deliver_result(struct bro_relay *r, struct proto_msg *m)
 {
         const struct proto_run_result *res = &m->u.run_result;
-        relay_forward(r, m);
         relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "",
                   res->killed ? res->killed : "", res->run_id);
+        if (r->owner.data) {
+                void *data = r->owner.data;
+                r->owner.data = NULL;
+                r->owner.result(data, m); /* taken over */
+                return;
+        }
+        relay_forward(r, m);
         proto_msg_free(m);
 }
 
@@ -241,44 +258,72 @@ static void on_connected(uv_connect_t *req, int status)
 
 /* ---- requests from the client ---- */
 
+static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
+                                   const struct bro_relay_owner *o);
+
 void bro_relay_start(struct bro_client *c, struct proto_msg *m)
 {
-        struct bro_server *srv = c->srv;
+        (void)relay_new(c->srv, c, m, NULL);
+}
+
+struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o)
+{
+        return relay_new(srv, NULL, m, o);
+}
+
+void bro_relay_abandon(struct bro_relay *r)
+{
+        r->owner.data = NULL;
+        relay_end(r, "abandoned, its task has ended");
+        proto_stream_close(&r->stream);
+}
+
+static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
+                                   const struct bro_relay_owner *o)
+{
         const char *rid = m->type == PROTO_RUN_REQUEST ? m->u.run_request.request_id : m->u.probe_request.request_id;
         struct bro_relay *r = calloc(1, sizeof(*r));
         if (!r || (rid && !(r->request_id = strdup(rid)))) {
-                bro_client_error(c, "internal", "Out of memory", NULL, rid);
+                if (c)
+                        bro_client_error(c, "internal", "Out of memory", NULL, rid);
                 free(r);
                 proto_msg_free(m);
-                return;
+                return NULL;
         }
         int e = proto_stream_init(srv->loop, &r->stream, on_supervisor_frame, on_supervisor_closed, r);
         if (e < 0) {
                 char msg[128];
                 snprintf(msg, sizeof(msg), "Failed to create a connection to the supervisor: %s", uv_strerror(e));
-                bro_client_error(c, "internal", msg, NULL, rid);
+                if (c)
+                        bro_client_error(c, "internal", msg, NULL, rid);
                 free(r->request_id);
                 free(r);
                 proto_msg_free(m);
-                return;
+                return NULL;
         }
         r->stream.on_bad = on_supervisor_bad;
         r->srv = srv;
         r->client = c;
+        if (o)
+                r->owner = *o;
         r->kind = m->type;
         r->req = *m; /* taken over */
         r->req_held = true;
         r->seq = ++srv->next_seq;
         r->t0 = now_ms();
-        LIST_PREPEND(c->relays, r);
-        c->n_inflight++;
+        if (c) {
+                LIST_PREPEND(c->relays, r);
+                c->n_inflight++;
+        } else
+                LIST_PREPEND(srv->owned, r);
         snprintf(r->stream.name, sizeof(r->stream.name), "supervisor, request #%" PRIu64, r->seq);
         log_info("request #%" PRIu64 ": %s%s%s%s from %s, started", r->seq, proto_type_name(r->kind),
                  r->request_id ? " '" : "", r->request_id ? r->request_id : "", r->request_id ? "'" : "",
-                 c->stream.name);
+                 c ? c->stream.name : "a task");
         r->connect.data = r;
         /* libuv 1.44 reports every failure, even an immediate one, through on_connected. */
         uv_pipe_connect(&r->connect, &r->stream.pipe, srv->cfg.supervisor_path, on_connected);
+        return r;
 }
 
 void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel)
