@@ -166,6 +166,16 @@ except BaseException as e:  # a tool that catches the exit: the last answer is k
 from anvil import final_answer as fa
 fa("second")
 PY
+tool fa_thread.py <<'PY'
+import threading
+def worker():
+    final_answer("from a thread")
+    print("not reached in the thread")
+t = threading.Thread(target=worker)
+t.start()
+t.join()
+print("the main thread goes on")
+PY
 tool fa_set.py <<'PY'
 final_answer({1, 2})
 PY
@@ -193,6 +203,10 @@ final() { # RUN LABEL
         expect_eq "$l: final_answer twice: status" ok "$(j .status)"
         expect_eq "$l: final_answer twice: the exit it raised" "FinalAnswer True 0" "$(j .stdout)"
         expect_eq "$l: final_answer twice: the last is kept" '"second"' "$(j .final_answer)"
+        $run "$T/fa_thread.py"
+        expect_eq "$l: final_answer in a thread: it ends that thread only" "ok the main thread goes on" \
+                "$(j '"\(.status) \(.stdout)"')"
+        expect_eq "$l: final_answer in a thread: recorded" '"from a thread"' "$(j .final_answer)"
         local c msg
         for c in "fa_set|TypeError: final_answer: the value (set) is not JSON-serialisable" \
                 "fa_nested|TypeError: final_answer: the value (dict) is not JSON-serialisable (holds a value of type set)" \
