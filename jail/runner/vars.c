@@ -434,7 +434,8 @@ struct out {
         struct proto_array dropped; /* of struct proto_variable_dropped */
 };
 
-static int out_add(struct out *o, const char *s, size_t n)
+/* Room for n more bytes and the NUL, so that a member is appended whole or not at all. */
+static int out_reserve(struct out *o, size_t n)
 {
         if (o->len + n + 1 > o->cap) {
                 size_t cap = o->cap ? o->cap : 4096;
@@ -446,6 +447,13 @@ static int out_add(struct out *o, const char *s, size_t n)
                 o->buf = nb;
                 o->cap = cap;
         }
+        return 0;
+}
+
+static int out_add(struct out *o, const char *s, size_t n)
+{
+        if (out_reserve(o, n) < 0)
+                return -1;
         memcpy(o->buf + o->len, s, n);
         o->len += n;
         o->buf[o->len] = 0;
@@ -523,12 +531,18 @@ static void judge(struct out *o, PyObject *k, PyObject *v)
                 Py_DECREF(text);
                 return;
         }
-        /* ,"name":value (an identifier needs no escapes) */
-        if ((o->kept && out_add(o, ",", 1) < 0) || out_add(o, "\"", 1) < 0 || out_add(o, name, (size_t)len) < 0 ||
-            out_add(o, "\":", 2) < 0 || out_add(o, utf8, (size_t)n) < 0) {
+        /* ,"name":value (an identifier needs no escapes), whole or not at all */
+        if (out_reserve(o, (size_t)pol_var_cost(o->kept, (size_t)len, (size_t)n)) < 0) {
+                drop(o, name, (size_t)len, v, reason);
                 Py_DECREF(text);
                 return;
         }
+        if (o->kept)
+                (void)out_add(o, ",", 1);
+        (void)out_add(o, "\"", 1);
+        (void)out_add(o, name, (size_t)len);
+        (void)out_add(o, "\":", 2);
+        (void)out_add(o, utf8, (size_t)n);
         o->kept++;
         Py_DECREF(text);
 }
@@ -563,7 +577,12 @@ void vars_collect(struct runner *r)
         int limit = Py_GetRecursionLimit();
         Py_SetRecursionLimit(POL_VARIABLES_DEPTH_MAX);
         struct out o = { 0 };
-        (void)out_add(&o, "{", 1);
+        /* The closing brace's room is kept free by judge(): reserved here with the opening. */
+        if (out_reserve(&o, 2) < 0 || out_add(&o, "{", 1) < 0) {
+                Py_SetRecursionLimit(limit);
+                Py_DECREF(items);
+                return;
+        }
         for (Py_ssize_t i = 0; i < PyList_GET_SIZE(items); i++) {
                 PyObject *kv = PyList_GET_ITEM(items, i);
                 judge(&o, PyTuple_GET_ITEM(kv, 0), PyTuple_GET_ITEM(kv, 1));
