@@ -37,7 +37,7 @@ static const char *socket_path(void)
 static void usage(FILE *f)
 {
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "                    [--cap NAME]... [--json]\n"
+                   "                    [--cap NAME]... [--variables FILE.json] [--json]\n"
                    "       anvilctl probe [--json]\n"
                    "       anvilctl help\n"
                    "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
@@ -124,6 +124,31 @@ static void print_block(const char *title, const char *text, bool truncated, uin
                 printf("  [... truncated: %" PRIu64 " bytes written, %zu kept]\n", total, strlen(text));
 }
 
+/* The variables the tool left for a next step, by name, and those it will not have. The text
+ * is the tool's word: a name list is shown only if it parses as a JSON object. */
+static void print_variables(const struct proto_run_result *r)
+{
+        if (r->variables) {
+                json_error_t jerr;
+                json_t *o = json_loads(r->variables, JSON_DECODE_INT_AS_REAL | JSON_DECODE_ANY, &jerr);
+                printf("variables kept (%zu bytes of JSON):", strlen(r->variables));
+                const char *k;
+                json_t *v;
+                if (json_is_object(o)) {
+                        if (json_object_size(o) == 0)
+                                printf(" none");
+                        json_object_foreach(o, k, v) printf(" %s", k);
+                }
+                putchar('\n');
+                json_decref(o);
+        }
+        const struct proto_variable_dropped *d = r->variables_dropped.items;
+        if (r->variables_dropped.n)
+                printf("variables not kept:\n");
+        for (size_t i = 0; i < r->variables_dropped.n; i++)
+                printf("  %s (%s) %s\n", d[i].name, d[i].type, d[i].reason);
+}
+
 static void print_human(const struct proto_run_result *r)
 {
         printf("run %s: %s", r->run_id, r->killed ? r->killed : r->status);
@@ -139,6 +164,9 @@ static void print_human(const struct proto_run_result *r)
                 print_event(&ev[i]);
         print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
         print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        if (r->final_answer)
+                printf("final answer: %s\n", r->final_answer);
+        print_variables(r);
         const struct proto_artifact *a = r->artifacts.items;
         if (r->artifacts.n)
                 printf("artifacts:\n");
@@ -200,12 +228,48 @@ static int read_input(const char *path, struct proto_input *in)
         return 0;
 }
 
+/* --variables FILE.json: a JSON object of at most PROTO_VARIABLES_MAX bytes, sent as it is
+ * written. Checked here to say early what is wrong with it; the runner decodes it again, in
+ * the jail, with Python's json and the name rules (an identifier, not private, no builtin's). */
+static int read_variables(const char *path, char **out)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *data;
+        size_t len;
+        if (fd_read_file(path, PROTO_VARIABLES_MAX, &data, &len, &err) < 0) {
+                fprintf(stderr, "anvilctl: --variables: %s%s\n", err.msg,
+                        err.code == EFBIG ? " (the limit for variables)" : "");
+                return -1;
+        }
+        if (memchr(data, 0, len) || !utf8_valid(data, len)) {
+                fprintf(stderr, "anvilctl: --variables %s: not UTF-8 text\n", path);
+                free(data);
+                return -1;
+        }
+        json_error_t jerr;
+        json_t *o = json_loadb((const char *)data, len, JSON_REJECT_DUPLICATES | JSON_DECODE_INT_AS_REAL, &jerr);
+        if (!o || !json_is_object(o)) {
+                if (o)
+                        fprintf(stderr, "anvilctl: --variables %s: expected a JSON object\n", path);
+                else
+                        fprintf(stderr, "anvilctl: --variables %s: not valid JSON (line %d, column %d: %s)\n", path,
+                                jerr.line, jerr.column, jerr.text);
+                json_decref(o);
+                free(data);
+                return -1;
+        }
+        json_decref(o);
+        *out = (char *)data;
+        return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
                 { "input", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
                 { "cpu", required_argument, NULL, 'c' },   { "memory", required_argument, NULL, 'm' },
                 { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
+                { "variables", required_argument, NULL, 'v' },
                 { "help", no_argument, NULL, 'h' },        { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
@@ -257,6 +321,12 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'j':
                         json = true;
+                        break;
+                case 'v':
+                        free(req->variables);
+                        req->variables = NULL;
+                        if (read_variables(optarg, &req->variables) < 0)
+                                goto out;
                         break;
                 case 'h':
                         usage(stdout);

@@ -27,6 +27,40 @@
         X(RUNNER_EVENT_MALFORMED, "the runner sent a malformed event (%s); later events ignored") \
         /* layer, evidence */                                                                   \
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
+        /* variables between an agent's steps (DESIGN §8, jail/runner/vars.c). A request's that \
+         * the runner refuses, before the tool's first line (an error frame bad_request):       \
+         * the decoder's message */                                                             \
+        X(VARIABLES_NOT_JSON, "variables refused: not valid JSON (%s)")                         \
+        /* "an array", "a string", "a number", "a boolean", "null" */                           \
+        X(VARIABLES_NOT_OBJECT, "variables refused: expected a JSON object, got %s")            \
+        /* the name as shown (pol_var_show), a VAR_ why */                                      \
+        X(VARIABLES_BAD_NAME, "variables refused: '%s' %s")                                     \
+        /* the key as shown (pol_var_show) */                                                   \
+        X(VARIABLES_DUPLICATE, "variables refused: the key '%s' appears more than once")        \
+        /* how many (unsigned long long), the limit (unsigned) */                               \
+        X(VARIABLES_TOO_MANY, "variables refused: %llu variables, over the limit of %u")        \
+        /* NaN, Infinity or -Infinity, which Python's json would take: inside VARIABLES_NOT_JSON */ \
+        X(VARIABLES_CONSTANT, "%s is not JSON")                                                 \
+        /* how many were bound (unsigned long long) */                                          \
+        X(VARIABLES_BOUND, "variables: %llu bound before the tool's first line")                \
+        /* after the tool's last line: kept, bytes of JSON, not kept (unsigned long long each) */ \
+        X(VARIABLES_KEPT, "variables: %llu kept (%llu bytes of JSON), %llu not kept")           \
+        /* why a variable was not kept (variables_dropped[].reason; read after its name) */     \
+        X(VARIABLE_NOT_JSON, "is not JSON-serialisable")                                        \
+        /* the cause: VARIABLE_HOLDS, or Python's ("Circular reference detected") */            \
+        X(VARIABLE_NOT_JSON_WHY, "is not JSON-serialisable (%s)")                               \
+        /* a type's name, found inside the value */                                             \
+        X(VARIABLE_HOLDS, "holds a value of type %s")                                           \
+        /* the bound of the object's JSON text (unsigned long long) */                          \
+        X(VARIABLE_TOO_LARGE, "does not fit in the limit of %llu bytes for all variables")      \
+        /* the limit (unsigned) */                                                              \
+        X(VARIABLE_TOO_MANY, "is over the limit of %u variables")                               \
+        /* final_answer(value): bytes of JSON (unsigned long long) */                           \
+        X(FINAL_ANSWER, "final answer recorded (%llu bytes of JSON)")                           \
+        /* raised into the tool: the value's type, VARIABLE_NOT_JSON or VARIABLE_NOT_JSON_WHY */ \
+        X(FINAL_ANSWER_NOT_JSON, "final_answer: the value (%s) %s")                             \
+        /* bytes (unsigned long long), the limit (unsigned long long) */                        \
+        X(FINAL_ANSWER_TOO_LARGE, "final_answer: the value's JSON is %llu bytes, over the limit of %llu") \
         /* the pre-check (DESIGN §5): op ("import socket", "os.fork", "attribute __code__"), why */ \
         X(PRECHECK_BLOCKED, "blocked: %s (%s)")                                                 \
         /* path as written, roots as shown to the tool ("./inputs, ./artifacts") */             \
@@ -73,6 +107,15 @@
         X(READ, "read outside ALLOWED_READ_PATHS")                                              \
         X(WRITE, "write outside ALLOWED_WRITE_PATHS")                                           \
         X(LINK, "link pointing outside the jail's roots")                                       \
+        /* a variable's name (variables in: refused; out: not kept), read after the name */    \
+        X(VAR_NOT_IDENTIFIER, "is not a Python identifier")                                     \
+        X(VAR_KEYWORD, "is a Python keyword")                                                   \
+        X(VAR_PRIVATE, "starts with '_' (private and dunder names are not variables)")          \
+        X(VAR_BUILTIN, "shadows a builtin")                                                     \
+        X(VAR_NAME_LONG, "is a name longer than 128 bytes")                                     \
+        /* what is not a value (variables out) */                                               \
+        X(VAR_MODULE, "is a module, not a value (import it again)")                             \
+        X(VAR_CALLABLE, "is a function or class, not a value (define it again)")                \
         /* Landlock's, by the kernel's blocker (policy/kaudit.c) */                             \
         X(LL_READ, "outside the jail's read roots")                                             \
         X(LL_WRITE, "outside the jail's write roots")                                           \

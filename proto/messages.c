@@ -11,7 +11,7 @@
 #define OPT false
 
 /* Sizes of the text fields of an event: a path fits in op, a traceback in traceback. */
-#define EV_SHORT 256
+#define EV_SHORT PROTO_REASON_MAX
 #define EV_OP 1024
 #define EV_MESSAGE 4096
 #define EV_TRACEBACK 16384
@@ -111,6 +111,13 @@ static const struct proto_field cgroup_figures_f[] = {
 };
 static SCHEMA(cgroup_figures_s, struct proto_cgroup_figures, "cgroup", cgroup_figures_f);
 
+static const struct proto_field variable_dropped_f[] = {
+        F(struct proto_variable_dropped, name, "name", PF_STR, REQ, PROTO_NAME_MAX, NULL),
+        F(struct proto_variable_dropped, type, "type", PF_STR, REQ, PROTO_NAME_MAX, NULL),
+        F(struct proto_variable_dropped, reason, "reason", PF_STR, REQ, PROTO_REASON_MAX, NULL),
+};
+SCHEMA(proto_variable_dropped_schema, struct proto_variable_dropped, "variable_dropped", variable_dropped_f);
+
 static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
         F(struct proto_run_result, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
@@ -134,6 +141,10 @@ static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, capabilities, "capabilities", PF_STRUCT, REQ, 0, &capabilities_s),
         F(struct proto_run_result, blast_radius, "blast_radius", PF_STRUCT, REQ, 0, &blast_radius_s),
         F(struct proto_run_result, cgroup, "cgroup", PF_OPT_STRUCT, OPT, 0, &cgroup_figures_s),
+        F(struct proto_run_result, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
+        F(struct proto_run_result, variables_dropped, "variables_dropped", PF_ARRAY, OPT, PROTO_VARIABLES_DROPPED_MAX,
+          &proto_variable_dropped_schema),
+        F(struct proto_run_result, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
 };
 SCHEMA(proto_run_result_schema, struct proto_run_result, "run_result", run_result_f);
 
@@ -242,6 +253,10 @@ static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 
 static const struct proto_field runner_event_f[] = {
         F(struct proto_runner_event, event, "event", PF_STRUCT, REQ, 0, &proto_event_schema),
+        F(struct proto_runner_event, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
+        F(struct proto_runner_event, variables_dropped, "variables_dropped", PF_ARRAY, OPT,
+          PROTO_VARIABLES_DROPPED_MAX, &proto_variable_dropped_schema),
+        F(struct proto_runner_event, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
 };
 static SCHEMA(runner_event_s, struct proto_runner_event, "runner_event", runner_event_f);
 

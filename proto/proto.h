@@ -20,7 +20,12 @@
 #define PROTO_DEPTH_MAX 8 /* deepest legitimate message (task_result) has 6 levels */
 
 #define PROTO_SOURCE_MAX (1024u * 1024)
-#define PROTO_VARIABLES_MAX (1024u * 1024)
+#define PROTO_VARIABLES_MAX (1024u * 1024) /* a JSON object as text, in and out */
+#define PROTO_VARIABLES_DROPPED_MAX 100     /* variables not kept, listed (all are counted) */
+#define PROTO_FINAL_ANSWER_MAX (256u * 1024) /* a JSON value as text */
+/* A runner_event frame holds an event and at most the variables with their dropped list, or
+ * a final answer: the supervisor reads frames of fd 3 up to this size. */
+#define PROTO_RUNNER_FRAME_MAX (PROTO_VARIABLES_MAX + PROTO_FINAL_ANSWER_MAX + 256u * 1024)
 #define PROTO_INPUTS_MAX 32
 #define PROTO_NAME_MAX 128
 #define PROTO_ID_MAX 64
@@ -29,6 +34,7 @@
 #define PROTO_ARTIFACTS_MAX 1000
 #define PROTO_PATH_MAX 4096
 #define PROTO_CAPS_MAX 16
+#define PROTO_REASON_MAX 256 /* an event's reason, a dropped variable's */
 
 /* One list, from which the type enum, the type names and the schema table are made. */
 #define PROTO_MESSAGES(X)                \
@@ -140,6 +146,13 @@ struct proto_cgroup_figures {
         struct proto_opt_int cpu_throttled_ms;  /* time held back by the CPU quota */
 };
 
+/* A variable the tool left that the next step will not have, and why (DESIGN §8). */
+struct proto_variable_dropped {
+        char *name;   /* cut at PROTO_NAME_MAX bytes */
+        char *type;   /* the value's type, e.g. "DataFrame", "module" */
+        char *reason; /* read after the name: "is not JSON-serialisable" */
+};
+
 struct proto_run_result {
         char *request_id;
         char *run_id;
@@ -163,6 +176,15 @@ struct proto_run_result {
         struct proto_capabilities capabilities;
         struct proto_blast_radius blast_radius;
         struct proto_cgroup_figures *cgroup; /* NULL: the run had no cgroup */
+        /* What the tool left for the next step of an agent (DESIGN §8), from the runner's last
+         * "variables" event: a JSON object as text, and what was not kept; NULL and none when
+         * the tool did not reach its end (refused before it ran, killed). The tool's word, like
+         * every event after "started": the next run decodes it again, strictly, in its jail. */
+        char *variables;
+        struct proto_array variables_dropped; /* of struct proto_variable_dropped */
+        /* The value of the tool's last final_answer(value), as JSON text; NULL if it gave none
+         * or was killed. */
+        char *final_answer;
 };
 
 struct proto_probe_request {
@@ -260,6 +282,11 @@ struct proto_run_spec {
 
 struct proto_runner_event {
         struct proto_event event;
+        /* Payloads, each only on the event of its kind ("variables", "final_answer"; layer
+         * runner), and only after "started": the supervisor refuses them anywhere else. */
+        char *variables;                      /* the JSON object the tool left */
+        struct proto_array variables_dropped; /* of struct proto_variable_dropped */
+        char *final_answer;                   /* the value's JSON */
 };
 
 struct proto_msg {
@@ -272,7 +299,7 @@ struct proto_msg {
 };
 
 extern const struct proto_schema *const proto_schemas[_PROTO_TYPE_MAX];
-extern const struct proto_schema proto_event_schema, proto_run_result_schema;
+extern const struct proto_schema proto_event_schema, proto_run_result_schema, proto_variable_dropped_schema;
 
 const char *proto_type_name(enum proto_type t);
 

@@ -238,6 +238,14 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->status = "blocked";
         else
                 res->status = "error";
+        /* What the tool left for an agent's next step and its final answer (DESIGN §8): the
+         * runner's last word on each (the tool's word, as every event after "started"). A
+         * killed tool never reached its end: whatever it sent before is not its state. */
+        if (!run->is_killed) {
+                res->variables = run->variables;
+                res->variables_dropped = run->variables_dropped;
+                res->final_answer = run->final_answer;
+        }
         if (have_cg) {
                 res->cgroup = cgroup_figures(run, &st);
                 if (st.has_forks_refused && st.forks_refused > 0)

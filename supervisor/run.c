@@ -142,6 +142,17 @@ static void run_fail(struct sup_run *run, const char *msg)
         run_kill(run);
 }
 
+/* The runner refused what the request gave it (its variables, R4a) before the tool started:
+ * the client's error, answered with bad_request and the field, never a sandbox failure. */
+static void run_refuse_request(struct sup_run *run, const char *msg, const char *field)
+{
+        if (!run->failed && !run->is_killed) {
+                run->fail_code = "bad_request";
+                run->fail_field = field;
+        }
+        run_fail(run, msg);
+}
+
 /* ---- handles ---- */
 
 static void run_free(struct sup_run *run)
@@ -159,6 +170,12 @@ static void run_free(struct sup_run *run)
                 free(a->sha256);
         }
         free(run->artifacts.items);
+        free(run->variables);
+        for (size_t i = 0; i < run->variables_dropped.n; i++)
+                proto_schema_free(&proto_variable_dropped_schema,
+                                  (struct proto_variable_dropped *)run->variables_dropped.items + i);
+        free(run->variables_dropped.items);
+        free(run->final_answer);
         proto_strv_free(&run->mechanisms);
         proto_strv_free(&run->caps_requested);
         proto_strv_free(&run->caps_granted);
@@ -240,6 +257,45 @@ static bool runner_layer_ok(const char *layer)
         return false;
 }
 
+/* A runner event's payload (DESIGN §8): the variables the tool left, or its final answer, each
+ * only on the event of its kind and only once the tool started (the runner sends them after
+ * its last line, or from final_answer); the last of each kind is kept, whether or not the
+ * event itself still finds room in the trace. The text is kept as it came, strictly decoded
+ * and bounded by the schema: JSON parsing is no business of the supervisor's, and the next
+ * run's runner decodes the variables again, strictly, in its jail. NULL, or why the event is
+ * malformed. */
+static const char *runner_payload(struct sup_run *run, struct proto_runner_event *in)
+{
+        const struct proto_event *e = &in->event;
+        bool runner = strcmp(e->layer, "runner") == 0;
+        bool vars = runner && strcmp(e->kind, "variables") == 0;
+        bool answer = runner && strcmp(e->kind, "final_answer") == 0;
+        if ((in->variables || in->variables_dropped.n) && !vars)
+                return "variables on an event of another kind";
+        if (in->final_answer && !answer)
+                return "a final answer on an event of another kind";
+        if ((vars && !in->variables) || (answer && !in->final_answer))
+                return "a variables or final_answer event without its payload";
+        if ((vars || answer) && !run->tool_started)
+                return "variables or a final answer before the tool started";
+        if (vars) {
+                free(run->variables);
+                for (size_t i = 0; i < run->variables_dropped.n; i++)
+                        proto_schema_free(&proto_variable_dropped_schema,
+                                          (struct proto_variable_dropped *)run->variables_dropped.items + i);
+                free(run->variables_dropped.items);
+                run->variables = in->variables;
+                run->variables_dropped = in->variables_dropped;
+                in->variables = NULL;
+                memset(&in->variables_dropped, 0, sizeof(in->variables_dropped));
+        } else if (answer) {
+                free(run->final_answer);
+                run->final_answer = in->final_answer;
+                in->final_answer = NULL;
+        }
+        return NULL;
+}
+
 static void runner_event(struct sup_run *run, struct proto_msg *m)
 {
         struct proto_event *in = &m->u.runner_event.event;
@@ -258,6 +314,10 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
          * not in force, R6) means the sandbox failed, not the tool. */
         if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
                 run->tool_started = true;
+        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started &&
+                 e->op && strcmp(e->op, "variables") == 0)
+                run_refuse_request(run, e->message ? e->message : "The runner refused the request's variables",
+                                   "run_request.variables");
         else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started)
                 run_fail(run, e->message ? e->message : "The runner refused to run the tool");
 }
@@ -306,6 +366,12 @@ static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 if (m.type != PROTO_RUNNER_EVENT || !runner_layer_ok(m.u.runner_event.event.layer)) {
                         events_broken(run, m.type != PROTO_RUNNER_EVENT ? "not a runner_event"
                                                                         : "a layer the runner may not claim");
+                        proto_msg_free(&m);
+                        return;
+                }
+                const char *bad = runner_payload(run, &m.u.runner_event);
+                if (bad) {
+                        events_broken(run, bad);
                         proto_msg_free(&m);
                         return;
                 }
@@ -824,7 +890,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
         run->out.cap = run->err.cap = lim.output_bytes;
-        proto_reader_init(&run->ev_reader, 1024 * 1024);
+        proto_reader_init(&run->ev_reader, PROTO_RUNNER_FRAME_MAX);
         make_run_id(run->id, sizeof(run->id));
         resolve_caps(run, &req->capabilities_approved);
         LIST_PREPEND(srv->runs, run);
@@ -944,9 +1010,11 @@ static void collect_done(uv_work_t *w, int status)
                 run_fail(run, run->collect_err.msg);
         }
         if (run->failed) {
-                log_warn("run %s: sandbox failed: %s", run->id, run->sandbox_error);
+                log_warn("run %s: %s: %s", run->id, run->fail_code ? "request refused" : "sandbox failed",
+                         run->sandbox_error);
                 if (run->client)
-                        sup_client_error(run->client, "sandbox_failed", run->sandbox_error, NULL, run->request_id);
+                        sup_client_error(run->client, run->fail_code ? run->fail_code : "sandbox_failed",
+                                         run->sandbox_error, run->fail_field, run->request_id);
                 if (run->opts.done)
                         run->opts.done(run->srv, NULL, run->sandbox_error, run->opts.data);
         } else {

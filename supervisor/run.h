@@ -66,6 +66,14 @@ struct sup_run {
         double peak_mb, kill_peak_mb;
         bool failed;
         char sandbox_error[256];
+        /* A failure that is the request's, not the sandbox's (the runner refused its variables
+         * before the tool started): the error frame's code and field; NULL for sandbox_failed. */
+        const char *fail_code;
+        const char *fail_field;
+        /* The runner's last "variables" and "final_answer" events' payloads (DESIGN §8). */
+        char *variables;
+        struct proto_array variables_dropped; /* of struct proto_variable_dropped */
+        char *final_answer;
         /* filled on the thread pool */
         uv_work_t work;
         uv_work_t teardown;

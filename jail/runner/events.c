@@ -29,6 +29,12 @@ void runner_event(struct runner *r, const char *layer, const char *kind, const c
         (void)proto_write_msg(JAIL_FD_EVENTS, &m, NULL);
 }
 
+void runner_send(struct runner *r, struct proto_msg *m)
+{
+        m->u.runner_event.event.t_ms = now_ms() - r->t0;
+        (void)proto_write_msg(JAIL_FD_EVENTS, m, NULL);
+}
+
 int runner_realpath(const char *path, char *out, size_t size, void *ctx)
 {
         (void)ctx;

@@ -7,6 +7,10 @@
  *       so Python code can never remove it; it lets everything by until R6
  *   R4  start the interpreter: isolated config, no bytecode written, Debian's sys.path;
  *       pre-warm what the data stack would otherwise do in the run (platform's processor)
+ *   R4a final_answer made a builtin; the spec's variables, if any, decoded and bound as
+ *       globals of __main__ (vars.c); malformed ones refuse the run (event "refused", op
+ *       "variables": the request's fault, which the supervisor answers with an error frame),
+ *       and no tool code runs
  *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
  *       a tool with findings stops here, status blocked
  *   R6  arm the audit hook; the fail-closed checks of the jail's promises: Landlock, when
@@ -18,6 +22,7 @@
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
+ *   R9a event "variables": the globals the tool left that the next step can have (vars.c)
  *   R10 finalize (flushes the tool's output), the summary of refusals not recorded, event
  *       "blocked" if a refusal ended the tool, event "finished", exit with the tool's code
  *
@@ -353,6 +358,17 @@ int main(void)
         if (start_python() < 0)
                 return 125;
         prewarm_platform(&spec);
+        /* R4a */
+        {
+                char msg[512];
+                int v = vars_setup(&R, spec.variables, msg, sizeof(msg));
+                if (v == -1) {
+                        send_event("refused", "variables", msg, 0, NULL);
+                        fprintf(stderr, "anvil-py: %s\n", msg);
+                }
+                if (v < 0)
+                        return 125;
+        }
         if (spec.test_no_python_layers) {
                 /* A test build's supervisor asked for it, to show the kernel layers alone: said
                  * on the record, never silent. */
@@ -392,9 +408,14 @@ run:;
         send_event("started", NULL, "tool started", 0, NULL);
         /* R8, R9 */
         int rc = run_tool(spec.source);
-        /* R10. A process the tool forked returns here too: it finishes quietly, the run's
-         * events are the first process's. */
+        /* A process the tool forked returns here too: it finishes quietly, the run's events
+         * are the first process's. */
         bool forked = getpid() != self;
+        /* R9a, with the audit hook still armed: what runs of the tool's while its values are
+         * encoded is judged as the tool's. */
+        if (!forked)
+                vars_collect(&R);
+        /* R10 */
         if (Py_FinalizeEx() < 0 && rc == 0)
                 rc = 120; /* as python3 does when flushing stdout fails */
         if (!forked) {

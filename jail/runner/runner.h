@@ -43,6 +43,8 @@ struct runner {
 /* events.c */
 void runner_event(struct runner *r, const char *layer, const char *kind, const char *op, const char *reason,
                   const char *message, long line, long col, const char *traceback);
+/* An event with a payload (vars.c): m is filled by the caller, but for the event's time. */
+void runner_send(struct runner *r, struct proto_msg *m);
 
 /* Sets up roots and capabilities from the spec (paths resolved with realpath). */
 int runner_policy_init(struct runner *r, const struct proto_run_spec *spec);
@@ -57,6 +59,13 @@ int precheck_run(struct runner *r, const char *source);
  * the evidence if one is not in force. */
 int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t layer_size, char *evidence,
                           size_t size);
+
+/* vars.c (DESIGN §8). vars_setup (R4a): final_answer made a builtin, and the spec's variables,
+ * if any, decoded and bound as globals of __main__: 0; -1 with the refusal in msg (the
+ * request's fault); -2 if the runner itself failed (on stderr). vars_collect (R9a): the
+ * variables the tool left, sent as one event "variables". */
+int vars_setup(struct runner *r, const char *variables, char *msg, size_t size);
+void vars_collect(struct runner *r);
 
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */

@@ -1,6 +1,7 @@
 /* Unit tests for lib/utf8.c and policy/: UTF-8 validation and repair, the limits a run may ask
- * for (each bound both ways, with the exact error naming the field), input file names, and
- * every reason string and every why of the catalog, verbatim. */
+ * for (each bound both ways, with the exact error naming the field), input file names, every
+ * reason string and every why of the catalog, verbatim, and the rules of an agent's variables
+ * (names, sizes, how a name is shown). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +17,7 @@
 #include "lib/utf8.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"
+#include "policy/variables.h"
 #include "proto/proto.h"
 
 /* ---- utf8_valid ---- */
@@ -305,6 +307,54 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_REFUSED_NOT_IN_FORCE:
                 pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
                 return;
+        case POL_VARIABLES_NOT_JSON:
+                pol_reason(buf, size, r, "Expecting value: line 1 column 1 (char 0)");
+                return;
+        case POL_VARIABLES_NOT_OBJECT:
+                pol_reason(buf, size, r, "an array");
+                return;
+        case POL_VARIABLES_BAD_NAME:
+                pol_reason(buf, size, r, "print", pol_why_text(POL_WHY_VAR_BUILTIN));
+                return;
+        case POL_VARIABLES_DUPLICATE:
+                pol_reason(buf, size, r, "x");
+                return;
+        case POL_VARIABLES_TOO_MANY:
+                pol_reason(buf, size, r, 1001ULL, 1000U);
+                return;
+        case POL_VARIABLES_CONSTANT:
+                pol_reason(buf, size, r, "NaN");
+                return;
+        case POL_VARIABLES_BOUND:
+                pol_reason(buf, size, r, 4ULL);
+                return;
+        case POL_VARIABLES_KEPT:
+                pol_reason(buf, size, r, 5ULL, 96ULL, 4ULL);
+                return;
+        case POL_VARIABLE_NOT_JSON:
+                pol_reason(buf, size, r);
+                return;
+        case POL_VARIABLE_NOT_JSON_WHY:
+                pol_reason(buf, size, r, "holds a value of type set");
+                return;
+        case POL_VARIABLE_HOLDS:
+                pol_reason(buf, size, r, "set");
+                return;
+        case POL_VARIABLE_TOO_LARGE:
+                pol_reason(buf, size, r, 1048576ULL);
+                return;
+        case POL_VARIABLE_TOO_MANY:
+                pol_reason(buf, size, r, 1000U);
+                return;
+        case POL_FINAL_ANSWER:
+                pol_reason(buf, size, r, 14ULL);
+                return;
+        case POL_FINAL_ANSWER_NOT_JSON:
+                pol_reason(buf, size, r, "set", "is not JSON-serialisable");
+                return;
+        case POL_FINAL_ANSWER_TOO_LARGE:
+                pol_reason(buf, size, r, 300000ULL, 262144ULL);
+                return;
         case POL_PRECHECK_BLOCKED:
                 pol_reason(buf, size, r, "import socket", pol_why_text(POL_WHY_NETWORK));
                 return;
@@ -373,6 +423,22 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
                                        "field is missing); later events ignored",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
+        [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
+        [POL_VARIABLES_NOT_OBJECT] = "variables refused: expected a JSON object, got an array",
+        [POL_VARIABLES_BAD_NAME] = "variables refused: 'print' shadows a builtin",
+        [POL_VARIABLES_DUPLICATE] = "variables refused: the key 'x' appears more than once",
+        [POL_VARIABLES_TOO_MANY] = "variables refused: 1001 variables, over the limit of 1000",
+        [POL_VARIABLES_CONSTANT] = "NaN is not JSON",
+        [POL_VARIABLES_BOUND] = "variables: 4 bound before the tool's first line",
+        [POL_VARIABLES_KEPT] = "variables: 5 kept (96 bytes of JSON), 4 not kept",
+        [POL_VARIABLE_NOT_JSON] = "is not JSON-serialisable",
+        [POL_VARIABLE_NOT_JSON_WHY] = "is not JSON-serialisable (holds a value of type set)",
+        [POL_VARIABLE_HOLDS] = "holds a value of type set",
+        [POL_VARIABLE_TOO_LARGE] = "does not fit in the limit of 1048576 bytes for all variables",
+        [POL_VARIABLE_TOO_MANY] = "is over the limit of 1000 variables",
+        [POL_FINAL_ANSWER] = "final answer recorded (14 bytes of JSON)",
+        [POL_FINAL_ANSWER_NOT_JSON] = "final_answer: the value (set) is not JSON-serialisable",
+        [POL_FINAL_ANSWER_TOO_LARGE] = "final_answer: the value's JSON is 300000 bytes, over the limit of 262144",
         [POL_PRECHECK_BLOCKED] = "blocked: import socket (network denied by policy)",
         [POL_PRECHECK_READ_PATH] = "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",
         [POL_PRECHECK_WRITE_PATH] = "blocked: write path './artifacts/../outside.txt' outside ALLOWED_WRITE_PATHS "
@@ -510,6 +576,20 @@ static const char *why_expected(enum pol_why w)
                 return "write outside ALLOWED_WRITE_PATHS";
         case POL_WHY_LINK:
                 return "link pointing outside the jail's roots";
+        case POL_WHY_VAR_NOT_IDENTIFIER:
+                return "is not a Python identifier";
+        case POL_WHY_VAR_KEYWORD:
+                return "is a Python keyword";
+        case POL_WHY_VAR_PRIVATE:
+                return "starts with '_' (private and dunder names are not variables)";
+        case POL_WHY_VAR_BUILTIN:
+                return "shadows a builtin";
+        case POL_WHY_VAR_NAME_LONG:
+                return "is a name longer than 128 bytes";
+        case POL_WHY_VAR_MODULE:
+                return "is a module, not a value (import it again)";
+        case POL_WHY_VAR_CALLABLE:
+                return "is a function or class, not a value (define it again)";
         case POL_WHY_LL_READ:
                 return "outside the jail's read roots";
         case POL_WHY_LL_WRITE:
@@ -575,6 +655,104 @@ static void test_whys_catalog(void **state)
         assert_string_equal(pol_why_text((enum pol_why)-1), "unknown");
 }
 
+/* ---- variables (policy/variables.c) ---- */
+
+static void test_variables_names(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *name;
+                bool identifier, keyword, builtin;
+                enum pol_why want;
+        } cases[] = {
+                { "total", true, false, false, POL_WHY_NONE },
+                { "café", true, false, false, POL_WHY_NONE },
+                { "match", true, false, false, POL_WHY_NONE }, /* a soft keyword is a name */
+                { "_x", true, false, false, POL_WHY_VAR_PRIVATE },
+                { "__builtins__", true, false, false, POL_WHY_VAR_PRIVATE },
+                { "_", true, false, false, POL_WHY_VAR_PRIVATE },
+                { "1x", false, false, false, POL_WHY_VAR_NOT_IDENTIFIER },
+                { "a b", false, false, false, POL_WHY_VAR_NOT_IDENTIFIER },
+                { "", false, false, false, POL_WHY_VAR_NOT_IDENTIFIER },
+                { "", true, false, false, POL_WHY_VAR_NOT_IDENTIFIER }, /* never an identifier */
+                { "class", true, true, false, POL_WHY_VAR_KEYWORD },
+                { "None", true, true, false, POL_WHY_VAR_KEYWORD },
+                { "print", true, false, true, POL_WHY_VAR_BUILTIN },
+                { "final_answer", true, false, true, POL_WHY_VAR_BUILTIN },
+                /* private before the rest, the length before everything */
+                { "_1x", false, false, false, POL_WHY_VAR_PRIVATE },
+                { "class", false, true, true, POL_WHY_VAR_NOT_IDENTIFIER },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                enum pol_why w = pol_var_name(cases[i].name, strlen(cases[i].name), cases[i].identifier,
+                                              cases[i].keyword, cases[i].builtin);
+                if (w != cases[i].want)
+                        fail_msg("'%s': expected \"%s\", got \"%s\"", cases[i].name, pol_why_text(cases[i].want),
+                                 pol_why_text(w));
+        }
+        char name[POL_VARIABLE_NAME_MAX + 2];
+        memset(name, 'a', sizeof(name) - 1);
+        name[sizeof(name) - 1] = 0;
+        assert_int_equal(pol_var_name(name, POL_VARIABLE_NAME_MAX, true, false, false), POL_WHY_NONE);
+        assert_int_equal(pol_var_name(name, POL_VARIABLE_NAME_MAX + 1, true, false, false), POL_WHY_VAR_NAME_LONG);
+        name[0] = '_';
+        assert_int_equal(pol_var_name(name, POL_VARIABLE_NAME_MAX + 1, true, false, false), POL_WHY_VAR_NAME_LONG);
+        /* The why's text names the bound the rule uses. */
+        char want[64];
+        snprintf(want, sizeof(want), "is a name longer than %d bytes", POL_VARIABLE_NAME_MAX);
+        assert_string_equal(pol_why_text(POL_WHY_VAR_NAME_LONG), want);
+}
+
+static void test_variables_sizes(void **state)
+{
+        (void)state;
+        /* {"a":1} is 7 bytes: 2 for the braces, 5 for the first; {"a":1,"bc":[]} adds 8. */
+        assert_int_equal(POL_VARIABLES_EMPTY_COST + pol_var_cost(0, 1, 1), strlen("{\"a\":1}"));
+        assert_int_equal(POL_VARIABLES_EMPTY_COST + pol_var_cost(0, 1, 1) + pol_var_cost(1, 2, 2),
+                         strlen("{\"a\":1,\"bc\":[]}"));
+        /* The fewest bytes each shape can take: never more than what it does take. */
+        assert_int_equal(pol_var_min_json(POL_VAR_LIST, 0), strlen("[]"));
+        assert_int_equal(pol_var_min_json(POL_VAR_LIST, 1), strlen("[0]"));
+        assert_int_equal(pol_var_min_json(POL_VAR_LIST, 3), strlen("[0,0,0]"));
+        assert_int_equal(pol_var_min_json(POL_VAR_DICT, 0), strlen("{}"));
+        assert_int_equal(pol_var_min_json(POL_VAR_DICT, 1), strlen("{\"\":0}"));
+        assert_int_equal(pol_var_min_json(POL_VAR_DICT, 2), strlen("{\"\":0,\"\":0}"));
+        assert_int_equal(pol_var_min_json(POL_VAR_STR, 0), strlen("\"\""));
+        assert_int_equal(pol_var_min_json(POL_VAR_STR, 3), strlen("\"abc\""));
+        /* A list of a million items cannot fit in 1 MiB. */
+        assert_true(pol_var_min_json(POL_VAR_LIST, 1000000) > 1024 * 1024);
+}
+
+static void test_variables_show(void **state)
+{
+        (void)state;
+        char buf[128];
+        pol_var_show("total", 5, buf, sizeof(buf));
+        assert_string_equal(buf, "total");
+        pol_var_show("a'b\\c", 5, buf, sizeof(buf));
+        assert_string_equal(buf, "a\\x27b\\x5cc");
+        pol_var_show("caf\xc3\xa9\n\x01", 7, buf, sizeof(buf));
+        assert_string_equal(buf, "caf\\xc3\\xa9\\x0a\\x01");
+        pol_var_show("a\0b", 3, buf, sizeof(buf));
+        assert_string_equal(buf, "a\\x00b");
+        /* At most 64 bytes of the original, then "..." */
+        char long_name[100];
+        memset(long_name, 'x', sizeof(long_name));
+        pol_var_show(long_name, sizeof(long_name), buf, sizeof(buf));
+        assert_int_equal(strlen(buf), 64 + 3);
+        assert_string_equal(buf + 64, "...");
+        pol_var_show(long_name, 64, buf, sizeof(buf));
+        assert_int_equal(strlen(buf), 64);
+        /* A small buffer: cut, marked, terminated. */
+        char small[10];
+        pol_var_show(long_name, sizeof(long_name), small, sizeof(small));
+        assert_string_equal(small, "xxxxxx...");
+        pol_var_show("\x01\x02\x03", 3, small, sizeof(small));
+        assert_string_equal(small, "\\x01...");
+        pol_var_show("", 0, small, sizeof(small));
+        assert_string_equal(small, "");
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -587,6 +765,9 @@ int main(void)
                 cmocka_unit_test(test_reasons_catalog),
                 cmocka_unit_test(test_reasons_blocked),
                 cmocka_unit_test(test_whys_catalog),
+                cmocka_unit_test(test_variables_names),
+                cmocka_unit_test(test_variables_sizes),
+                cmocka_unit_test(test_variables_show),
         };
         return cmocka_run_group_tests_name("policy", tests, NULL, NULL);
 }

@@ -894,6 +894,10 @@ static void test_run_result_json(void **state)
         r.wall_ms = 10005;
         r.blast_radius.network = "none";
         r.blast_radius.processes = "64";
+        /* The variables are JSON text, carried as a string: the tool's word, not parsed here. */
+        r.variables = "{\"n\":3}";
+        struct proto_variable_dropped dropped = { "df", "DataFrame", "is not JSON-serialisable" };
+        r.variables_dropped = (struct proto_array){ &dropped, 1 };
 
         json_t *j = proto_to_json(&proto_run_result_schema, &r);
         assert_non_null(j);
@@ -902,7 +906,8 @@ static void test_run_result_json(void **state)
                                            "stdout", "stderr", "artifacts", "peak_rss_mb", "cpu_ms", "wall_ms",
                                            "capabilities", "blast_radius" };
         static const char *const top_extra[] = { "request_id", "signal", "stdout_truncated", "stdout_bytes",
-                                                 "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup" };
+                                                 "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup",
+                                                 "variables", "variables_dropped", "final_answer" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
         static const char *const ev_extra[] = { "col", "traceback" };
@@ -923,6 +928,7 @@ static void test_run_result_json(void **state)
         assert_true(json_is_null(json_object_get(j, "signal")));
         assert_true(json_is_null(json_object_get(j, "artifacts_dir")));
         assert_true(json_is_null(json_object_get(j, "cgroup")));
+        assert_true(json_is_null(json_object_get(j, "final_answer")));
         assert_true(json_is_null(json_object_get(json_object_get(json_object_get(j, "blast_radius"), "limits"),
                                                  "cpu_quota_pct")));
         json_t *e0 = json_array_get(evs, 0);
@@ -941,11 +947,12 @@ static void test_run_result_json(void **state)
                 "\"events\":[{\"col\":null,\"kind\":\"print\",\"layer\":\"python\",\"line\":null,\"message\":null,\"op\":null,"
                 "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"col\":null,\"kind\":\"kill\",\"layer\":\"supervisor\","
                 "\"line\":3,\"message\":\"killed: timeout\",\"op\":\"wall clock\",\"reason\":\"timeout\","
-                "\"t_ms\":10005,\"traceback\":null}],\"exit_code\":null,\"isolation\":{\"mechanisms\":[\"userns\","
+                "\"t_ms\":10005,\"traceback\":null}],\"exit_code\":null,\"final_answer\":null,\"isolation\":{\"mechanisms\":[\"userns\","
                 "\"seccomp\"],\"tier\":\"full\"},\"killed\":\"killed: timeout\",\"peak_rss_mb\":612.5,"
                 "\"request_id\":null,\"run_id\":\"r-1\",\"signal\":null,\"status\":\"killed\",\"stderr\":\"\","
                 "\"stderr_bytes\":0,\"stderr_truncated\":false,\"stdout\":\"h\\u00E9llo\\n\",\"stdout_bytes\":0,"
-                "\"stdout_truncated\":false,\"wall_ms\":10005}");
+                "\"stdout_truncated\":false,\"variables\":\"{\\\"n\\\":3}\",\"variables_dropped\":[{\"name\":\"df\","
+                "\"reason\":\"is not JSON-serialisable\",\"type\":\"DataFrame\"}],\"wall_ms\":10005}");
         json_decref(j);
 }
 
