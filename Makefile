@@ -58,7 +58,7 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd
 
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl
 
 $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson
@@ -77,6 +77,18 @@ $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 $(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lmsgpackc
+
+# The model client's tests link its objects (and libcurl) beside the library: the parsing
+# for the unit test, all of it for the e2e tool that runs one request.
+MODEL_OBJS := $(BUILD)/obj/broker/model.o $(BUILD)/obj/broker/model_parse.o
+
+$(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+
+$(BUILD)/tests/modelclient: tests/e2e/modelclient.c $(MODEL_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcurl -luv -ljansson
 
 tests: $(UNIT_BINS) $(E2E_TOOLS)
 
