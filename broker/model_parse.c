@@ -213,29 +213,27 @@ uint64_t bro_model_backoff_ms(unsigned n)
 
 /* ---- the reply ---- */
 
-static json_t *load(const char *body, size_t len, json_error_t *jerr)
+static json_t *load(const char *body, size_t len, size_t flags, json_error_t *jerr)
 {
         /* Strict: one object or array, nothing after it, no duplicate keys; jansson refuses
          * invalid UTF-8 and (without JSON_ALLOW_NUL) \u0000 in strings, and bounds nesting. */
-        return json_loadb(body, len, JSON_REJECT_DUPLICATES, jerr);
+        return json_loadb(body, len, JSON_REJECT_DUPLICATES | flags, jerr);
 }
 
-/* The message an error object carries, if it is a string somewhere expected. */
-static const char *error_message(json_t *root)
+/* The string an error object carries as its message, where servers put it. */
+static json_t *error_message(json_t *root)
 {
-        json_t *e = json_object_get(root, "error");
-        if (json_is_object(e) && json_is_string(json_object_get(e, "message")))
-                return json_string_value(json_object_get(e, "message"));
-        if (json_is_string(e))
-                return json_string_value(e);
-        if (json_is_string(json_object_get(root, "message")))
-                return json_string_value(json_object_get(root, "message"));
-        json_t *d = json_object_get(root, "detail");
-        if (json_is_string(d))
-                return json_string_value(d);
-        if (json_is_array(d) && json_is_object(json_array_get(d, 0)) &&
-            json_is_string(json_object_get(json_array_get(d, 0), "msg")))
-                return json_string_value(json_object_get(json_array_get(d, 0), "msg"));
+        json_t *e = json_object_get(root, "error"), *d = json_object_get(root, "detail");
+        json_t *cands[] = {
+                json_object_get(e, "message"),                     /* OpenAI, vLLM, llama.cpp */
+                e,                                                 /* Ollama */
+                json_object_get(root, "message"),
+                d,                                                 /* FastAPI */
+                json_object_get(json_array_get(d, 0), "msg"),      /* FastAPI's validation */
+        };
+        for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++)
+                if (json_is_string(cands[i]))
+                        return cands[i];
         return NULL;
 }
 
@@ -252,7 +250,7 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
 {
         *out = (struct bro_model_parsed){ 0 };
         json_error_t jerr;
-        json_t *root = load(body, len, &jerr);
+        json_t *root = load(body, len, 0, &jerr);
         if (!root) {
                 char text[128];
                 untrusted(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), key, text, sizeof(text), 80);
@@ -262,10 +260,11 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
         int r = -EBADMSG;
         json_t *choices = json_object_get(root, "choices");
         if (!json_is_array(choices) || json_array_size(choices) == 0) {
-                const char *msg = json_is_object(root) ? error_message(root) : NULL;
+                json_t *msg = json_is_object(root) ? error_message(root) : NULL;
                 if (msg) {
                         char text[BRO_MODEL_SERVER_MSG_MAX + 8];
-                        untrusted(msg, strlen(msg), key, text, sizeof(text), BRO_MODEL_SERVER_MSG_MAX);
+                        untrusted(json_string_value(msg), json_string_length(msg), key, text, sizeof(text),
+                                  BRO_MODEL_SERVER_MSG_MAX);
                         pol_reason(why, why_size, POL_MODEL_REPLY_ERROR, text);
                 } else
                         pol_reason(why, why_size, POL_MODEL_NO_CHOICES);
@@ -302,11 +301,13 @@ bool bro_model_server_message(const char *body, size_t len, const char *key, cha
         if (size)
                 out[0] = 0;
         json_error_t jerr;
-        json_t *root = load(body, len, &jerr);
+        /* NUL allowed here: it is only shown, as a blank. */
+        json_t *root = load(body, len, JSON_ALLOW_NUL, &jerr);
         if (root) {
-                const char *msg = json_is_object(root) ? error_message(root) : NULL;
+                json_t *msg = json_is_object(root) ? error_message(root) : NULL;
                 if (msg)
-                        untrusted(msg, strlen(msg), key, out, size, BRO_MODEL_SERVER_MSG_MAX);
+                        untrusted(json_string_value(msg), json_string_length(msg), key, out, size,
+                                  BRO_MODEL_SERVER_MSG_MAX);
                 json_decref(root);
                 return size && out[0];
         }

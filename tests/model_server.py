@@ -18,6 +18,7 @@ A step is an object; every field is optional:
     "body":     any JSON value, sent as application/json
     "raw":      a string sent as the body as it is (UTF-8), instead of "body"
     "repeat":   send "raw" this many times over (a large body without a large script)
+    "pad_to":   pad the body with trailing spaces (JSON's own blanks) to this many bytes
     "headers":  {"Name": "value"} sent with the response (Retry-After, Content-Type...)
     "delay_s":  seconds to wait before answering (a slow server)
     "no_length": true: no Content-Length; the body ends when the connection is closed
@@ -133,6 +134,8 @@ class Handler(BaseHTTPRequestHandler):
             value = step["body"] if "body" in step else completion(f"hello from step {n}")
             payload = json.dumps(value).encode("utf-8")
             headers.setdefault("Content-Type", "application/json")
+        if len(payload) < int(step.get("pad_to", 0)):
+            payload += b" " * (int(step["pad_to"]) - len(payload))
         try:
             self.send_response(status)
             for k, v in headers.items():
