@@ -174,6 +174,9 @@ def main():
     if not isinstance(script, list) or not all(isinstance(s, dict) for s in script):
         ap.error("the script must be a JSON array of objects")
     open(a.log, "w").close()
+    # socketserver listens with a backlog of 5: requests at once beyond that would wait for
+    # the client's SYN to be sent again (a second), which tests of parallel requests measure.
+    ThreadingHTTPServer.request_queue_size = 128
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.state = State(script, a.log, a.max_body)
