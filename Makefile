@@ -153,6 +153,25 @@ fuzz-kaudit: $(BUILD)/fuzz/fuzz_kaudit $(BUILD)/fuzz/fuzz_kaudit_seeds
 	$(BUILD)/fuzz/fuzz_kaudit -max_total_time=$(FUZZ_SECONDS) -max_len=10000 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/kaudit-crashes/ $(BUILD)/fuzz/kaudit-corpus $(BUILD)/fuzz/kaudit-seeds
 
+# The model client's decoders (broker/model_parse.c): `make fuzz-model`, as above; crashes in
+# $(BUILD)/fuzz/model-crashes/.
+FUZZ_MODEL_LIB := lib/utf8.c broker/model_parse.c policy/reasons.c
+
+$(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(FUZZ_MODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ -ljansson
+
+$(BUILD)/fuzz/fuzz_model_seeds: tests/fuzz/fuzz_model.c $(FUZZ_MODEL_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ -ljansson
+
+.PHONY: fuzz-model
+fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
+	@mkdir -p $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-crashes
+	$(BUILD)/fuzz/fuzz_model_seeds $(BUILD)/fuzz/model-seeds
+	$(BUILD)/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/model-crashes/ $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-seeds
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

@@ -603,7 +603,14 @@ static void attempt_ended(struct req *r, CURLcode res)
                                 finish(r, NULL, NULL, err);
                                 return;
                         }
-                        if (strcmp(p.finish_reason, "length") == 0) {
+                        size_t klen = strlen(r->cfg.key);
+                        if (klen >= 16 && memmem(p.content, p.content_len, r->cfg.key, klen)) {
+                                /* Whatever the server's reason, the content goes on to be run
+                                 * as a tool: the key must not ride along (DESIGN §1). Short keys
+                                 * (a local server's "test") would refuse ordinary code. */
+                                pol_reason(err, sizeof(err), POL_MODEL_KEY_IN_REPLY);
+                                finish(r, NULL, NULL, err);
+                        } else if (strcmp(p.finish_reason, "length") == 0) {
                                 if (r->cfg.max_tokens)
                                         pol_reason(err, sizeof(err), POL_MODEL_CUT, r->cfg.max_tokens);
                                 else

@@ -278,8 +278,8 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
         }
         json_t *fr = json_object_get(choice, "finish_reason");
         char finish[40] = "";
-        if (json_is_string(fr))
-                bro_model_printable(json_string_value(fr), json_string_length(fr), finish, sizeof(finish), 32);
+        if (json_is_string(fr)) /* logged and passed on: untrusted like an error's text */
+                untrusted(json_string_value(fr), json_string_length(fr), key, finish, sizeof(finish), 32);
         out->content_len = json_string_length(content);
         out->content = malloc(out->content_len + 1);
         out->finish_reason = strdup(finish);

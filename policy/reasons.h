@@ -66,6 +66,7 @@
         X(MODEL_NO_CONTENT, "the model server's reply has no message content")                  \
         /* the server's message (printable) */                                                  \
         X(MODEL_REPLY_ERROR, "the model server answered with an error: %s")                     \
+        X(MODEL_KEY_IN_REPLY, "the model server's reply contains the key; it is refused")       \
         /* max_tokens (unsigned) */                                                             \
         X(MODEL_CUT, "the model's reply was cut at max_tokens (%u): finish_reason is length")   \
         X(MODEL_CUT_SERVER, "the model's reply was cut at the server's token limit: finish_reason is length") \

@@ -5,8 +5,8 @@
 # retried with backoff then given up; a reset connection retried; 401 (with and without a
 # key), 403, 404 naming the URL; a refused connection naming host:port; malformed bodies;
 # finish_reason length; a timeout; an oversize body, with and without Content-Length, and a
-# body of exactly the limit taken; requests at once; cancel and close; the server's message
-# made printable. The key is in no output. Then the broker's --model-* settings: each bad
+# body of exactly the limit taken; oversize headers; requests at once; cancel and close; the
+# server's message made printable. The key is in no output. Then the broker's --model-* settings: each bad
 # value refused with its message, a key file open to others or owned by someone else
 # refused, and ANVIL_MODEL_KEY wiped from the running broker's environment.
 # Needs no daemon of the suite's; every connection is to 127.0.0.1.
@@ -169,6 +169,9 @@ serve errin200 '[{"body": {"error": {"message": "upstream model crashed"}}}]'
 client --url "$URL"
 expect_eq "an error in a 200" "the model server answered with an error: upstream model crashed" "$(errtext)"
 
+serve keyinreply "[{\"body\": $(completion "import os  # $KEY")}]"
+ANVIL_MODEL_KEY="$KEY" client --url "$URL"
+expect_eq "a reply that contains the key" "the model server's reply contains the key; it is refused" "$(errtext)"
 serve length "[{\"body\": $(completion 'def f(' length)}, {\"body\": $(completion 'def g(' length)}]"
 client --url "$URL" --max-tokens 16
 expect_match "finish_reason length" '^error attempts=1 ms=[0-9]+: the model.s reply was cut at max_tokens \(16\): finish_reason is length content="def f\("$' "$OUT"
@@ -193,6 +196,9 @@ expect_eq "an oversize body (no Content-Length)" "the model server's reply is la
 client --url "$URL" --retries 3
 expect_eq "an oversize error body, not retried" "the model server's reply is larger than 8 MiB" "$(errtext)"
 expect_eq "requests received" 3 "$(requests)"
+serve bighdr "$("$PY" -c 'import json; print(json.dumps([{"headers": {f"X-Pad-{i}": "p" * 1000 for i in range(70)}}]))')"
+client --url "$URL" --retries 0
+expect_eq "headers of 70 KB" "the model server's reply headers are larger than 64 KiB" "$(errtext)"
 serve exact "[{\"body\": $(completion 'print(8)'), \"pad_to\": $((8 * 1024 * 1024))}]"
 client --url "$URL"
 expect_match "control: a body of exactly 8 MiB is taken" '^ok attempts=1 .*content="print\(8\)"$' "$OUT"

@@ -129,6 +129,8 @@ static const struct reply_case reply_cases[] = {
         OK("other choices ignored",
            "{\"choices\":[{\"message\":{\"content\":\"first\"}},{\"message\":{\"content\":\"second\"}}]}", "first", ""),
         OK("surrounding blanks", "  \n{\"choices\":[{\"message\":{\"content\":\"x\"}}]}\n  ", "x", ""),
+        OK("finish_reason quoting the key", CHOICE("{\"content\":\"x\"}", ",\"finish_reason\":\"T-0123456789\""), "x",
+           "[redacted]"),
         BAD("empty", "", "the model server's reply is not valid JSON: '[' or '{' expected near end of file (at byte 0)"),
         BAD("HTML", "<html>502</html>", "the model server's reply is not valid JSON: '[' or '{' expected near '<' (at byte 1)"),
         BAD("cut short", "{\"choices\":[{\"message\":{\"content\":\"x",

@@ -308,6 +308,7 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_MODEL_HTTP_429:
         case POL_MODEL_NO_CHOICES:
         case POL_MODEL_NO_CONTENT:
+        case POL_MODEL_KEY_IN_REPLY:
         case POL_MODEL_CUT_SERVER:
                 pol_reason(buf, size, r);
                 return;
@@ -461,6 +462,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_MODEL_NOT_JSON] = "the model server's reply is not valid JSON: '[' or '{' expected near '<' (at byte 0)",
         [POL_MODEL_NO_CHOICES] = "the model server's reply has no choices",
         [POL_MODEL_NO_CONTENT] = "the model server's reply has no message content",
+        [POL_MODEL_KEY_IN_REPLY] = "the model server's reply contains the key; it is refused",
         [POL_MODEL_REPLY_ERROR] = "the model server answered with an error: the model is overloaded",
         [POL_MODEL_CUT] = "the model's reply was cut at max_tokens (256): finish_reason is length",
         [POL_MODEL_CUT_SERVER] = "the model's reply was cut at the server's token limit: finish_reason is length",
