@@ -80,7 +80,7 @@ $(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
 
 # The model client's tests link its objects (and libcurl) beside the library: the parsing
 # for the unit test, all of it for the e2e tool that runs one request.
-MODEL_OBJS := $(BUILD)/obj/broker/model.o $(BUILD)/obj/broker/model_parse.o
+MODEL_OBJS := $(BUILD)/obj/broker/model.o $(BUILD)/obj/broker/model_cfg.o $(BUILD)/obj/broker/model_parse.o
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)

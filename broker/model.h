@@ -74,6 +74,10 @@ int bro_model_read_key_file(const char *path, char *key, size_t size, struct anv
 /* Checks a key's bytes: non-empty, visible ASCII only (no space, no control: it goes in a
  * header line). */
 int bro_model_key_check(const char *key, struct anvil_err *err);
+/* The URL's host (printable, cut to host_size) and port (the scheme's default if none is
+ * given), or why it is not one a request may go to. host and port may be NULL. */
+int bro_model_url_parts(const char *url, char *host, size_t host_size, char *port, size_t port_size,
+                        struct anvil_err *err);
 
 /* ---- pure parsing (model_parse.c), exposed for the unit tests ---- */
 

@@ -3,11 +3,13 @@
 
 Usage:
     /usr/bin/python3 tests/model_server.py --script SCRIPT.json --port-file PORT_FILE \
-        --log REQUESTS.jsonl [--max-body BYTES]
+        --log REQUESTS.jsonl [--max-body BYTES] [--tls-cert CERT.pem --tls-key KEY.pem]
 
 It listens on 127.0.0.1 on an ephemeral port (HTTP/1.1, keep-alive, a thread per
 connection) and writes the port number to PORT_FILE once it is ready (written to a temporary
-file and renamed, so a reader never sees it half-written). Stop it with SIGTERM or SIGINT.
+file and renamed, so a reader never sees it half-written). With --tls-cert and --tls-key it
+speaks HTTPS with that certificate (a client that does not trust it fails its handshake,
+and nothing is recorded). Stop it with SIGTERM or SIGINT.
 Python's standard library only.
 
 The script is a JSON array of steps. The Nth request received, whatever its method and path,
@@ -161,6 +163,8 @@ def main():
     ap.add_argument("--port-file")
     ap.add_argument("--log")
     ap.add_argument("--max-body", type=int, default=64 << 20)
+    ap.add_argument("--tls-cert")
+    ap.add_argument("--tls-key")
     ap.add_argument("--completion", help="print a chat completion body with this content and exit")
     ap.add_argument("--finish-reason", default="stop")
     a = ap.parse_args()
@@ -180,6 +184,13 @@ def main():
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     server.state = State(script, a.log, a.max_body)
+    if a.tls_cert:
+        import ssl
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(a.tls_cert, a.tls_key)
+        # The handshake happens in accept(); one that fails is an OSError, which socketserver
+        # drops, and the server goes on.
+        server.socket = ctx.wrap_socket(server.socket, server_side=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
     tmp = a.port_file + ".tmp"
     with open(tmp, "w") as f:

@@ -3,7 +3,8 @@
 # request as the server received it (model, messages, max_tokens, temperature, the key as a
 # Bearer header, nothing sent that was not set); 429 with Retry-After then a success; 5xx
 # retried with backoff then given up; a reset connection retried; 401 (with and without a
-# key), 403, 404 naming the URL; a refused connection naming host:port; malformed bodies;
+# key), 403, 404 naming the URL; a refused connection naming host:port; an https server with
+# a certificate not trusted, refused before anything is sent; malformed bodies;
 # finish_reason length; a timeout; an oversize body, with and without Content-Length, and a
 # body of exactly the limit taken; oversize headers; requests at once; cancel and close; the
 # server's message made printable. The key is in no output. Then the broker's --model-* settings: each bad
@@ -17,6 +18,7 @@ SRV="$TOP/tests/model_server.py"
 [ -x "$MC" ] || fail "$MC is not built"
 unset http_proxy https_proxy HTTP_PROXY HTTPS_PROXY ALL_PROXY all_proxy ANVIL_MODEL_KEY
 KEY="sk-anvil-e2e-$RANDOM$RANDOM-$RANDOM$RANDOM"
+TLS_ARGS=()
 MODEL="test-model"
 : >"$T/all.out"
 
@@ -25,7 +27,7 @@ serve() {
         local name=$1
         printf '%s' "$2" >"$T/$name.script.json"
         "$PY" "$SRV" --script "$T/$name.script.json" --port-file "$T/$name.port" --log "$T/$name.jsonl" \
-                2>"$T/$name.srv.err" &
+                "${TLS_ARGS[@]}" 2>"$T/$name.srv.err" &
         OWN_PIDS+=("$!")
         for _ in $(seq 100); do
                 [ -s "$T/$name.port" ] && break
@@ -153,6 +155,18 @@ expect_eq "connection refused" "cannot connect to the model server at 127.0.0.1:
 expect_eq "connection refused: attempts" 2 "$(field attempts)"
 client --url "http://127.0.0.1:$port/v1" --retries 0
 expect_eq "connection refused, no retries" "cannot connect to the model server at 127.0.0.1:$port: connection refused" "$(errtext)"
+
+# An https server the client has no reason to trust: the handshake fails, nothing is sent.
+openssl req -x509 -newkey rsa:2048 -nodes -keyout "$T/tls.key" -out "$T/tls.crt" -days 1 \
+        -subj "/CN=127.0.0.1" -addext "subjectAltName=IP:127.0.0.1" >/dev/null 2>&1 ||
+        fail "openssl could not make a self-signed certificate"
+TLS_ARGS=(--tls-cert "$T/tls.crt" --tls-key "$T/tls.key")
+serve tls "[{}]"
+url_tls="https://127.0.0.1:$(cat "$T/tls.port")/v1"
+ANVIL_MODEL_KEY="$KEY" client --url "$url_tls"
+expect_eq "an untrusted certificate" "TLS with the model server at 127.0.0.1:$(cat "$T/tls.port") failed: SSL peer certificate or SSH remote key was not OK" "$(errtext)"
+expect_eq "an untrusted certificate: nothing sent" 0 "$(requests)"
+TLS_ARGS=()
 
 # ---- malformed replies ----
 serve html "[{\"raw\": \"<html>oops</html>\"}]"
