@@ -98,7 +98,7 @@ static int check_socket_path(const char *opt, const char *path)
         return 0;
 }
 
-/* A whole number within 0..max: digits only, no sign, no blanks. */
+/* A whole number within min..max: digits only, no sign, no blanks. */
 static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, const char *unit, unsigned *out)
 {
         char *end;
