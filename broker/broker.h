@@ -7,6 +7,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "broker/model.h"
 #include "proto/stream.h"
 
 #define BRO_MAX_CLIENTS 128
@@ -17,6 +18,8 @@ struct bro_config {
         const char *listen_path;     /* the clients' socket */
         const char *state_dir;
         gid_t socket_group;          /* the clients' socket's group; -1: the broker's own */
+        struct bro_model_cfg model;  /* --model-*: the default for every task (url "" if none) */
+        const char *model_key_source; /* for the log: "ANVIL_MODEL_KEY", the key file's path, or NULL */
 };
 
 struct bro_client;
@@ -27,6 +30,7 @@ struct bro_server {
         struct bro_config cfg;
         uv_pipe_t listener;
         uv_signal_t sigterm, sigint;
+        struct bro_model *model; /* the model client (model.c), closed at stop */
         int results_dirfd; /* DIR/results, O_DIRECTORY; shared with the thread pool (read-only use) */
         char results_dir[PATH_MAX];
         struct bro_client *clients;

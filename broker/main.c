@@ -38,6 +38,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -62,6 +63,14 @@ static void usage(FILE *f)
                    "  --listen PATH       Unix socket for clients (created 0660)\n"
                    "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
                    "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
+                   "The model (OpenAI-compatible chat completions; the key from ANVIL_MODEL_KEY or a file):\n"
+                   "  --model-url URL          the API base, e.g. https://api.openai.com/v1\n"
+                   "  --model NAME             the model's name, e.g. gpt-4o-mini\n"
+                   "  --model-key-file PATH    the key, in a file of the broker's user, mode 0600\n"
+                   "  --model-timeout S        per request, 1..3600 (120)\n"
+                   "  --model-max-tokens N     0..1000000 (0: not sent)\n"
+                   "  --model-temperature T    0..2 (not sent unless given)\n"
+                   "  --model-retries N        on 429, 5xx, a refused or reset connection, 0..10 (3)\n"
                    "  --help              this text\n");
 }
 
@@ -89,6 +98,88 @@ static int check_socket_path(const char *opt, const char *path)
         return 0;
 }
 
+/* A whole number within min..max: digits only, no sign, no blanks. */
+static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, const char *unit, unsigned *out)
+{
+        char *end;
+        errno = 0;
+        unsigned long v = *s >= '0' && *s <= '9' ? strtoul(s, &end, 10) : 0;
+        if (!(*s >= '0' && *s <= '9') || *end || errno || v < min || v > max)
+                return bad_usage("%s: '%.40s' is not a whole number%s within %u..%u", opt, s, unit, min, max);
+        *out = (unsigned)v;
+        return 0;
+}
+
+static int set_string(const char *opt, char *dst, size_t size, const char *s)
+{
+        if (!*s)
+                return bad_usage("%s: the value is empty", opt);
+        if (strlen(s) >= size)
+                return bad_usage("%s: longer than %zu bytes", opt, size - 1);
+        memcpy(dst, s, strlen(s) + 1);
+        return 0;
+}
+
+/* The key: from ANVIL_MODEL_KEY or --model-key-file, never both. The variable's value is
+ * wiped where it lies (so /proc/PID/environ no longer shows it) and the variable removed:
+ * nothing the broker might start later inherits it. */
+static int model_key(struct bro_config *cfg, const char *key_file)
+{
+        char *env = getenv("ANVIL_MODEL_KEY");
+        struct anvil_err err = ANVIL_ERR_INIT;
+        int r = 0;
+        if (env && key_file)
+                r = bad_usage("the key is given twice, by ANVIL_MODEL_KEY and --model-key-file: give one");
+        else if (key_file) {
+                if (bro_model_read_key_file(key_file, cfg->model.key, sizeof(cfg->model.key), &err) < 0)
+                        r = bad_usage("--model-key-file: %s", err.msg);
+                cfg->model_key_source = key_file;
+        } else if (env) {
+                if (strlen(env) >= sizeof(cfg->model.key))
+                        r = bad_usage("ANVIL_MODEL_KEY: longer than %zu bytes", sizeof(cfg->model.key) - 1);
+                else if (bro_model_key_check(env, &err) < 0)
+                        r = bad_usage("ANVIL_MODEL_KEY: %s", err.msg);
+                else
+                        memcpy(cfg->model.key, env, strlen(env) + 1);
+                cfg->model_key_source = "ANVIL_MODEL_KEY";
+        }
+        if (env) {
+                explicit_bzero(env, strlen(env));
+                (void)unsetenv("ANVIL_MODEL_KEY");
+        }
+        return r;
+}
+
+/* --model-*: each value checked as it comes, then the whole (bro_model_cfg_check) if any
+ * was given. */
+static int parse_model_opt(int c, const char *arg, struct bro_config *cfg, bool *given)
+{
+        struct bro_model_cfg *mc = &cfg->model;
+        *given = true;
+        switch (c) {
+        case 'U':
+                return set_string("--model-url", mc->url, sizeof(mc->url), arg);
+        case 'M':
+                return set_string("--model", mc->model, sizeof(mc->model), arg);
+        case 'T':
+                return parse_uint("--model-timeout", arg, 1, BRO_MODEL_TIMEOUT_MAX, " of seconds", &mc->timeout_s);
+        case 'N':
+                return parse_uint("--model-max-tokens", arg, 0, BRO_MODEL_MAX_TOKENS_MAX, "", &mc->max_tokens);
+        case 'R':
+                return parse_uint("--model-retries", arg, 0, BRO_MODEL_RETRIES_MAX, "", &mc->retries);
+        case 'P': {
+                char *end;
+                double t = strspn(arg, "0123456789.") == strlen(arg) && *arg ? strtod(arg, &end) : NAN;
+                if (isnan(t) || *end || t < 0 || t > BRO_MODEL_TEMPERATURE_MAX)
+                        return bad_usage("--model-temperature: '%.40s' is not a number within 0..%g", arg,
+                                         BRO_MODEL_TEMPERATURE_MAX);
+                mc->temperature = t;
+                return 0;
+        }
+        }
+        return -1;
+}
+
 static int parse_args(int argc, char **argv, struct bro_config *cfg)
 {
         static const struct option opts[] = {
@@ -96,11 +187,21 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 { "listen", required_argument, NULL, 'l' },
                 { "state-dir", required_argument, NULL, 's' },
                 { "socket-group", required_argument, NULL, 'g' },
+                { "model-url", required_argument, NULL, 'U' },
+                { "model", required_argument, NULL, 'M' },
+                { "model-key-file", required_argument, NULL, 'K' },
+                { "model-timeout", required_argument, NULL, 'T' },
+                { "model-max-tokens", required_argument, NULL, 'N' },
+                { "model-temperature", required_argument, NULL, 'P' },
+                { "model-retries", required_argument, NULL, 'R' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         opterr = 0; /* our own one-line messages */
         cfg->socket_group = (gid_t)-1;
+        bro_model_cfg_default(&cfg->model);
+        const char *key_file = NULL;
+        bool model_given = false;
         int c;
         while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
                 switch (c) {
@@ -119,6 +220,19 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                                 return bad_usage("--socket-group: %s", err.msg);
                         break;
                 }
+                case 'U':
+                case 'M':
+                case 'T':
+                case 'N':
+                case 'R':
+                case 'P':
+                        if (parse_model_opt(c, optarg, cfg, &model_given) < 0)
+                                return -1;
+                        break;
+                case 'K':
+                        key_file = optarg;
+                        model_given = true;
+                        break;
                 case 'h':
                         usage(stdout);
                         exit(0);
@@ -143,6 +257,11 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 return -1;
         if (strcmp(cfg->supervisor_path, cfg->listen_path) == 0)
                 return bad_usage("--listen and --supervisor are the same path, %s", cfg->listen_path);
+        if (model_key(cfg, key_file) < 0)
+                return -1;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (model_given && bro_model_cfg_check(&cfg->model, &err) < 0)
+                return bad_usage("%s", err.msg);
         return 0;
 }
 
@@ -165,6 +284,7 @@ static void on_signal(uv_signal_t *s, int signum)
         struct bro_server *srv = s->data;
         log_info("signal %d: stopping; requests in flight are abandoned", signum);
         bro_server_stop(srv);
+        bro_model_close(srv->model);
         uv_close((uv_handle_t *)&srv->sigterm, NULL);
         uv_close((uv_handle_t *)&srv->sigint, NULL);
         /* The loop ends once every connection is closed and every result write has finished. */
@@ -185,6 +305,10 @@ int main(int argc, char **argv)
                 return 1;
         }
         srv.loop = uv_default_loop();
+        if (bro_model_init(&srv.model, srv.loop, &err) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
         if (bro_server_listen(&srv, &err) < 0) {
                 log_error("%s", err.msg);
                 return 1;
@@ -200,6 +324,13 @@ int main(int argc, char **argv)
         (void)uv_signal_start(&srv.sigint, on_signal, SIGINT);
         log_info("listening on %s (supervisor %s, results in %s)", srv.cfg.listen_path, srv.cfg.supervisor_path,
                  srv.results_dir);
+        const struct bro_model_cfg *mc = &srv.cfg.model;
+        if (mc->url[0])
+                log_info("model: %s at %s, key %s%s, timeout %u s, %u retries", mc->model, mc->url,
+                         srv.cfg.model_key_source ? "from " : "none", srv.cfg.model_key_source ? srv.cfg.model_key_source : "",
+                         mc->timeout_s, mc->retries);
+        else
+                log_info("model: none set (--model-url)");
         uv_run(srv.loop, UV_RUN_DEFAULT);
         (void)unlink(srv.cfg.listen_path);
         if (srv.results_dirfd >= 0)

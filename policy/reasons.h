@@ -25,6 +25,53 @@
         X(EVENTS_DROPPED, "%llu more events were not recorded (limit reached)")                 \
         /* decoder error */                                                                     \
         X(RUNNER_EVENT_MALFORMED, "the runner sent a malformed event (%s); later events ignored") \
+        /* The model client (broker/model.c): what a chat request ended with, one line each.  \
+         * No argument is ever the key. */                                                    \
+        X(MODEL_CANCELLED, "cancelled")                                                         \
+        X(MODEL_HTTP_401, "the model server refused the key (HTTP 401)")                        \
+        X(MODEL_HTTP_401_NO_KEY, "the model server wants a key (HTTP 401) and none is set (ANVIL_MODEL_KEY or --model-key-file)") \
+        /* the model's name */                                                                  \
+        X(MODEL_HTTP_403, "the model server refused access to model '%s' (HTTP 403)")           \
+        /* the URL requested (without credentials or query), the model's name */                \
+        X(MODEL_HTTP_404, "the model server has nothing at %s (HTTP 404): check the URL and the model name '%s'") \
+        X(MODEL_HTTP_429, "the model server is rate limiting requests (HTTP 429)")              \
+        /* the status (long) */                                                                 \
+        X(MODEL_HTTP_STATUS, "the model server answered HTTP %ld")                              \
+        /* one of the above, the server's own message (printable, at most 200 bytes) */         \
+        X(MODEL_SERVER_SAYS, "%s; the server says: %s")                                         \
+        /* one of the above, attempts made (unsigned) */                                        \
+        X(MODEL_GAVE_UP, "%s (gave up after %u attempts)")                                      \
+        /* host:port */                                                                         \
+        X(MODEL_CONNECT_REFUSED, "cannot connect to the model server at %s: connection refused") \
+        /* host:port, why */                                                                    \
+        X(MODEL_CONNECT_FAILED, "cannot connect to the model server at %s: %s")                 \
+        /* host */                                                                              \
+        X(MODEL_RESOLVE, "cannot resolve the model server's host '%s'")                         \
+        /* host:port, why (the system's or libcurl's text) */                                  \
+        X(MODEL_CONNECTION_LOST, "the connection to the model server at %s was lost: %s")       \
+        /* host:port */                                                                         \
+        X(MODEL_CONNECTION_CLOSED, "the model server at %s closed the connection without a reply") \
+        X(MODEL_CONNECTION_CUT, "the model server at %s ended the connection in the middle of its reply") \
+        /* host:port, libcurl's text */                                                         \
+        X(MODEL_TLS, "TLS with the model server at %s failed: %s")                              \
+        /* seconds (unsigned) */                                                                \
+        X(MODEL_TIMEOUT, "the model server did not answer within %u s")                         \
+        /* MiB (unsigned) */                                                                    \
+        X(MODEL_BODY_TOO_LARGE, "the model server's reply is larger than %u MiB")               \
+        /* KiB (unsigned) */                                                                    \
+        X(MODEL_HEADERS_TOO_LARGE, "the model server's reply headers are larger than %u KiB")   \
+        /* the decoder's message (printable), the byte offset (int) */                          \
+        X(MODEL_NOT_JSON, "the model server's reply is not valid JSON: %s (at byte %d)")        \
+        X(MODEL_NO_CHOICES, "the model server's reply has no choices")                          \
+        X(MODEL_NO_CONTENT, "the model server's reply has no message content")                  \
+        /* the server's message (printable) */                                                  \
+        X(MODEL_REPLY_ERROR, "the model server answered with an error: %s")                     \
+        X(MODEL_KEY_IN_REPLY, "the model server's reply contains the key; it is refused")       \
+        /* max_tokens (unsigned) */                                                             \
+        X(MODEL_CUT, "the model's reply was cut at max_tokens (%u): finish_reason is length")   \
+        X(MODEL_CUT_SERVER, "the model's reply was cut at the server's token limit: finish_reason is length") \
+        /* host:port, libcurl's text for its error code */                                      \
+        X(MODEL_FAILED, "the request to the model server at %s failed: %s")                     \
         /* layer, evidence */                                                                   \
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
         /* variables between an agent's steps (DESIGN §8, jail/runner/vars.c). A request's that \

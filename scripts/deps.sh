@@ -5,7 +5,8 @@
 #   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
-#   tests:   libcmocka-dev, jq (JSON in the end-to-end tests)
+#   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
+#            certificate for the model client's TLS test)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 set -u
 PKGS=(
@@ -15,7 +16,7 @@ PKGS=(
         libmd-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq bubblewrap hyperfine
+        jq openssl bubblewrap hyperfine
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -304,6 +304,69 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_RUNNER_EVENT_MALFORMED:
                 pol_reason(buf, size, r, "runner_event.event.layer: required field is missing");
                 return;
+        case POL_MODEL_CANCELLED:
+        case POL_MODEL_HTTP_401:
+        case POL_MODEL_HTTP_401_NO_KEY:
+        case POL_MODEL_HTTP_429:
+        case POL_MODEL_NO_CHOICES:
+        case POL_MODEL_NO_CONTENT:
+        case POL_MODEL_KEY_IN_REPLY:
+        case POL_MODEL_CUT_SERVER:
+                pol_reason(buf, size, r);
+                return;
+        case POL_MODEL_HTTP_403:
+                pol_reason(buf, size, r, "gpt-4o-mini");
+                return;
+        case POL_MODEL_HTTP_404:
+                pol_reason(buf, size, r, "http://127.0.0.1:8080/v2/chat/completions", "qwen2.5-coder");
+                return;
+        case POL_MODEL_HTTP_STATUS:
+                pol_reason(buf, size, r, 502L);
+                return;
+        case POL_MODEL_SERVER_SAYS:
+                pol_reason(buf, size, r, "the model server answered HTTP 502", "upstream timed out");
+                return;
+        case POL_MODEL_GAVE_UP:
+                pol_reason(buf, size, r, "the model server answered HTTP 502", 4U);
+                return;
+        case POL_MODEL_CONNECT_REFUSED:
+        case POL_MODEL_CONNECTION_CLOSED:
+        case POL_MODEL_CONNECTION_CUT:
+                pol_reason(buf, size, r, "127.0.0.1:11434");
+                return;
+        case POL_MODEL_CONNECT_FAILED:
+                pol_reason(buf, size, r, "10.0.0.9:8000", "No route to host");
+                return;
+        case POL_MODEL_RESOLVE:
+                pol_reason(buf, size, r, "api.example.invalid");
+                return;
+        case POL_MODEL_CONNECTION_LOST:
+                pol_reason(buf, size, r, "127.0.0.1:8000", "Connection reset by peer");
+                return;
+        case POL_MODEL_TLS:
+                pol_reason(buf, size, r, "api.openai.com:443", "SSL peer certificate or SSH remote key was not OK");
+                return;
+        case POL_MODEL_TIMEOUT:
+                pol_reason(buf, size, r, 120U);
+                return;
+        case POL_MODEL_BODY_TOO_LARGE:
+                pol_reason(buf, size, r, 8U);
+                return;
+        case POL_MODEL_HEADERS_TOO_LARGE:
+                pol_reason(buf, size, r, 64U);
+                return;
+        case POL_MODEL_NOT_JSON:
+                pol_reason(buf, size, r, "'[' or '{' expected near '<'", 0);
+                return;
+        case POL_MODEL_REPLY_ERROR:
+                pol_reason(buf, size, r, "the model is overloaded");
+                return;
+        case POL_MODEL_CUT:
+                pol_reason(buf, size, r, 256U);
+                return;
+        case POL_MODEL_FAILED:
+                pol_reason(buf, size, r, "127.0.0.1:8080", "Failure when receiving data from the peer");
+                return;
         case POL_REFUSED_NOT_IN_FORCE:
                 pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
                 return;
@@ -422,6 +485,39 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_FORKS_REFUSED] = "1234 forks refused at the limit of 64 processes and threads",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
                                        "field is missing); later events ignored",
+        [POL_MODEL_CANCELLED] = "cancelled",
+        [POL_MODEL_HTTP_401] = "the model server refused the key (HTTP 401)",
+        [POL_MODEL_HTTP_401_NO_KEY] = "the model server wants a key (HTTP 401) and none is set (ANVIL_MODEL_KEY or "
+                                      "--model-key-file)",
+        [POL_MODEL_HTTP_403] = "the model server refused access to model 'gpt-4o-mini' (HTTP 403)",
+        [POL_MODEL_HTTP_404] = "the model server has nothing at http://127.0.0.1:8080/v2/chat/completions (HTTP 404): "
+                               "check the URL and the model name 'qwen2.5-coder'",
+        [POL_MODEL_HTTP_429] = "the model server is rate limiting requests (HTTP 429)",
+        [POL_MODEL_HTTP_STATUS] = "the model server answered HTTP 502",
+        [POL_MODEL_SERVER_SAYS] = "the model server answered HTTP 502; the server says: upstream timed out",
+        [POL_MODEL_GAVE_UP] = "the model server answered HTTP 502 (gave up after 4 attempts)",
+        [POL_MODEL_CONNECT_REFUSED] = "cannot connect to the model server at 127.0.0.1:11434: connection refused",
+        [POL_MODEL_CONNECT_FAILED] = "cannot connect to the model server at 10.0.0.9:8000: No route to host",
+        [POL_MODEL_RESOLVE] = "cannot resolve the model server's host 'api.example.invalid'",
+        [POL_MODEL_CONNECTION_LOST] = "the connection to the model server at 127.0.0.1:8000 was lost: Connection reset "
+                                      "by peer",
+        [POL_MODEL_CONNECTION_CLOSED] = "the model server at 127.0.0.1:11434 closed the connection without a reply",
+        [POL_MODEL_CONNECTION_CUT] = "the model server at 127.0.0.1:11434 ended the connection in the middle of its "
+                                     "reply",
+        [POL_MODEL_TLS] = "TLS with the model server at api.openai.com:443 failed: SSL peer certificate or SSH remote "
+                          "key was not OK",
+        [POL_MODEL_TIMEOUT] = "the model server did not answer within 120 s",
+        [POL_MODEL_BODY_TOO_LARGE] = "the model server's reply is larger than 8 MiB",
+        [POL_MODEL_HEADERS_TOO_LARGE] = "the model server's reply headers are larger than 64 KiB",
+        [POL_MODEL_NOT_JSON] = "the model server's reply is not valid JSON: '[' or '{' expected near '<' (at byte 0)",
+        [POL_MODEL_NO_CHOICES] = "the model server's reply has no choices",
+        [POL_MODEL_NO_CONTENT] = "the model server's reply has no message content",
+        [POL_MODEL_KEY_IN_REPLY] = "the model server's reply contains the key; it is refused",
+        [POL_MODEL_REPLY_ERROR] = "the model server answered with an error: the model is overloaded",
+        [POL_MODEL_CUT] = "the model's reply was cut at max_tokens (256): finish_reason is length",
+        [POL_MODEL_CUT_SERVER] = "the model's reply was cut at the server's token limit: finish_reason is length",
+        [POL_MODEL_FAILED] = "the request to the model server at 127.0.0.1:8080 failed: Failure when receiving data "
+                             "from the peer",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
         [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
         [POL_VARIABLES_NOT_OBJECT] = "variables refused: expected a JSON object, got an array",
