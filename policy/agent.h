@@ -26,7 +26,8 @@
  *     off each of its lines. A closing line inside a triple-quoted Python string does not
  *     close the block (a tool that writes Markdown); should the string never end, the first
  *     closing line does, and from there on strings are not looked at (so the scan stays
- *     linear).
+ *     linear). The limit of it: a string the model left open is closed by a quote in a later
+ *     block, and what lies between runs as one string (its code was broken either way).
  *   - <code> ... </code>, the <code> at the start of a line (or after "Code:"): an inline
  *     <code>x</code> in a sentence is prose. A </code> inside a Python string does not close
  *     it. A fenced block alone inside it is unwrapped.
