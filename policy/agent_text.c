@@ -245,31 +245,36 @@ static void note_line(struct pol_tb *b, const char *text)
 struct section {
         struct pol_tb header, body, trailer;
         unsigned head_share; /* percent of the kept body taken from its start */
+        size_t reserve;      /* what the body has before the sharing: all of it, or room for the cut note */
         size_t budget;
 };
 
-/* Cuts s->body to its budget: its start and its end around a CUT note. */
+static size_t cut_note_len(size_t cut)
+{
+        char note[96];
+        return strlen(pol_agent_text(note, sizeof(note), POL_AGENT_CUT, (unsigned long long)cut));
+}
+
+/* Cuts s->body to its budget (>= s->reserve): its start and its end around a CUT note, or the
+ * note alone when nothing more fits. */
 static void cut_body(struct section *s)
 {
         struct pol_tb *b = &s->body;
         if (b->len <= s->budget)
                 return;
-        char note[96];
-        size_t note_len = strlen(pol_agent_text(note, sizeof(note), POL_AGENT_CUT, (unsigned long long)b->len));
+        size_t kept = s->budget - s->reserve; /* reserve is the note and its two LFs here */
+        size_t h = pol_utf8_floor(b->p, kept * s->head_share / 100);
+        size_t t = pol_utf8_ceil(b->p, b->len, b->len - (kept - kept * s->head_share / 100));
+        if (t < h)
+                t = h;
         struct pol_tb out = { 0 };
-        if (s->budget >= note_len + 2) {
-                size_t kept = s->budget - note_len - 2;
-                size_t h = pol_utf8_floor(b->p, kept * s->head_share / 100);
-                size_t t = pol_utf8_ceil(b->p, b->len, b->len - (kept - kept * s->head_share / 100));
-                if (t < h)
-                        t = h;
-                pol_tb_add(&out, b->p, h);
+        pol_tb_add(&out, b->p, h);
+        if (h)
                 pol_tb_str(&out, "\n");
-                pol_tb_text(&out, POL_AGENT_CUT, (unsigned long long)(t - h));
+        pol_tb_text(&out, POL_AGENT_CUT, (unsigned long long)(t - h));
+        if (t < b->len)
                 pol_tb_str(&out, "\n");
-                pol_tb_add(&out, b->p + t, b->len - t);
-        } else if (s->budget >= note_len)
-                pol_tb_text(&out, POL_AGENT_CUT, (unsigned long long)b->len);
+        pol_tb_add(&out, b->p + t, b->len - t);
         if (out.oom) {
                 b->oom = true;
                 pol_tb_free(&out);
@@ -279,24 +284,26 @@ static void cut_body(struct section *s)
         *b = out;
 }
 
-/* Shares `avail` bytes between the bodies: each gets what it needs if that is below an equal
- * share of what is left, the rest split evenly. */
+/* Shares `avail` bytes between the bodies beyond their reserve: each gets what it needs if
+ * that is below an equal share of what is left, the rest split evenly. */
 static void share(struct section *s, size_t n, size_t avail)
 {
         bool open[8] = { 0 };
         size_t n_open = 0;
-        for (size_t i = 0; i < n; i++)
-                if (s[i].body.len) {
+        for (size_t i = 0; i < n; i++) {
+                s[i].budget = s[i].reserve;
+                if (s[i].body.len > s[i].reserve) {
                         open[i] = true;
                         n_open++;
                 }
+        }
         while (n_open) {
                 size_t each = avail / n_open;
                 bool any = false;
                 for (size_t i = 0; i < n; i++)
-                        if (open[i] && s[i].body.len <= each) {
+                        if (open[i] && s[i].body.len - s[i].reserve <= each) {
+                                avail -= s[i].body.len - s[i].reserve;
                                 s[i].budget = s[i].body.len;
-                                avail -= s[i].budget;
                                 open[i] = false;
                                 n_open--;
                                 any = true;
@@ -304,7 +311,7 @@ static void share(struct section *s, size_t n, size_t avail)
                 if (!any) {
                         for (size_t i = 0; i < n; i++)
                                 if (open[i])
-                                        s[i].budget = each;
+                                        s[i].budget += each;
                         return;
                 }
         }
@@ -407,8 +414,11 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
         for (size_t i = 0; i < 3; i++) {
                 if (sec[i].header.len)
                         fixed += sec[i].header.len + 1;
-                if (sec[i].body.len)
-                        fixed += 1;
+                if (sec[i].body.len) {
+                        size_t note = cut_note_len(sec[i].body.len) + 2;
+                        sec[i].reserve = sec[i].body.len < note ? sec[i].body.len : note;
+                        fixed += 1 + sec[i].reserve;
+                }
                 if (sec[i].trailer.len)
                         fixed += sec[i].trailer.len + 1;
         }

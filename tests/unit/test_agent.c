@@ -457,6 +457,482 @@ static void test_reply_random(void **state)
         }
 }
 
+/* ---- the observation of a reply without code ---- */
+
+#define HINT                                                                                        \
+        "Reply with a short thought, then one Python code block, fenced like this:\n"              \
+        "```py\nresult = 6 * 7\nprint(result)\n```\n"                                               \
+        "When the deliverable is written under ./artifacts, call final_answer(value) in a code block " \
+        "to finish."
+
+static void test_observation_no_code(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *reply;
+                const char *expected;
+        } cases[] = {
+                { "I will compute it.", "No code was received. What was seen: prose only, no code block.\n" HINT },
+                { "", "No code was received. What was seen: an empty reply.\n" HINT },
+                { "{\"name\": \"python\", \"arguments\": {\"code\": \"print(1)\"}}",
+                  "No code was received. What was seen: a JSON tool call; here tools are not called, code is run.\n" HINT },
+                { "```bash\nls\n```", "No code was received. What was seen: a ```bash block, which is not Python.\n" HINT },
+                { "```py\nprint(1)\n",
+                  "No code was received. What was seen: a code block opened at line 1 and never closed (no closing "
+                  "```).\n" HINT },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct pol_reply r;
+                assert_int_equal(pol_reply_parse(cases[i].reply, strlen(cases[i].reply), &r), 0);
+                _cleanup_free_ char *o = pol_observation_no_code(&r, 4096);
+                assert_string_equal(o, cases[i].expected);
+                /* bounded, on a character's boundary */
+                for (size_t max = 0; max < strlen(cases[i].expected) + 2; max++) {
+                        _cleanup_free_ char *c = pol_observation_no_code(&r, max);
+                        assert_true(strlen(c) <= max);
+                        assert_true(strncmp(c, cases[i].expected, strlen(c)) == 0);
+                        assert_true(utf8_valid((const uint8_t *)c, strlen(c)));
+                }
+                pol_reply_free(&r);
+        }
+        assert_null(pol_observation_no_code(NULL, 100));
+        assert_int_equal(errno, EINVAL);
+}
+
+/* ---- the observation of a run ---- */
+
+#define FINAL                                                                                               \
+        "Each refusal above is the sandbox's policy, enforced at the layer in brackets (precheck: before any " \
+        "of the code ran; audit: in Python, at run time; seccomp, landlock, cgroup: in the kernel). It is "    \
+        "final for this task: do not try to work around it: any other way to do the same will be refused "    \
+        "too. Do the task without it, or finish with final_answer saying what could not be done."
+#define LIMITS                                                                                              \
+        "A run's limits are fixed: do less in one action (fewer rows at a time, no endless loops, smaller "   \
+        "intermediate tables)."
+
+static const char *const kept_region[] = { "by_region", "total" };
+static const char *const dropped_df[] = { "df" };
+static const char *const kept_url[] = { "url" };
+#define TB_KEY "Traceback (most recent call last):\n  File \"<tool>\", line 3, in <module>\n    df['x']\nKeyError: 'x'\n"
+#define TB_SOCK                                                                                             \
+        "Traceback (most recent call last):\n  File \"<tool>\", line 4, in <module>\nanvil.SandboxBlocked: "  \
+        "blocked at runtime: socket.connect (network denied by policy (capability not granted))\n"
+static const struct pol_obs_refusal precheck_refusals[] = {
+        { "precheck", "blocked: import socket (network denied by policy)", 1 },
+        { "precheck", "blocked: os.fork (process creation denied by policy)", 3 },
+};
+static const char *const precheck_notes[] = { "the pre-check refused the tool (2 findings); none of it ran" };
+static const struct pol_obs_refusal audit_refusals[] = {
+        { "audit", "blocked at runtime: socket.connect (network denied by policy (capability not granted))", 4 },
+};
+static const char *const uncaught_notes[] = { "a refusal the tool did not catch ended it" };
+static const struct pol_obs_refusal kernel_refusals[] = {
+        { "landlock", "blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)", 0 },
+        { "seccomp", "blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp)", 0 },
+};
+
+static const struct {
+        const char *what;
+        struct pol_obs_run run;
+        const char *expected;
+} obs_cases[] = {
+        { "ok, with output and variables",
+          { .status = "ok", .has_exit_code = true, .out = "  region  revenue\n0  North     10.0\n", .kept = kept_region,
+            .n_kept = 2 },
+          "The code ran and finished (exit code 0).\n"
+          "Output (stdout):\n  region  revenue\n0  North     10.0\n"
+          "Variables kept for the next action: by_region, total." },
+        { "an error: the traceback once, stderr's warnings, a value not kept",
+          { .status = "error", .has_exit_code = true, .exit_code = 1, .out = "loading\n",
+            .err = "/usr/lib/python3/dist-packages/pandas/core/frame.py:1: FutureWarning: soon\n" TB_KEY,
+            .traceback = TB_KEY, .error = "KeyError: 'x'", .dropped = dropped_df, .n_dropped = 1 },
+          "The code failed (exit code 1).\n"
+          "Output (stdout):\nloading\n"
+          "Error:\n" TB_KEY "Other output (stderr):\n"
+          "/usr/lib/python3/dist-packages/pandas/core/frame.py:1: FutureWarning: soon\n"
+          "Variables kept for the next action: none.\n"
+          "Not kept, as their values are not JSON-serialisable (gone in the next action): df." },
+        { "refused by the pre-check: none of it ran",
+          { .status = "blocked", .has_exit_code = true, .exit_code = 1, .refusals = precheck_refusals, .n_refusals = 2,
+            .notes = precheck_notes, .n_notes = 1 },
+          "The run stopped at a refusal of the sandbox.\n"
+          "Refused by the sandbox:\n"
+          "- [precheck] line 1: blocked: import socket (network denied by policy)\n"
+          "- [precheck] line 3: blocked: os.fork (process creation denied by policy)\n" FINAL "\n"
+          "Note: the pre-check refused the tool (2 findings); none of it ran\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "refused at run time, not caught",
+          { .status = "blocked", .has_exit_code = true, .exit_code = 1, .traceback = TB_SOCK, .err = TB_SOCK,
+            .refusals = audit_refusals, .n_refusals = 1, .notes = uncaught_notes, .n_notes = 1, .kept = kept_url,
+            .n_kept = 1 },
+          "The run stopped at a refusal of the sandbox.\n"
+          "Refused by the sandbox:\n"
+          "- [audit] line 4: blocked at runtime: socket.connect (network denied by policy (capability not granted))\n"
+          FINAL "\n"
+          "Note: a refusal the tool did not catch ended it\n"
+          "Output (stdout): nothing was printed.\n"
+          "Error:\n" TB_SOCK "Variables kept for the next action: url." },
+        { "refused by the kernel, caught, finished",
+          { .status = "ok", .has_exit_code = true, .out = "could not read it\n", .refusals = kernel_refusals,
+            .n_refusals = 2 },
+          "The code ran and finished (exit code 0).\n"
+          "Refused by the sandbox:\n"
+          "- [landlock] blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)\n"
+          "- [seccomp] blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp)\n" FINAL "\n"
+          "Output (stdout):\ncould not read it\n"
+          "Variables kept for the next action: none." },
+        { "killed: timeout",
+          { .status = "killed", .killed = "killed: timeout", .out = "step 1\n" },
+          "The run was killed before it finished (killed: timeout).\n" LIMITS "\n"
+          "Output (stdout):\nstep 1\n"
+          "Variables kept for the next action: none." },
+        { "killed: cpu limit",
+          { .status = "killed", .killed = "killed: cpu limit" },
+          "The run was killed before it finished (killed: cpu limit).\n" LIMITS "\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "killed: memory",
+          { .status = "killed", .killed = "killed: memory (peak 612.4 MB > 512 MB cap)" },
+          "The run was killed before it finished (killed: memory (peak 612.4 MB > 512 MB cap)).\n" LIMITS "\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "killed, not by a limit: no hint",
+          { .status = "killed", .killed = "killed: cancelled" },
+          "The run was killed before it finished (killed: cancelled).\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "a timeout's text with more after it is no timeout",
+          { .status = "killed", .killed = "killed: timeout, or so" },
+          "The run was killed before it finished (killed: timeout, or so).\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "killed without a message", { .status = "killed" },
+          "The run was killed before it finished (killed).\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "a signal", { .status = "error", .signal = "SIGSEGV" },
+          "The code died of signal SIGSEGV.\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "an error without an exit code", { .status = "error" },
+          "The code failed.\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "the one-line error when there is no traceback",
+          { .status = "error", .has_exit_code = true, .exit_code = 2, .error = "SyntaxError: invalid syntax" },
+          "The code failed (exit code 2).\n"
+          "Output (stdout): nothing was printed.\n"
+          "Error:\nSyntaxError: invalid syntax\n"
+          "Variables kept for the next action: none." },
+        { "a status it does not know, cleaned", { .status = "lost\n\x1b[31m" },
+          "The run ended with status lost\xEF\xBF\xBD\xEF\xBF\xBD[31m.\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "no status at all", { .status = NULL },
+          "The run ended with status unknown.\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "stdout cut by the run's own cap",
+          { .status = "ok", .has_exit_code = true, .out = "0123456789", .out_truncated = true, .out_bytes = 5000000 },
+          "The code ran and finished (exit code 0).\n"
+          "Output (stdout):\n0123456789\n"
+          "Note: stdout truncated: kept the first 10 of 5000000 bytes\n"
+          "Variables kept for the next action: none." },
+        { "output of blanks only is nothing", { .status = "ok", .has_exit_code = true, .out = "\n\n  \n", .err = "\n" },
+          "The code ran and finished (exit code 0).\n"
+          "Output (stdout): nothing was printed.\n"
+          "Variables kept for the next action: none." },
+        { "untrusted output cleaned: controls, CR, invalid UTF-8",
+          { .status = "ok", .has_exit_code = true, .out = "\x1b[31mred\x1b[0m\r\nline2\rline3 \xFF \xC2\x85 \xC3\xA9\t." },
+          "The code ran and finished (exit code 0).\n"
+          "Output (stdout):\n\xEF\xBF\xBD[31mred\xEF\xBF\xBD[0m\nline2\nline3 \xEF\xBF\xBD \xEF\xBF\xBD \xC3\xA9\t.\n"
+          "Variables kept for the next action: none." },
+};
+
+static void test_observation_verbatim(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(obs_cases); i++) {
+                _cleanup_free_ char *o = pol_observation(&obs_cases[i].run, 65536);
+                assert_non_null(o);
+                if (strcmp(o, obs_cases[i].expected) != 0)
+                        fail_msg("%s:\n%s\n--- expected ---\n%s", obs_cases[i].what, o, obs_cases[i].expected);
+        }
+        assert_null(pol_observation(NULL, 100));
+        assert_int_equal(errno, EINVAL);
+}
+
+/* What is shown of each list: at most 20 refusals, 10 notes, 50 names, each bounded. */
+static void test_observation_lists(void **state)
+{
+        (void)state;
+        struct pol_obs_refusal refusals[25];
+        char msgs[25][32];
+        for (int i = 0; i < 25; i++) {
+                snprintf(msgs[i], sizeof(msgs[i]), "blocked: thing %d", i);
+                refusals[i] = (struct pol_obs_refusal){ "audit", msgs[i], 0 };
+        }
+        char long_msg[1001];
+        memset(long_msg, 'm', 1000);
+        long_msg[1000] = 0;
+        refusals[0].message = long_msg;
+        refusals[1].layer = "aud\nit";
+        refusals[2].message = "one\nline";
+        refusals[3].layer = NULL;
+        const char *notes[12];
+        for (int i = 0; i < 12; i++)
+                notes[i] = i == 5 ? NULL : "a note";
+        const char *names[60];
+        char name_buf[60][16];
+        for (int i = 0; i < 60; i++) {
+                snprintf(name_buf[i], sizeof(name_buf[i]), "v%d", i);
+                names[i] = name_buf[i];
+        }
+        char long_name[101];
+        memset(long_name, 'n', 100);
+        long_name[100] = 0;
+        names[0] = long_name;
+        names[1] = "a\nb";
+        struct pol_obs_run run = { .status = "ok", .has_exit_code = true, .refusals = refusals, .n_refusals = 25,
+                                   .notes = notes, .n_notes = 12, .kept = names, .n_kept = 60 };
+        _cleanup_free_ char *o = pol_observation(&run, 1 << 20);
+        assert_non_null(o);
+        char want[700];
+        /* the long message, cut at 600 bytes with an ellipsis */
+        snprintf(want, sizeof(want), "\n- [audit] %.597s\xE2\x80\xA6\n", long_msg);
+        assert_non_null(strstr(o, want));
+        assert_non_null(strstr(o, "\n- [aud\xEF\xBF\xBDit] blocked: thing 1\n"));
+        assert_non_null(strstr(o, "\n- [audit] one\xEF\xBF\xBDline\n"));
+        assert_non_null(strstr(o, "\n- [sandbox] blocked: thing 3\n"));
+        assert_non_null(strstr(o, "\n- [audit] blocked: thing 19\n- and 5 more refusals, not shown here\n" FINAL "\n"));
+        assert_null(strstr(o, "thing 20"));
+        /* ten notes of the eleven */
+        size_t n_notes = 0;
+        for (const char *p = o; (p = strstr(p, "\nNote: a note")); p++)
+                n_notes++;
+        assert_int_equal(n_notes, 10);
+        /* fifty names, the long one cut at 64 bytes, then how many more */
+        snprintf(want, sizeof(want), "Variables kept for the next action: %.61s\xE2\x80\xA6, a\xEF\xBF\xBD" "b, v2, ", long_name);
+        assert_non_null(strstr(o, want));
+        assert_non_null(strstr(o, ", v49, 10 more."));
+        assert_null(strstr(o, "v50"));
+}
+
+/* Any max_len: never longer, always valid UTF-8, and the fixed parts before the bodies. */
+static void test_observation_budget(void **state)
+{
+        (void)state;
+        static char out[20000], tb[6000], err[9000];
+        for (size_t i = 0; i < sizeof(out) - 1; i++)
+                out[i] = "ab\xC3\xA9\xE2\x9C\x93\n"[i % 8] ? "ab\xC3\xA9\xE2\x9C\x93\n"[i % 8] : 'x';
+        out[sizeof(out) - 1] = 0;
+        size_t n = 0;
+        n += (size_t)snprintf(tb + n, sizeof(tb) - n, "Traceback (most recent call last):\n");
+        while (n < sizeof(tb) - 200)
+                n += (size_t)snprintf(tb + n, sizeof(tb) - n, "  File \"<tool>\", line %zu, in f\n", n);
+        snprintf(tb + n, sizeof(tb) - n, "RecursionError: maximum recursion depth exceeded\n");
+        snprintf(err, sizeof(err), "warning: \xF0\x9D\x84\x9E %s", tb);
+        memset(err + 8000, 'w', 100); /* the traceback in stderr is not whole: both shown */
+        err[8100] = 0;
+        struct pol_obs_run run = { .status = "error", .has_exit_code = true, .exit_code = 1, .out = out,
+                                   .out_truncated = true, .out_bytes = 99999, .err = err, .traceback = tb,
+                                   .refusals = audit_refusals, .n_refusals = 1, .kept = kept_region, .n_kept = 2 };
+        _cleanup_free_ char *full = pol_observation(&run, SIZE_MAX);
+        size_t full_len = strlen(full);
+        assert_null(strstr(full, "cut here"));
+        for (size_t max = 0; max <= full_len + 1; max += max < 2000 ? 1 : 97) {
+                _cleanup_free_ char *o = pol_observation(&run, max);
+                assert_non_null(o);
+                size_t len = strlen(o);
+                if (len > max)
+                        fail_msg("max_len %zu: %zu bytes", max, len);
+                assert_true(utf8_valid((const uint8_t *)o, len));
+                if (max >= 2000) {
+                        /* room for every fixed part: they are all there, whole */
+                        assert_non_null(strstr(o, FINAL "\nOutput (stdout):\n"));
+                        assert_non_null(strstr(o, "\nNote: stdout truncated: kept the first 19999 of 99999 bytes\n"
+                                                  "Error:\n"));
+                        assert_true(len + 200 > max || max >= full_len); /* and the space is used */
+                        assert_non_null(strstr(o, "Variables kept for the next action: by_region, total."));
+                        if (max < full_len)
+                                assert_non_null(strstr(o, " bytes cut here ...]"));
+                        /* a traceback keeps its end */
+                        assert_non_null(strstr(o, "RecursionError: maximum recursion depth exceeded\nOther output"));
+                }
+        }
+}
+
+/* ---- events ---- */
+
+static void test_obs_event_class(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *layer, *kind;
+                enum pol_obs_class c;
+        } cases[] = {
+                { "precheck", "blocked", POL_OBS_REFUSAL },    { "audit", "blocked", POL_OBS_REFUSAL },
+                { "audit", "dropped", POL_OBS_REFUSAL },       { "seccomp", "blocked", POL_OBS_REFUSAL },
+                { "seccomp", "dropped", POL_OBS_REFUSAL },     { "landlock", "blocked", POL_OBS_REFUSAL },
+                { "landlock", "dropped", POL_OBS_REFUSAL },    { "cgroup", "refused", POL_OBS_REFUSAL },
+                { "runner", "blocked", POL_OBS_NOTE },         { "runner", "refused", POL_OBS_NOTE },
+                { "supervisor", "artifacts_full", POL_OBS_NOTE }, { "supervisor", "artifact_skipped", POL_OBS_NOTE },
+                { "supervisor", "events_dropped", POL_OBS_NOTE }, { "runner", "started", POL_OBS_SKIP },
+                { "runner", "finished", POL_OBS_SKIP },        { "runner", "exception", POL_OBS_SKIP },
+                { "runner", "layers_disabled", POL_OBS_SKIP }, { "supervisor", "truncated", POL_OBS_SKIP },
+                { "rlimit", "killed", POL_OBS_SKIP },          { "cgroup", "killed", POL_OBS_SKIP },
+                { "supervisor", "killed", POL_OBS_SKIP },      { "precheck", "refused", POL_OBS_SKIP },
+                { "runner", "dropped", POL_OBS_SKIP },         { "Audit", "blocked", POL_OBS_SKIP },
+                { NULL, "blocked", POL_OBS_SKIP },             { "audit", NULL, POL_OBS_SKIP },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+                if (pol_obs_event_class(cases[i].layer, cases[i].kind) != cases[i].c)
+                        fail_msg("%s/%s", cases[i].layer ? cases[i].layer : "NULL", cases[i].kind ? cases[i].kind : "NULL");
+}
+
+static void test_obs_from_result(void **state)
+{
+        (void)state;
+        struct proto_event ev[] = {
+                { .layer = "runner", .kind = "started", .message = "tool started" },
+                { .layer = "audit", .kind = "blocked", .op = "socket.connect",
+                  .message = "blocked at runtime: socket.connect (network denied by policy (capability not granted))",
+                  .line = { true, 4 } },
+                { .layer = "runner", .kind = "exception", .op = "SandboxBlocked",
+                  .message = "anvil.SandboxBlocked: blocked at runtime: socket.connect (network denied by policy "
+                             "(capability not granted))",
+                  .traceback = TB_SOCK },
+                { .layer = "runner", .kind = "blocked", .message = "a refusal the tool did not catch ended it" },
+                { .layer = "seccomp", .kind = "blocked", .message = NULL },
+                { .layer = "runner", .kind = "finished", .message = "tool finished with exit code 1" },
+        };
+        struct proto_run_result res = { .status = "blocked", .exit_code = { true, 1 }, .out_text = "",
+                                        .err_text = TB_SOCK, .events = { ev, ELEMENTSOF(ev) } };
+        struct pol_obs_run obs;
+        assert_int_equal(pol_obs_from_result(&res, &obs), 0);
+        assert_int_equal(obs.n_refusals, 1);
+        assert_int_equal(obs.refusals[0].line, 4);
+        assert_int_equal(obs.n_notes, 1);
+        assert_string_equal(obs.traceback, TB_SOCK);
+        obs.kept = kept_url;
+        obs.n_kept = 1;
+        _cleanup_free_ char *o = pol_observation(&obs, 65536);
+        assert_string_equal(o, obs_cases[3].expected);
+        pol_obs_clear(&obs);
+        assert_null(obs.refusals);
+        /* no events */
+        struct proto_run_result empty = { .status = "ok", .exit_code = { true, 0 } };
+        assert_int_equal(pol_obs_from_result(&empty, &obs), 0);
+        assert_int_equal(obs.n_refusals + obs.n_notes, 0);
+        pol_obs_clear(&obs);
+}
+
+/* ---- the capability declaration ---- */
+
+static const struct {
+        const char *what;
+        const char *reply;
+        int rc;
+        const char *names; /* joined by "," */
+} caps_cases[] = {
+        { "the form the prompt asks for", "{\"capabilitiesRequested\": [\"network\"]}", 1, "network" },
+        { "before the code", "Thought: I need the web.\n{\"capabilitiesRequested\": [\"network\"]}\n```py\nprint(1)\n```", 1,
+          "network" },
+        { "blanks around, CRLF", "  \t{ \"capabilitiesRequested\" :\t[ \"network\" , \"gpu\" ] }  \r\nok", 1, "network,gpu" },
+        { "no blanks", "{\"capabilitiesRequested\":[\"network\",\"process\"]}", 1, "network,process" },
+        { "in a ```json block", "```json\n{\"capabilitiesRequested\": [\"network\"]}\n```", 1, "network" },
+        { "an empty list declares nothing, explicitly", "{\"capabilitiesRequested\": []}", 1, "" },
+        { "unknown names kept as given", "{\"capabilitiesRequested\": [\"GPU\", \"file-system.v2\", \"x_1\"]}", 1,
+          "GPU,file-system.v2,x_1" },
+        { "twice: once each, in order",
+          "{\"capabilitiesRequested\": [\"network\", \"gpu\"]}\ntext\n{\"capabilitiesRequested\": [\"gpu\", \"network\", "
+          "\"disk\"]}",
+          1, "network,gpu,disk" },
+        { "a name of 32 bytes", "{\"capabilitiesRequested\": [\"abcdefghijklmnopqrstuvwxyz012345\"]}", 1,
+          "abcdefghijklmnopqrstuvwxyz012345" },
+        { "sixteen names",
+          "{\"capabilitiesRequested\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\",\"k\",\"l\",\"m\","
+          "\"n\",\"o\",\"p\",\"a\"]}",
+          1, "a,b,c,d,e,f,g,h,i,j,k,l,m,n,o,p" },
+        { "nothing declared", "```py\nprint(1)\n```", 0, "" },
+        { "empty", "", 0, "" },
+        { "named in prose", "I need no capabilitiesRequested at all.", 0, "" },
+        { "named in code", "```py\ncaps = {\"capabilitiesRequested\": [\"network\"]}\n```", 0, "" },
+        { "named in a comment", "# {\"capabilitiesRequested\": [\"network\"]}", 0, "" },
+        { "another key", "{\"capabilities\": [\"network\"]}", 0, "" },
+        { "seventeen names", "{\"capabilitiesRequested\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\","
+                             "\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\"]}",
+          -E2BIG, "" },
+        { "seventeen over two lines", "{\"capabilitiesRequested\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\"]}\n"
+                                      "{\"capabilitiesRequested\": [\"i\",\"j\",\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\"]}",
+          -E2BIG, "" },
+        { "a name of 33 bytes", "{\"capabilitiesRequested\": [\"abcdefghijklmnopqrstuvwxyz0123456\"]}", -EINVAL, "" },
+        { "an empty name", "{\"capabilitiesRequested\": [\"\"]}", -EINVAL, "" },
+        { "a name with a blank", "{\"capabilitiesRequested\": [\"net work\"]}", -EINVAL, "" },
+        { "an escape", "{\"capabilitiesRequested\": [\"net\\u0077ork\"]}", -EINVAL, "" },
+        { "UTF-8 in a name", "{\"capabilitiesRequested\": [\"r\xC3\xA9seau\"]}", -EINVAL, "" },
+        { "single quotes", "{'capabilitiesRequested': ['network']}", -EINVAL, "" },
+        { "a string, not a list", "{\"capabilitiesRequested\": \"network\"}", -EINVAL, "" },
+        { "a trailing comma", "{\"capabilitiesRequested\": [\"network\",]}", -EINVAL, "" },
+        { "another key beside", "{\"capabilitiesRequested\": [\"network\"], \"why\": \"fetch\"}", -EINVAL, "" },
+        { "text after it", "{\"capabilitiesRequested\": [\"network\"]} please", -EINVAL, "" },
+        { "not closed", "{\"capabilitiesRequested\": [\"network\"]", -EINVAL, "" },
+        { "a number", "{\"capabilitiesRequested\": [1]}", -EINVAL, "" },
+        { "in inline code", "`{\"capabilitiesRequested\": [\"network\"]}`", -EINVAL, "" },
+        { "over several lines", "{\n  \"capabilitiesRequested\": [\"network\"]\n}", -EINVAL, "" },
+        { "a good one and a bad one", "{\"capabilitiesRequested\": [\"network\"]}\n{\"capabilitiesRequested\": [network]}",
+          -EINVAL, "" },
+};
+
+static void test_caps_declared(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(caps_cases); i++) {
+                size_t len = strlen(caps_cases[i].reply);
+                struct proto_strv v = { 0 };
+                int r = pol_caps_declared(guarded(caps_cases[i].reply, len), len, &v);
+                if (r != caps_cases[i].rc)
+                        fail_msg("%s: %d, expected %d", caps_cases[i].what, r, caps_cases[i].rc);
+                char joined[512] = "";
+                for (size_t k = 0; k < v.n; k++) {
+                        if (k)
+                                strcat(joined, ",");
+                        strcat(joined, v.items[k]);
+                }
+                if (strcmp(joined, caps_cases[i].names) != 0)
+                        fail_msg("%s: [%s], expected [%s]", caps_cases[i].what, joined, caps_cases[i].names);
+                assert_true(v.n <= PROTO_CAPS_MAX);
+                proto_strv_free(&v);
+        }
+        /* a NUL elsewhere in the reply does not matter; one inside the line spoils it */
+        struct proto_strv v = { 0 };
+        static const char with_nul[] = "a\0b\n{\"capabilitiesRequested\": [\"network\"]}";
+        assert_int_equal(pol_caps_declared(with_nul, sizeof(with_nul) - 1, &v), 1);
+        assert_string_equal(v.items[0], "network");
+        proto_strv_free(&v);
+        static const char nul_in[] = "{\"capabilitiesRequested\": [\"net\0work\"]}";
+        assert_int_equal(pol_caps_declared(nul_in, sizeof(nul_in) - 1, &v), -EINVAL);
+        assert_int_equal(v.n, 0);
+        /* only len bytes: cut before the key ends, nothing is declared; cut in the list, it is malformed */
+        assert_int_equal(pol_caps_declared("{\"capabilitiesRequested\": [\"network\"]}", 20, &v), 0);
+        assert_int_equal(pol_caps_declared("{\"capabilitiesRequested\": [\"network\"]}", 31, &v), -EINVAL);
+        /* misuse */
+        assert_int_equal(pol_caps_declared(NULL, 3, &v), -EINVAL);
+        assert_int_equal(pol_caps_declared("x", 1, NULL), -EINVAL);
+        assert_int_equal(proto_strv_push(&v, "x"), 0);
+        assert_int_equal(pol_caps_declared("{\"capabilitiesRequested\": []}", 29, &v), -EINVAL); /* out not empty */
+        proto_strv_free(&v);
+        /* a declaration line of a megabyte */
+        size_t big = 1 << 20;
+        _cleanup_free_ char *s = malloc(big + 64);
+        int k = snprintf(s, 64, "{\"capabilitiesRequested\": [\"network\"");
+        memset(s + k, ' ', big);
+        strcpy(s + k + big, "]}");
+        assert_int_equal(pol_caps_declared(guarded(s, strlen(s)), strlen(s), &v), 1);
+        proto_strv_free(&v);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -467,6 +943,13 @@ int main(void)
                 cmocka_unit_test(test_reply_source_max),
                 cmocka_unit_test(test_reply_hostile),
                 cmocka_unit_test(test_reply_random),
+                cmocka_unit_test(test_observation_no_code),
+                cmocka_unit_test(test_observation_verbatim),
+                cmocka_unit_test(test_observation_lists),
+                cmocka_unit_test(test_observation_budget),
+                cmocka_unit_test(test_obs_event_class),
+                cmocka_unit_test(test_obs_from_result),
+                cmocka_unit_test(test_caps_declared),
         };
         return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
 }
