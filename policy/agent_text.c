@@ -267,6 +267,18 @@ static void cut_body(struct section *s)
         size_t t = pol_utf8_ceil(b->p, b->len, b->len - (kept - kept * s->head_share / 100));
         if (t < h)
                 t = h;
+        /* On a line's end when one is near (the last quarter of the head, the first of the
+         * tail): whole lines read better than halves. */
+        for (size_t q = h; q > h - h / 4 && q > 0; q--)
+                if (b->p[q - 1] == '\n') {
+                        h = q - 1;
+                        break;
+                }
+        for (size_t q = t; q < b->len && q < t + (b->len - t) / 4; q++)
+                if (b->p[q] == '\n') {
+                        t = q + 1;
+                        break;
+                }
         struct pol_tb out = { 0 };
         pol_tb_add(&out, b->p, h);
         if (h)
