@@ -80,8 +80,9 @@ struct pol_obs_refusal {
         long long line;      /* the tool's line, 0 if none */
 };
 
-/* Borrowed strings, any of them NULL when absent. Each is sanitized (invalid UTF-8 and control
- * characters but tab and newline become U+FFFD) and bounded before it is shown. */
+/* Borrowed strings and arrays, any of them NULL when absent (a NULL array is empty, whatever
+ * its count). Each string is sanitized (invalid UTF-8 and control characters but tab and line
+ * ends become U+FFFD; CRLF and a lone CR become LF) and bounded before it is shown. */
 struct pol_obs_run {
         const char *status; /* ok|error|blocked|killed, the RunResult's */
         bool has_exit_code;

@@ -198,6 +198,8 @@ static void status_lines(struct pol_tb *b, const struct pol_obs_run *run)
 static void refusal_lines(struct pol_tb *b, const struct pol_obs_run *run)
 {
         size_t shown = 0, n = 0;
+        if (!run->refusals)
+                return;
         for (size_t i = 0; i < run->n_refusals; i++)
                 n += run->refusals[i].message != NULL;
         if (!n)
@@ -362,7 +364,7 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
 
         status_lines(&head, run);
         refusal_lines(&head, run);
-        for (size_t i = 0, shown = 0; i < run->n_notes && shown < POL_OBS_NOTES_SHOWN; i++)
+        for (size_t i = 0, shown = 0; run->notes && i < run->n_notes && shown < POL_OBS_NOTES_SHOWN; i++)
                 if (run->notes[i]) {
                         note_line(&head, run->notes[i]);
                         shown++;
@@ -402,7 +404,7 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
                 pol_tb_text(&sec[2].header, POL_AGENT_OBS_STDERR);
 
         /* the variables */
-        if (run->n_kept) {
+        if (run->kept && run->n_kept) {
                 _cleanup_free_ char *names = join_names(run->kept, run->n_kept, POL_OBS_NAME_MAX, POL_OBS_NAMES_SHOWN);
                 if (names)
                         pol_tb_text(&tail, POL_AGENT_OBS_KEPT, names);
@@ -410,7 +412,7 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
                         tail.oom = true;
         } else
                 pol_tb_text(&tail, POL_AGENT_OBS_KEPT_NONE);
-        if (run->n_dropped) {
+        if (run->dropped && run->n_dropped) {
                 _cleanup_free_ char *names =
                         join_names(run->dropped, run->n_dropped, POL_OBS_NAME_MAX, POL_OBS_NAMES_SHOWN);
                 pol_tb_str(&tail, "\n");

@@ -661,6 +661,12 @@ static void test_observation_verbatim(void **state)
         }
         assert_null(pol_observation(NULL, 100));
         assert_int_equal(errno, EINVAL);
+        /* counts without their arrays are nothing to show */
+        struct pol_obs_run odd = { .status = "ok", .has_exit_code = true, .n_refusals = 3, .n_notes = 2, .n_kept = 4,
+                                   .n_dropped = 5 };
+        _cleanup_free_ char *o = pol_observation(&odd, 4096);
+        assert_string_equal(o, "The code ran and finished (exit code 0).\nOutput (stdout): nothing was printed.\n"
+                               "Variables kept for the next action: none.");
 }
 
 /* What is shown of each list: at most 20 refusals, 10 notes, 50 names, each bounded. */
