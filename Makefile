@@ -172,6 +172,25 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 	$(BUILD)/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/model-crashes/ $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-seeds
 
+# The agent's pure pieces (policy/agent.c, policy/agent_text.c): a model's reply, the capability
+# declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
+FUZZ_AGENT_LIB := $(FUZZ_LIB) policy/agent.c policy/agent_text.c policy/textbuf.c policy/reasons.c policy/caps.c
+
+$(BUILD)/fuzz/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ -lmsgpackc
+
+$(BUILD)/fuzz/fuzz_agent_seeds: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ -lmsgpackc
+
+.PHONY: fuzz-agent
+fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
+	@mkdir -p $(BUILD)/fuzz/agent-corpus $(BUILD)/fuzz/agent-crashes
+	$(BUILD)/fuzz/fuzz_agent_seeds $(BUILD)/fuzz/agent-seeds
+	$(BUILD)/fuzz/fuzz_agent -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/agent-crashes/ $(BUILD)/fuzz/agent-corpus $(BUILD)/fuzz/agent-seeds
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 

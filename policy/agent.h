@@ -1,0 +1,222 @@
+/* The agent's pure pieces (DESIGN §8): what is read out of a model's reply, and every text the
+ * model is shown (the system prompt, the observation after each action). No side effects: the
+ * loop (broker/) does the talking and the running; these functions only compute, and are
+ * unit-tested both ways (tests/unit/test_agent.c). Every fixed sentence comes from the catalog
+ * (POL_AGENT_TEXTS in policy/reasons.h).
+ *
+ * Everything here is handed untrusted text: a reply is whatever the model sent (megabytes,
+ * NUL bytes, broken UTF-8), a CSV header is whatever the user's file holds, a tool's output is
+ * whatever the tool printed. Nothing is read past the length given; everything produced is
+ * bounded, NUL-terminated, valid UTF-8. */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "proto/proto.h"
+
+/* ---- a model's reply: one code action (policy/agent.c) ----
+ *
+ * Accepted, in any mix, in the order they come:
+ *   - fenced blocks: a line of ``` (three or more backticks; leading spaces allowed, and a
+ *     leading "Code:") with the tag py, python, python3, py3 in any case, or no tag; closed by
+ *     a line of at least as many backticks, optionally followed by <end_code>, or by a line
+ *     <end_code>; LF or CRLF line ends. A fence indented by n spaces has up to n spaces taken
+ *     off each of its lines. A closing line inside a triple-quoted Python string does not
+ *     close the block (a tool that writes Markdown); should the string never end, the first
+ *     closing line does, and from there on strings are not looked at (so the scan stays
+ *     linear). The limit of it: a string the model left open is closed by a quote in a later
+ *     block, and what lies between runs as one string (its code was broken either way).
+ *   - <code> ... </code>, the <code> at the start of a line (or after "Code:"): an inline
+ *     <code>x</code> in a sentence is prose. A </code> inside a Python string does not close
+ *     it. A fenced block alone inside it is unwrapped.
+ *   - Thought:/Code: lines and <end_code> around them are prose, and ignored.
+ * Never code: prose; a fence of another language (```json, ```bash, ```text); an untagged
+ * fence or a py block that holds a JSON tool call; an untagged fence whose text starts with
+ * '{' or '[' (JSON); a reply with a NUL byte or invalid UTF-8 anywhere (refused whole).
+ *
+ * Several blocks: every Python block (py-tagged or <code>) is taken, in order, joined by a
+ * blank line. Untagged fences count only when the reply has no tagged one: beside tagged code
+ * they are a model's sample output ("Output:\n```\n  region  revenue\n```"), not code. Why
+ * join rather than take the last: a model that writes its action in steps ("load the data:"
+ * block, "now aggregate:" block) means them to run in order as one action, and the later
+ * blocks use the earlier ones' names; taking the last would fail with a NameError. A model
+ * that repeats a block it corrected runs both, and sees the first one's error if it has one:
+ * an honest failure, never a silent half-action. This is smolagents' rule too.
+ *
+ * Refused as NO_CODE with why: a Python block that is never closed (a reply cut by the
+ * model's length limit: running its first half is not what it meant), code over
+ * PROTO_SOURCE_MAX bytes, only empty blocks. */
+enum pol_reply_kind { POL_REPLY_CODE, POL_REPLY_NO_CODE };
+
+struct pol_reply {
+        enum pol_reply_kind kind;
+        /* CODE: malloc'd, NUL-terminated, valid UTF-8 without NUL, LF line ends, ending in
+         * "\n", at most PROTO_SOURCE_MAX bytes. NULL for NO_CODE. */
+        char *code;
+        /* NO_CODE: malloc'd, which form was seen (a REPLY_* text of the catalog: "prose only,
+         * no code block", "a JSON tool call; ...", "an empty reply"), for the observation.
+         * NULL for CODE. */
+        char *why;
+        unsigned blocks;  /* Python code blocks found: joined into code, or empty, unclosed, too long */
+        unsigned skipped; /* fenced blocks not taken: other languages, JSON, untagged beside tagged */
+};
+
+/* 0, with *out filled (free it with pol_reply_free); -EINVAL if out is NULL or reply is NULL
+ * with len > 0; -ENOMEM. A reply without code is 0 with kind NO_CODE, never an error. */
+int pol_reply_parse(const char *reply, size_t len, struct pol_reply *out);
+void pol_reply_free(struct pol_reply *r);
+
+/* "No code was received. What was seen: <why>." then the format hint (FORMAT_HINT), at most
+ * max_len bytes. malloc'd; NULL if out of memory. */
+char *pol_observation_no_code(const struct pol_reply *r, size_t max_len);
+
+/* ---- the observation of a run (policy/agent_text.c) ---- */
+
+struct pol_obs_refusal {
+        const char *layer;   /* precheck|audit|seccomp|landlock|cgroup|... */
+        const char *message; /* the event's message, verbatim ("blocked at runtime: ...") */
+        long long line;      /* the tool's line, 0 if none */
+};
+
+/* Borrowed strings and arrays, any of them NULL when absent (a NULL array is empty, whatever
+ * its count). Each string is sanitized (invalid UTF-8 and control characters but tab and line
+ * ends become U+FFFD; CRLF and a lone CR become LF) and bounded before it is shown. */
+struct pol_obs_run {
+        const char *status; /* ok|error|blocked|killed, the RunResult's */
+        bool has_exit_code;
+        long long exit_code;
+        const char *signal; /* "SIGSEGV" when the tool died of a signal */
+        const char *killed; /* the RunResult's killed ("killed: timeout") */
+        const char *out;    /* stdout, as the RunResult kept it */
+        bool out_truncated;
+        unsigned long long out_bytes; /* all the tool wrote to stdout, kept or not */
+        const char *err;              /* stderr; the traceback in it is not shown twice */
+        const char *error;            /* the exception, one line ("KeyError: 'x'"), shown only without traceback */
+        const char *traceback;
+        const struct pol_obs_refusal *refusals;
+        size_t n_refusals;
+        const char *const *notes; /* other events worth telling, their messages */
+        size_t n_notes;
+        const char *const *kept; /* variables the step left, that the next one will have */
+        size_t n_kept;
+        const char *const *dropped; /* names whose values were not JSON-serialisable */
+        size_t n_dropped;
+};
+
+/* What is shown of each part, at most. */
+#define POL_OBS_REFUSALS_SHOWN 20
+#define POL_OBS_NOTES_SHOWN 10
+#define POL_OBS_NAMES_SHOWN 50
+#define POL_OBS_NAME_MAX 64       /* bytes of one variable name */
+#define POL_OBS_MESSAGE_MAX 600   /* bytes of one refusal or note */
+
+/* The observation after a run, at most max_len bytes (malloc'd, valid UTF-8; NULL if out of
+ * memory). In this order, each part only when there is something to say:
+ *
+ *   <status line>                       OBS_OK, OBS_FAILED_EXIT, OBS_BLOCKED, OBS_KILLED, ...
+ *   <OBS_KILLED_LIMIT>                  after a kill by timeout, cpu or memory
+ *   Refused by the sandbox:
+ *   - [audit] line 4: blocked at runtime: socket.connect (...)
+ *   <OBS_REFUSALS_FINAL>                the policy, the layers, no workaround
+ *   Note: <message>                     each note; "stdout truncated: ..." when it was
+ *   Output (stdout):                    or "Output (stdout): nothing was printed."
+ *   <stdout>
+ *   Error:
+ *   <traceback>                         (or the one-line error)
+ *   Other output (stderr):
+ *   <stderr without the traceback>
+ *   Variables kept for the next action: a, b.
+ *   Not kept, as their values are not JSON-serialisable (gone in the next action): df.
+ *
+ * The fixed parts come first in the budget; what is left of max_len is shared between stdout,
+ * the traceback and stderr, and a text too long keeps its head and its tail around
+ * "[... N bytes cut here ...]". Should max_len be too small for the fixed parts, the whole is
+ * cut at max_len (on a character's boundary). */
+char *pol_observation(const struct pol_obs_run *run, size_t max_len);
+
+/* Which events of a RunResult the observation tells: the refusals (precheck, audit, seccomp,
+ * landlock: blocked and dropped; cgroup: refused), notes (the runner's "blocked" and "refused",
+ * the supervisor's artifact notes and dropped events), and the rest not (started, finished,
+ * the exception and the kill, told from their own fields). */
+enum pol_obs_class { POL_OBS_SKIP, POL_OBS_REFUSAL, POL_OBS_NOTE };
+enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind);
+
+/* Fills *obs from a RunResult: every string borrowed from res (which must outlive obs), the
+ * refusals and notes arrays malloc'd; the traceback and error from the runner's "exception"
+ * event. kept and dropped are the caller's (the RunResult does not know them). 0 or -ENOMEM;
+ * free with pol_obs_clear. */
+int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *obs);
+void pol_obs_clear(struct pol_obs_run *obs);
+
+/* ---- the system prompt (policy/agent_text.c) ---- */
+
+struct pol_prompt_column {
+        const char *name;  /* untrusted: anything a CSV header holds */
+        const char *dtype; /* "int64", "object", ... */
+};
+
+struct pol_prompt_input {
+        const char *name; /* the file name under inputs_dir */
+        bool rows_known;
+        unsigned long long rows;
+        const struct pol_prompt_column *columns;
+        size_t n_columns;
+        const char *head; /* the first rows as text (df.head().to_string(), or the CSV's lines) */
+};
+
+struct pol_prompt_in {
+        const char *task;
+        const struct pol_prompt_input *inputs;
+        size_t n_inputs;
+        const char *inputs_dir; /* where the inputs are, as the tool writes it; NULL: "./inputs" */
+        const char *const *read_roots; /* "./inputs", "./artifacts" */
+        size_t n_read_roots;
+        const char *const *write_roots; /* "./artifacts" */
+        size_t n_write_roots;
+        const char *const *caps_possible; /* what may be requested; none given: every capability
+                                           * the server could grant (not "process") */
+        size_t n_caps_possible;
+        const char *const *caps_approved; /* what the user approved for this task */
+        size_t n_caps_approved;
+};
+
+/* Bounds of what goes into the prompt from the inputs (untrusted). */
+#define POL_PROMPT_TASK_MAX (64u * 1024) /* task_submit's own bound */
+#define POL_PROMPT_INPUTS_SHOWN 32
+#define POL_PROMPT_COLUMNS_SHOWN 64
+#define POL_PROMPT_COLUMNS_SHORT 16 /* when the prompt must shrink */
+#define POL_PROMPT_COLUMN_MAX 80    /* bytes of a column name shown */
+#define POL_PROMPT_DTYPE_MAX 32
+#define POL_PROMPT_HEAD_LINES 10
+#define POL_PROMPT_HEAD_LINE_MAX 300
+#define POL_PROMPT_HEAD_MAX 4096
+#define POL_PROMPT_PATH_MAX 128 /* a root's or an input's name */
+#define POL_PROMPT_ROOTS_SHOWN 8
+
+/* The system prompt (malloc'd, valid UTF-8, at most max_len bytes): PROMPT_INTRO, PROMPT_RUN,
+ * PROMPT_FILES, the inputs (each with its rows, its columns as Python string literals with
+ * their dtypes, and its first rows in a fence longer than any backtick run they hold),
+ * PROMPT_FINISH, PROMPT_REFUSALS, PROMPT_CAPS, PROMPT_TASK, in that order, separated by blank
+ * lines. Should it not fit max_len, the inputs shrink, in steps: without their first rows,
+ * with POL_PROMPT_COLUMNS_SHORT columns each, then without columns. NULL with errno E2BIG if
+ * even that does not fit (the task itself is never cut but at POL_PROMPT_TASK_MAX), ENOMEM,
+ * or EINVAL (in NULL). */
+char *pol_system_prompt(const struct pol_prompt_in *in, size_t max_len);
+
+/* ---- the capability declaration (policy/agent.c) ----
+ *
+ * The prompt asks for {"capabilitiesRequested": ["network"]} on a line of its own. A line
+ * (anywhere in the reply, code blocks included, leading and trailing blanks allowed) whose
+ * first character is '{' and that names capabilitiesRequested is a declaration, and must be
+ * exactly that: the one key, a list of 0..PROTO_CAPS_MAX strings, each 1..POL_CAP_NAME_MAX
+ * bytes of [A-Za-z0-9_.-], no escapes. Names are kept as given (the server denies those it
+ * does not know, DESIGN §7), duplicates once, in order of appearance across every
+ * declaration of the reply.
+ *
+ * Returns 1 with out filled (maybe empty: "[]"), 0 when the reply declares nothing, -EINVAL
+ * for a declaration not in that form (tell the model CAPS_MALFORMED), -E2BIG for more than
+ * PROTO_CAPS_MAX names, -ENOMEM. out must be empty on entry; on an error it is left empty. */
+#define POL_CAP_NAME_MAX 32
+int pol_caps_declared(const char *reply, size_t len, struct proto_strv *out);
