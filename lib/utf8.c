@@ -74,3 +74,15 @@ char *utf8_sanitize(const uint8_t *buf, size_t len, size_t *out_len)
                 *out_len = o;
         return out;
 }
+
+size_t utf8_prefix_len(const char *s, size_t max)
+{
+        size_t n = strnlen(s, max + 1);
+        if (n <= max)
+                return n;
+        n = max;
+        /* Back over continuation bytes (10xxxxxx) to the start of the cut character. */
+        while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+                n--;
+        return n;
+}

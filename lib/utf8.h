@@ -12,3 +12,7 @@ bool utf8_valid(const uint8_t *buf, size_t len);
 /* Copies buf into a malloc'd NUL-terminated string with each invalid byte, and each NUL,
  * replaced by U+FFFD. Returns NULL only when out of memory. */
 char *utf8_sanitize(const uint8_t *buf, size_t len, size_t *out_len);
+
+/* The length of the longest prefix of the valid UTF-8 string s that is at most max bytes and
+ * ends on a character boundary: where a text may be cut without breaking a character. */
+size_t utf8_prefix_len(const char *s, size_t max);

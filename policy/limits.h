@@ -18,6 +18,8 @@
 #define POL_FILES_MAX (1024ull * 1024 * 1024)
 #define POL_PIDS_DEFAULT 64
 #define POL_PIDS_MAX 1024
+/* An agent step's source, saved beside what it wrote (run_request.save_source). */
+#define POL_SOURCE_ARTIFACT "tool.py"
 
 /* Zero fields of req take the defaults; a value out of range is an error naming the field
  * ("run_request.limits.memory_mb: 10 is below the minimum of 64"). */

@@ -14,14 +14,20 @@ const char *pol_reason_format(enum pol_reason r)
         return (unsigned)r < _POL_REASON_MAX ? formats[r] : "unknown reason";
 }
 
-char *pol_reason(char *buf, size_t size, enum pol_reason r, ...)
+char *pol_reason_v(char *buf, size_t size, enum pol_reason r, va_list ap)
 {
-        va_list ap;
-        va_start(ap, r);
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wformat-nonliteral"
         (void)vsnprintf(buf, size, pol_reason_format(r), ap);
 #pragma GCC diagnostic pop
+        return buf;
+}
+
+char *pol_reason(char *buf, size_t size, enum pol_reason r, ...)
+{
+        va_list ap;
+        va_start(ap, r);
+        (void)pol_reason_v(buf, size, r, ap);
         va_end(ap);
         return buf;
 }

@@ -3,6 +3,7 @@
  * anywhere else; code refers to it by its id. */
 #pragma once
 
+#include <stdarg.h>
 #include <stddef.h>
 
 /* id, printf format. Arguments are documented beside each. */
@@ -138,7 +139,23 @@
         X(KERNEL_BLOCKED, "blocked at kernel: %s (%s)")                                         \
         X(KILLED_FOREIGN_ABI, "killed: a non-native syscall ABI (seccomp)")                     \
         /* refusals beyond the limit (unsigned long long), the limit (unsigned) */              \
-        X(KERNEL_DROPPED, "%llu more refusals at kernel were not recorded (limit of %u)")
+        X(KERNEL_DROPPED, "%llu more refusals at kernel were not recorded (limit of %u)")    \
+        /* the agent's tasks (broker/agent.c), each the task_result's error: */                 \
+        /* the budget in seconds (unsigned long long) */                                        \
+        X(TASK_TIME_BUDGET, "the task's time budget of %llu s ran out")                         \
+        /* the step limit (unsigned long long) */                                               \
+        X(TASK_STEP_LIMIT, "the step limit of %llu was reached before final_answer() was called") \
+        /* the model client's one-line error */                                                 \
+        X(TASK_MODEL_FAILED, "the model could not be used: %s")                                 \
+        /* the error frame's code and message */                                                \
+        X(TASK_SANDBOX_FAILED, "the sandbox could not carry out a run: %s: %s")                 \
+        X(TASK_NO_DELIVERABLE, "no deliverable: no action ran to success and wrote an artifact") \
+        /* the last failed action's run id, and its error line ("KeyError: 'amount'") */         \
+        X(TASK_NO_DELIVERABLE_LAST, "no deliverable: no action ran to success and wrote an artifact; the last action (run %s) failed: %s") \
+        /* who cancelled */                                                                     \
+        X(TASK_CANCELLED, "cancelled by %s")                                                    \
+        /* what went wrong */                                                                   \
+        X(TASK_INTERNAL, "internal error: %s")
 
 /* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
  * of CAP_DENIED. One list, asserted verbatim like the reasons. */
@@ -343,7 +360,9 @@ char *pol_reason(char *buf, size_t size, enum pol_reason r, ...);
                        "it; one that is not granted fails at the operation, and that refusal is " \
                        "final like any other. Declare nothing the task does not need.")         \
         /* the task's text (sanitized, bounded) */                                              \
-        X(PROMPT_TASK, "The task:\n%s")
+        X(PROMPT_TASK, "The task:\n%s")                                                        \
+        /* The first user message: the task itself is in the system prompt, once. */              \
+        X(BEGIN, "Begin with your first action.")
 
 enum pol_agent_text {
 #define X(id, fmt) POL_AGENT_##id,
@@ -357,3 +376,5 @@ const char *pol_agent_format(enum pol_agent_text t);
 
 /* Formats agent text t into buf (cut to size, terminated). Returns buf. */
 char *pol_agent_text(char *buf, size_t size, enum pol_agent_text t, ...);
+
+char *pol_reason_v(char *buf, size_t size, enum pol_reason r, va_list ap);

@@ -49,6 +49,7 @@ static const struct proto_field run_request_f[] = {
         F(struct proto_run_request, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
           PROTO_CAPS_MAX, NULL),
         F(struct proto_run_request, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
+        F(struct proto_run_request, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
 };
 static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
 
@@ -182,6 +183,7 @@ static const struct proto_field task_submit_f[] = {
         F(struct proto_task_submit, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
           PROTO_CAPS_MAX, NULL),
         F(struct proto_task_submit, max_steps, "max_steps", PF_UINT, OPT, 100, NULL),
+        F(struct proto_task_submit, time_budget_s, "time_budget_s", PF_UINT, OPT, 86400, NULL),
         F(struct proto_task_submit, model, "model", PF_OPT_STRUCT, OPT, 0, &model_s),
 };
 static SCHEMA(task_submit_s, struct proto_task_submit, "task_submit", task_submit_f);
@@ -190,7 +192,7 @@ static const struct proto_field task_event_f[] = {
         F(struct proto_task_event, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
         F(struct proto_task_event, step, "step", PF_UINT, REQ, 0, NULL),
         F(struct proto_task_event, kind, "kind", PF_STR, REQ, 64, NULL),
-        F(struct proto_task_event, message, "message", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_task_event, message, "message", PF_STR, OPT, 256 * 1024, NULL), /* a model reply, an observation */
         F(struct proto_task_event, code, "code", PF_STR, OPT, PROTO_SOURCE_MAX, NULL),
         F(struct proto_task_event, event, "event", PF_OPT_STRUCT, OPT, 0, &proto_event_schema),
 };
@@ -217,6 +219,12 @@ static const struct proto_field task_result_f[] = {
         F(struct proto_task_result, deliverable, "deliverable", PF_OPT_STRUCT, OPT, 0, &deliverable_s),
 };
 static SCHEMA(task_result_s, struct proto_task_result, "task_result", task_result_f);
+
+static const struct proto_field trace_request_f[] = {
+        F(struct proto_trace_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_trace_request, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+};
+static SCHEMA(trace_request_s, struct proto_trace_request, "trace_request", trace_request_f);
 
 static const struct proto_field cancel_f[] = {
         F(struct proto_cancel, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
@@ -248,6 +256,7 @@ static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, expect_seccomp, "expect_seccomp", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, direct, "direct", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, landlock_abi, "landlock_abi", PF_UINT, OPT, 255, NULL),
+        F(struct proto_run_spec, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 

@@ -47,6 +47,7 @@
         X(TASK_SUBMIT, task_submit)      \
         X(TASK_EVENT, task_event)        \
         X(TASK_RESULT, task_result)      \
+        X(TRACE_REQUEST, trace_request)  \
         X(CANCEL, cancel)                \
         X(ERROR, error)                  \
         X(RUN_SPEC, run_spec)            \
@@ -90,6 +91,8 @@ struct proto_run_request {
         struct proto_strv capabilities_requested;
         struct proto_strv capabilities_approved;
         char *variables; /* optional JSON text, for agent steps */
+        bool save_source; /* an agent step: the source saved as artifacts/tool.py (POL_SOURCE_ARTIFACT)
+                           * when the tool ends well having written an artifact */
 };
 
 struct proto_event {
@@ -215,7 +218,8 @@ struct proto_task_submit {
         char *task;
         struct proto_array inputs; /* of struct proto_input */
         struct proto_strv capabilities_approved;
-        uint64_t max_steps;
+        uint64_t max_steps;     /* 0: the broker's default */
+        uint64_t time_budget_s; /* 0: the broker's default */
         struct proto_model *model; /* optional */
 };
 
@@ -245,6 +249,13 @@ struct proto_task_result {
         char *error;
         struct proto_array steps; /* of struct proto_task_step */
         struct proto_deliverable *deliverable;
+};
+
+/* anvilctl trace: the broker replays a stored task's trace as task_event frames, then its
+ * task_result. */
+struct proto_trace_request {
+        char *request_id;
+        char *task_id;
 };
 
 struct proto_cancel {
@@ -278,6 +289,8 @@ struct proto_run_spec {
                                                  runner does not look for them */
         uint64_t landlock_abi;                /* Landlock ABI the jail is restricted with, 0: none;
                                                  the runner checks it is enforced (R6) */
+        bool save_source;                     /* run_request.save_source: the runner writes the
+                                                 source to write_roots[0]/tool.py (R9b) */
 };
 
 struct proto_runner_event {

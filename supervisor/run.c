@@ -631,6 +631,7 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         struct proto_run_spec *s = &m.u.run_spec;
         s->source = req->source;
         s->variables = req->variables;
+        s->save_source = req->save_source;
         /* The roots the Python layers judge paths by: the tool's data (inputs, artifacts), and
          * the private /tmp as scratch besides. The kernel layers hold the same lines. */
         char *reads[] = { JAIL_INPUTS, JAIL_ARTIFACTS };

@@ -23,6 +23,10 @@
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
  *   R9a event "variables": the globals the tool left that the next step can have (vars.c)
+ *   R9b an agent's step (spec.save_source): when the tool ended with code 0 having written an
+ *       artifact, its source is saved beside it as write_roots[0]/tool.py, never over a file
+ *       the tool wrote itself; event "source_saved" or "source_not_saved" with why. After
+ *       Py_FinalizeEx, so the tool's threads and its output are done
  *   R10 finalize (flushes the tool's output), the summary of refusals not recorded, event
  *       "blocked" if a refusal ended the tool, event "finished", exit with the tool's code
  *
@@ -30,8 +34,11 @@
  * supervisor decodes these frames as strictly as a client's, and only trusts what the kernel
  * tells it (the exit status, cgroup figures). */
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/prctl.h>
 #include <unistd.h>
@@ -39,6 +46,7 @@
 #include "jail/jail.h"
 #include "jail/runner/runner.h"
 #include "lib/fd.h"
+#include "policy/limits.h"
 #include "policy/reasons.h"
 #include "proto/proto.h"
 
@@ -48,6 +56,50 @@ static struct runner R;
 static void send_event(const char *kind, const char *op, const char *message, long line, const char *tb)
 {
         runner_event(&R, "runner", kind, op, NULL, message, line, 0, tb);
+}
+
+/* R9b. The tool's code has all ended here; this writes as the tool could have (the jail's
+ * write root), once, with O_EXCL and O_NOFOLLOW. */
+static void save_source(const struct proto_run_spec *spec)
+{
+        if (spec->write_roots.n < 1)
+                return;
+        int dfd = open(spec->write_roots.items[0], O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (dfd < 0)
+                return; /* nothing written there, then */
+        int probe = dup(dfd);
+        DIR *d = probe >= 0 ? fdopendir(probe) : NULL;
+        bool any = false;
+        struct dirent *de;
+        while (d && (de = readdir(d)))
+                if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+                        any = true;
+        if (d)
+                (void)closedir(d);
+        else if (probe >= 0)
+                (void)close(probe);
+        if (!any) {
+                (void)close(dfd);
+                return; /* no artifact: not a deliverable, nothing to save */
+        }
+        char msg[256];
+        int fd = openat(dfd, POL_SOURCE_ARTIFACT, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (fd < 0) {
+                snprintf(msg, sizeof(msg), "the source was not saved as artifacts/%s: %s", POL_SOURCE_ARTIFACT,
+                         errno == EEXIST ? "the tool wrote a file of that name itself" : strerror(errno));
+                send_event("source_not_saved", NULL, msg, 0, NULL);
+        } else if (fd_write_all(fd, spec->source, strlen(spec->source), &err) < 0) {
+                (void)unlinkat(dfd, POL_SOURCE_ARTIFACT, 0);
+                snprintf(msg, sizeof(msg), "the source was not saved as artifacts/%s: %s", POL_SOURCE_ARTIFACT, err.msg);
+                send_event("source_not_saved", NULL, msg, 0, NULL);
+        } else {
+                snprintf(msg, sizeof(msg), "the source saved as artifacts/%s", POL_SOURCE_ARTIFACT);
+                send_event("source_saved", NULL, msg, 0, NULL);
+        }
+        if (fd >= 0)
+                (void)close(fd);
+        (void)close(dfd);
 }
 
 static int read_spec(struct proto_run_spec *spec)
@@ -422,6 +474,8 @@ run:;
                 audit_finish(&R);
                 if (R.stopped_by_refusal)
                         send_event("blocked", NULL, "a refusal the tool did not catch ended it", 0, NULL);
+                else if (rc == 0 && spec.save_source)
+                        save_source(&spec); /* R9b */
                 char msg[64];
                 snprintf(msg, sizeof(msg), "tool finished with exit code %d", rc);
                 send_event("finished", NULL, msg, 0, NULL);

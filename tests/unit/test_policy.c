@@ -466,6 +466,31 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_KERNEL_DROPPED:
                 pol_reason(buf, size, r, 17ULL, 200U);
                 return;
+        case POL_TASK_TIME_BUDGET:
+                pol_reason(buf, size, r, 300ULL);
+                return;
+        case POL_TASK_STEP_LIMIT:
+                pol_reason(buf, size, r, 6ULL);
+                return;
+        case POL_TASK_MODEL_FAILED:
+                pol_reason(buf, size, r, "HTTP 401 from http://127.0.0.1:11434/v1/chat/completions: the key was refused");
+                return;
+        case POL_TASK_SANDBOX_FAILED:
+                pol_reason(buf, size, r, "unavailable", "cannot reach the supervisor");
+                return;
+        case POL_TASK_NO_DELIVERABLE:
+        case POL_TASK_INTERNAL:
+                if (r == POL_TASK_INTERNAL)
+                        pol_reason(buf, size, r, "out of memory");
+                else
+                        pol_reason(buf, size, r);
+                return;
+        case POL_TASK_NO_DELIVERABLE_LAST:
+                pol_reason(buf, size, r, "run-42", "KeyError: 'amount'");
+                return;
+        case POL_TASK_CANCELLED:
+                pol_reason(buf, size, r, "the client");
+                return;
         case _POL_REASON_MAX:
                 break;
         }
@@ -555,6 +580,16 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_KERNEL_BLOCKED] = "blocked at kernel: socket(AF_INET, SOCK_STREAM) (network denied by seccomp)",
         [POL_KILLED_FOREIGN_ABI] = "killed: a non-native syscall ABI (seccomp)",
         [POL_KERNEL_DROPPED] = "17 more refusals at kernel were not recorded (limit of 200)",
+        [POL_TASK_TIME_BUDGET] = "the task's time budget of 300 s ran out",
+        [POL_TASK_STEP_LIMIT] = "the step limit of 6 was reached before final_answer() was called",
+        [POL_TASK_MODEL_FAILED] = "the model could not be used: HTTP 401 from "
+                                  "http://127.0.0.1:11434/v1/chat/completions: the key was refused",
+        [POL_TASK_SANDBOX_FAILED] = "the sandbox could not carry out a run: unavailable: cannot reach the supervisor",
+        [POL_TASK_NO_DELIVERABLE] = "no deliverable: no action ran to success and wrote an artifact",
+        [POL_TASK_NO_DELIVERABLE_LAST] = "no deliverable: no action ran to success and wrote an artifact; the last "
+                                         "action (run run-42) failed: KeyError: 'amount'",
+        [POL_TASK_CANCELLED] = "cancelled by the client",
+        [POL_TASK_INTERNAL] = "internal error: out of memory",
 };
 
 static void test_reasons_catalog(void **state)
@@ -857,6 +892,7 @@ static void test_variables_show(void **state)
 static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
 {
         switch (t) {
+        case POL_AGENT_BEGIN:
         case POL_AGENT_REPLY_EMPTY:
         case POL_AGENT_REPLY_BLANK:
         case POL_AGENT_REPLY_PROSE:
@@ -1064,6 +1100,7 @@ static const char *const agent_expected[_POL_AGENT_TEXT_MAX] = {
                                   "that is not granted fails at the operation, and that refusal is final like any "
                                   "other. Declare nothing the task does not need.",
         [POL_AGENT_PROMPT_TASK] = "The task:\nSum revenue by region.",
+        [POL_AGENT_BEGIN] = "Begin with your first action.",
 };
 
 static void test_agent_texts_catalog(void **state)
