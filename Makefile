@@ -58,7 +58,7 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd
 
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd
 
 $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson

@@ -24,6 +24,7 @@ struct bro_config {
 
 struct bro_client;
 struct bro_relay;
+struct bro_task;
 
 struct bro_server {
         uv_loop_t *loop;
@@ -36,6 +37,8 @@ struct bro_server {
         struct bro_client *clients;
         unsigned n_clients;
         struct bro_relay *owned; /* relays of tasks' runs (agent.c) */
+        struct bro_task *tasks;  /* tasks not yet ended (agent.c) */
+        int tasks_dirfd, traces_dirfd; /* DIR/tasks, DIR/traces */
         uint64_t next_seq; /* numbers requests for the log */
         uint64_t next_tmp; /* numbers temporary result files */
         bool stopping;
@@ -113,3 +116,14 @@ bool bro_run_id_valid(const char *run_id);
 /* Takes over *m (a run_result); renders and writes it on the thread pool, then calls
  * bro_relay_stored(r, m). Returns <0 if it could not be queued (m is left to the caller). */
 int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err *err);
+/* Files of a task's, each written whole (or not at all) on the thread pool, in order; then
+ * cb(data, 0 or -errno, the error). Takes over each text once queued (returns 0); on an
+ * error return the texts stay the caller's and cb is not called. */
+#define BRO_SAVE_FILES_MAX 2
+struct bro_save_file {
+        char *name;
+        char *text;
+};
+typedef void (*bro_saved_cb)(void *data, int rc, const char *error);
+int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
+                    void *data, struct anvil_err *err);

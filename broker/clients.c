@@ -11,6 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "broker/agent.h"
 #include "broker/broker.h"
 #include "lib/list.h"
 #include "lib/cleanup.h"
@@ -38,6 +39,7 @@ static void on_client_closed(struct proto_stream *s)
 {
         struct bro_client *c = s->data;
         bro_relays_client_gone(c);
+        bro_tasks_client_gone(c);
         LIST_REMOVE(c);
         c->srv->n_clients--;
         free(c);
@@ -82,12 +84,20 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 sandbox_request(c, m, m->u.probe_request.request_id);
                 return;
         case PROTO_CANCEL:
-                bro_relay_cancel(c, &m->u.cancel);
+                if (m->u.cancel.task_id) {
+                        if (!bro_task_cancel(c, &m->u.cancel))
+                                bro_client_error(c, "bad_request",
+                                                 "cancel.task_id: no task in flight on this connection has this task_id",
+                                                 "cancel.task_id", m->u.cancel.request_id);
+                } else {
+                        bro_relay_cancel(c, &m->u.cancel);
+                }
                 break;
         case PROTO_TASK_SUBMIT:
-                log_info("%s: task_submit refused, the agent loop is not implemented yet", c->stream.name);
-                bro_client_error(c, "unsupported", "task_submit: the agent loop is not implemented yet",
-                                 "task_submit", m->u.task_submit.request_id);
+                bro_task_submit(c, m);
+                return; /* m taken over */
+        case PROTO_TRACE_REQUEST:
+                bro_trace_replay(c, &m->u.trace_request);
                 break;
         default: {
                 /* Frames only a server sends (run_event, run_result, error...) and the runner's

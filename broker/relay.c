@@ -179,8 +179,11 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                  * be about this request, and the client needs the id to match them. */
                 if (!m->u.error.request_id && r->request_id)
                         m->u.error.request_id = strdup(r->request_id);
-                relay_forward(r, m);
                 relay_end(r, "error %s: %s", m->u.error.code, m->u.error.message);
+                if (r->owner.data) /* a task's run: its owner's error hook ends the step */
+                        relay_error(r, m->u.error.code, m->u.error.message);
+                else
+                        relay_forward(r, m);
                 proto_stream_close(&r->stream);
                 proto_msg_free(m);
                 return;

@@ -107,7 +107,52 @@ int bro_store_init(struct bro_server *srv, struct anvil_err *err)
         if (faccessat(srv->results_dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
                 return anvil_err_sys(err, errno, "%s is not writable", srv->results_dir);
         sweep_tmp(srv->results_dirfd, srv->results_dir);
+        /* The agent's: DIR/tasks (TaskResults, deliverables' sources), DIR/traces (JSONL). */
+        struct {
+                const char *sub;
+                int *fd;
+        } more[] = { { "tasks", &srv->tasks_dirfd }, { "traces", &srv->traces_dirfd } };
+        for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
+                char path[PATH_MAX];
+                if (snprintf(path, sizeof(path), "%s/%s", sd, more[i].sub) >= (int)sizeof(path))
+                        return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long: %s", sd);
+                if ((r = make_dir(path, err)) < 0)
+                        return r;
+                *more[i].fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+                if (*more[i].fd < 0)
+                        return anvil_err_sys(err, errno, "Failed to open %s", path);
+                if (faccessat(*more[i].fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                        return anvil_err_sys(err, errno, "%s is not writable", path);
+                sweep_tmp(*more[i].fd, path);
+        }
         return 0;
+}
+
+/* text to dirfd/name, whole or not at all: a temporary file, fsync'd, renamed over name. */
+static int write_text(int dirfd, const char *name, const char *tmp, const char *text, struct anvil_err *err)
+{
+        _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+        if (fd < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", tmp);
+        int r;
+        if ((r = fd_write_all(fd, text, strlen(text), err)) < 0 || (r = fd_write_all(fd, "\n", 1, err)) < 0)
+                goto fail;
+        if (fchmod(fd, 0640) < 0) { /* whatever the umask */
+                r = anvil_err_sys(err, errno, "Failed to chmod %s", tmp);
+                goto fail;
+        }
+        if (fsync(fd) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to write %s", tmp);
+                goto fail;
+        }
+        if (renameat(dirfd, tmp, dirfd, name) < 0) {
+                r = anvil_err_sys(err, errno, "Failed to rename %s to %s", tmp, name);
+                goto fail;
+        }
+        return 0;
+fail:
+        (void)unlinkat(dirfd, tmp, 0);
+        return r;
 }
 
 static int write_result(struct store_job *job)
@@ -120,29 +165,7 @@ static int write_result(struct store_job *job)
         json_decref(j);
         if (!text)
                 return anvil_err_set(err, ENOMEM, "Failed to render the result as JSON");
-        _cleanup_close_ int fd = openat(job->dirfd, job->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                                        0640);
-        if (fd < 0)
-                return anvil_err_sys(err, errno, "Failed to create %s", job->tmp);
-        int r;
-        if ((r = fd_write_all(fd, text, strlen(text), err)) < 0 || (r = fd_write_all(fd, "\n", 1, err)) < 0)
-                goto fail;
-        if (fchmod(fd, 0640) < 0) { /* whatever the umask */
-                r = anvil_err_sys(err, errno, "Failed to chmod %s", job->tmp);
-                goto fail;
-        }
-        if (fsync(fd) < 0) {
-                r = anvil_err_sys(err, errno, "Failed to write %s", job->tmp);
-                goto fail;
-        }
-        if (renameat(job->dirfd, job->tmp, job->dirfd, job->name) < 0) {
-                r = anvil_err_sys(err, errno, "Failed to rename %s to %s", job->tmp, job->name);
-                goto fail;
-        }
-        return 0;
-fail:
-        (void)unlinkat(job->dirfd, job->tmp, 0);
-        return r;
+        return write_text(job->dirfd, job->name, job->tmp, text, err);
 }
 
 static void store_work(uv_work_t *w)
@@ -184,4 +207,69 @@ int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err 
         }
         r->store_pending = true;
         return 0;
+}
+
+/* ---- files of a task's (agent.c) ---- */
+
+struct files_job {
+        uv_work_t work;
+        int dirfd;
+        struct bro_save_file files[BRO_SAVE_FILES_MAX];
+        char tmp[BRO_SAVE_FILES_MAX][PROTO_ID_MAX + 96];
+        size_t n;
+        bro_saved_cb cb;
+        void *data;
+        int rc;
+        struct anvil_err err;
+};
+
+static void files_work(uv_work_t *w)
+{
+        struct files_job *job = w->data;
+        for (size_t i = 0; i < job->n && job->rc == 0; i++)
+                job->rc = write_text(job->dirfd, job->files[i].name, job->tmp[i], job->files[i].text, &job->err);
+}
+
+static void files_done(uv_work_t *w, int status)
+{
+        struct files_job *job = w->data;
+        (void)status;
+        job->cb(job->data, job->rc, job->err.msg);
+        for (size_t i = 0; i < job->n; i++) {
+                free(job->files[i].name);
+                free(job->files[i].text);
+        }
+        free(job);
+}
+
+int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
+                    void *data, struct anvil_err *err)
+{
+        if (n > BRO_SAVE_FILES_MAX)
+                return anvil_err_set(err, E2BIG, "Too many files to save at once");
+        struct files_job *job = calloc(1, sizeof(*job));
+        if (!job)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        job->dirfd = dirfd;
+        job->cb = cb;
+        job->data = data;
+        for (size_t i = 0; i < n; i++) {
+                job->files[i].name = strdup(files[i].name);
+                job->files[i].text = files[i].text;
+                snprintf(job->tmp[i], sizeof(job->tmp[i]), ".%s.%d.%" PRIu64 TMP_SUFFIX, files[i].name, (int)getpid(),
+                         ++srv->next_tmp);
+        }
+        job->n = n;
+        job->work.data = job;
+        int e = -ENOMEM;
+        for (size_t i = 0; i < n; i++)
+                if (!job->files[i].name)
+                        goto fail;
+        if ((e = uv_queue_work(srv->loop, &job->work, files_work, files_done)) == 0)
+                return 0;
+fail:
+        for (size_t i = 0; i < n; i++)
+                free(job->files[i].name);
+        free(job); /* the texts stay the caller's */
+        return anvil_err_set(err, -e, "Failed to queue the write: %s", uv_strerror(e));
 }

@@ -1,0 +1,19 @@
+/* The agent's tasks (agent.c): task_submit, cancel by task_id, trace replay. */
+#pragma once
+
+#include "broker/broker.h"
+
+#define BRO_TASK_STEPS_DEFAULT 6
+#define BRO_TASK_BUDGET_S_DEFAULT 600
+
+/* Takes over *m (a task_submit). Refusals are error frames to the client. */
+void bro_task_submit(struct bro_client *c, struct proto_msg *m);
+/* A cancel naming a task_id: the client's own task (or any, for root). False if it names
+ * no task of the client's. */
+bool bro_task_cancel(struct bro_client *c, const struct proto_cancel *cancel);
+/* The client has gone: its tasks are cancelled. */
+void bro_tasks_client_gone(struct bro_client *c);
+/* The broker is stopping: every task ends as cancelled, its result stored. */
+void bro_tasks_stop(struct bro_server *srv);
+/* anvilctl trace: replays DIR/traces/<task_id>.jsonl as task_event frames. */
+void bro_trace_replay(struct bro_client *c, const struct proto_trace_request *req);
