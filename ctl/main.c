@@ -1,7 +1,7 @@
 /* anvilctl: the command line. Talks to the broker at $ANVIL_SOCKET (default /run/anvil.sock).
  *
- * Exit status: 0 when the run was carried out, whatever the tool did (its status is in the
- * output); 1 when the server refused or could not carry it out (an error frame); 2 for a
+ * Exit status: 0 when the run (or submit's task) was carried out, whatever the tool did (its
+ * status, and the task's, is in the output); 1 when the server refused or could not carry it out (an error frame); 2 for a
  * usage error; 3 when the server cannot be reached or the connection broke. */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <libgen.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -38,6 +39,8 @@ static void usage(FILE *f)
 {
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
                    "                    [--cap NAME]... [--variables FILE.json] [--json]\n"
+                   "       anvilctl submit TASK.json [--verbose] [--json]\n"
+                   "       anvilctl trace TASK_ID\n"
                    "       anvilctl probe [--json]\n"
                    "       anvilctl help\n"
                    "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
@@ -212,13 +215,13 @@ static int print_json(enum proto_type type, const void *msg)
 
 /* ---- run ---- */
 
-static int read_input(const char *path, struct proto_input *in)
+static int read_input(const char *what, const char *path, struct proto_input *in)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
         uint8_t *data;
         size_t len;
         if (fd_read_file(path, PROTO_FRAME_MAX, &data, &len, &err) < 0) {
-                fprintf(stderr, "anvilctl: --input %s: %s\n", path, err.msg);
+                fprintf(stderr, "anvilctl: %s %s: %s\n", what, path, err.msg);
                 return -1;
         }
         _cleanup_free_ char *copy = strdup(path);
@@ -286,7 +289,7 @@ static int cmd_run(int argc, char **argv)
                                 goto out;
                         }
                         struct proto_input *in = proto_array_push(&req->inputs, sizeof(*in));
-                        if (!in || read_input(optarg, in) < 0)
+                        if (!in || read_input("--input", optarg, in) < 0)
                                 goto out;
                         break;
                 }
@@ -475,6 +478,316 @@ static int cmd_probe(int argc, char **argv)
         return rc;
 }
 
+/* ---- submit, trace ---- */
+
+static void print_indented(const char *prefix, const char *text)
+{
+        for (const char *l = text; *l;) {
+                size_t n = strcspn(l, "\n");
+                printf("%s%.*s\n", prefix, (int)n, l);
+                l += n + (l[n] == '\n');
+        }
+}
+
+/* One task_event as a line (or a few). verbose: the model's replies, the prompt and the
+ * observations in full (anvilctl trace; submit --verbose). */
+static void print_task_event(const struct proto_task_event *e, bool verbose)
+{
+        const char *k = e->kind, *msg = e->message ? e->message : "";
+        if (strcmp(k, "started") == 0) {
+                printf("task %s\n", e->task_id);
+                print_indented("  | ", msg);
+        } else if (strcmp(k, "describe") == 0) {
+                printf("%s\n", msg);
+        } else if (strcmp(k, "prompt") == 0 || strcmp(k, "observation") == 0 || strcmp(k, "model_reply") == 0) {
+                const char *title = k[0] == 'p' ? "system prompt" : k[0] == 'o' ? "observation" : "the model replied";
+                if (verbose) {
+                        printf("%s:\n", title);
+                        print_indented("  | ", msg);
+                } else {
+                        printf("%s (%zu bytes)\n", title, strlen(msg));
+                }
+        } else if (strcmp(k, "model_request") == 0) {
+                printf("\n%s\n", msg);
+        } else if (strcmp(k, "no_code") == 0) {
+                printf("no code in the reply: nothing run; the model is told:\n");
+                print_indented("  | ", msg);
+        } else if (strcmp(k, "code") == 0) {
+                printf("code action:\n");
+                print_indented("  > ", e->code ? e->code : "");
+        } else if (strcmp(k, "run_event") == 0) {
+                if (e->event)
+                        print_event(e->event);
+        } else if (strcmp(k, "final_answer") == 0) {
+                printf("final_answer: %s\n", msg);
+        } else {
+                printf("%s: %s\n", k, msg);
+        }
+}
+
+static void print_task_result(const struct proto_task_result *r)
+{
+        printf("\ntask %s: %s%s%s\n", r->task_id, r->status, r->error ? ": " : "", r->error ? r->error : "");
+        const struct proto_task_step *s = r->steps.items;
+        for (size_t i = 0; i < r->steps.n; i++)
+                printf("  action %zu: run %s: %s\n", i + 1, s[i].run.run_id, s[i].run.killed ? s[i].run.killed : s[i].run.status);
+        if (!r->deliverable)
+                return;
+        const char *dir = NULL;
+        for (size_t i = 0; i < r->steps.n; i++)
+                if (strcmp(s[i].run.run_id, r->deliverable->run_id) == 0)
+                        dir = s[i].run.artifacts_dir;
+        printf("deliverable: the action of run %s\n", r->deliverable->run_id);
+        const struct proto_artifact *a = r->deliverable->artifacts.items;
+        for (size_t i = 0; i < r->deliverable->artifacts.n; i++)
+                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", dir ? dir : ".", a[i].path, a[i].bytes, a[i].sha256);
+}
+
+/* task.json (README): strictly, every key known and typed; inputs relative to its directory. */
+static int read_task_file(const char *path, struct proto_task_submit *sub)
+{
+        json_error_t je;
+        _cleanup_free_ uint8_t *text = NULL;
+        size_t len;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (fd_read_file(path, 1024 * 1024, &text, &len, &err) < 0) {
+                fprintf(stderr, "anvilctl: %s\n", err.msg);
+                return -1;
+        }
+        json_t *j = json_loadb((const char *)text, len, JSON_REJECT_DUPLICATES, &je);
+        if (!j) {
+                fprintf(stderr, "anvilctl: %s: line %d, column %d: %s\n", path, je.line, je.column, je.text);
+                return -1;
+        }
+        int rc = -1;
+        _cleanup_free_ char *copy = strdup(path);
+        const char *base = copy ? dirname(copy) : ".";
+        if (!json_is_object(j)) {
+                fprintf(stderr, "anvilctl: %s: expected a JSON object\n", path);
+                goto out;
+        }
+        const char *key;
+        json_t *v;
+        json_object_foreach(j, key, v) {
+                if (strcmp(key, "task") == 0) {
+                        if (!json_is_string(v) || !*json_string_value(v)) {
+                                fprintf(stderr, "anvilctl: %s: \"task\" must be a non-empty string\n", path);
+                                goto out;
+                        }
+                        sub->task = strdup(json_string_value(v));
+                } else if (strcmp(key, "inputs") == 0) {
+                        if (!json_is_array(v) || json_array_size(v) > PROTO_INPUTS_MAX) {
+                                fprintf(stderr, "anvilctl: %s: \"inputs\" must be a list of at most %d file paths\n", path,
+                                        PROTO_INPUTS_MAX);
+                                goto out;
+                        }
+                        size_t i;
+                        json_t *p;
+                        json_array_foreach(v, i, p) {
+                                if (!json_is_string(p) || !*json_string_value(p)) {
+                                        fprintf(stderr, "anvilctl: %s: inputs[%zu] must be a file path\n", path, i);
+                                        goto out;
+                                }
+                                const char *ip = json_string_value(p);
+                                char full[PATH_MAX];
+                                if (snprintf(full, sizeof(full), "%s/%s", ip[0] == '/' ? "" : base, ip) >= (int)sizeof(full)) {
+                                        fprintf(stderr, "anvilctl: %s: inputs[%zu]: the path is too long\n", path, i);
+                                        goto out;
+                                }
+                                struct proto_input *in = proto_array_push(&sub->inputs, sizeof(*in));
+                                if (!in || read_input("input", ip[0] == '/' ? ip : full, in) < 0)
+                                        goto out;
+                        }
+                } else if (strcmp(key, "capabilities_approved") == 0) {
+                        size_t i;
+                        json_t *p;
+                        if (!json_is_array(v) || json_array_size(v) > PROTO_CAPS_MAX) {
+                                fprintf(stderr, "anvilctl: %s: \"capabilities_approved\" must be a list of at most %d names\n",
+                                        path, PROTO_CAPS_MAX);
+                                goto out;
+                        }
+                        json_array_foreach(v, i, p) {
+                                if (!json_is_string(p) || !*json_string_value(p) || strlen(json_string_value(p)) > 32) {
+                                        fprintf(stderr, "anvilctl: %s: capabilities_approved[%zu] must be a capability name\n",
+                                                path, i);
+                                        goto out;
+                                }
+                                (void)proto_strv_push(&sub->capabilities_approved, json_string_value(p));
+                        }
+                } else if (strcmp(key, "max_steps") == 0 || strcmp(key, "time_budget_s") == 0) {
+                        bool steps = key[0] == 'm';
+                        json_int_t max = steps ? 100 : 86400;
+                        if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max) {
+                                fprintf(stderr, "anvilctl: %s: \"%s\" must be a whole number, 1..%lld\n", path, key,
+                                        (long long)max);
+                                goto out;
+                        }
+                        *(steps ? &sub->max_steps : &sub->time_budget_s) = (uint64_t)json_integer_value(v);
+                } else if (strcmp(key, "model") == 0) {
+                        if (!json_is_object(v)) {
+                                fprintf(stderr, "anvilctl: %s: \"model\" must be an object {\"url\", \"name\"}\n", path);
+                                goto out;
+                        }
+                        sub->model = calloc(1, sizeof(*sub->model));
+                        const char *mk;
+                        json_t *mv;
+                        json_object_foreach(v, mk, mv) {
+                                bool url = strcmp(mk, "url") == 0;
+                                if (!url && strcmp(mk, "name") != 0) {
+                                        fprintf(stderr, "anvilctl: %s: model.%s: unknown key (url, name)\n", path, mk);
+                                        goto out;
+                                }
+                                if (!json_is_string(mv) || !*json_string_value(mv)) {
+                                        fprintf(stderr, "anvilctl: %s: model.%s must be a non-empty string\n", path, mk);
+                                        goto out;
+                                }
+                                *(url ? &sub->model->url : &sub->model->name) = strdup(json_string_value(mv));
+                        }
+                } else {
+                        fprintf(stderr,
+                                "anvilctl: %s: unknown key \"%s\" (task, inputs, capabilities_approved, max_steps, "
+                                "time_budget_s, model)\n",
+                                path, key);
+                        goto out;
+                }
+        }
+        if (!sub->task) {
+                fprintf(stderr, "anvilctl: %s: \"task\" is required\n", path);
+                goto out;
+        }
+        if (pol_inputs_check(&sub->inputs, &err) < 0) {
+                fprintf(stderr, "anvilctl: %s: inputs: %s\n", path, err.msg);
+                goto out;
+        }
+        rc = 0;
+out:
+        json_decref(j);
+        return rc;
+}
+
+/* Reads task_event frames until the task_result (submit) or the trace's end (trace). */
+static int follow_task(int fd, bool json, bool verbose, bool replay)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader rd;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        int rc = EXIT_CONNECT;
+        for (;;) {
+                struct proto_msg in;
+                int k = proto_read_msg(fd, &rd, &in, &err);
+                if (k <= 0) {
+                        fprintf(stderr, "anvilctl: %s\n", k == 0 ? "the connection closed before the task ended" : err.msg);
+                        break;
+                }
+                if (in.type == PROTO_TASK_EVENT) {
+                        bool end = replay && strcmp(in.u.task_event.kind, "trace_end") == 0;
+                        if (!json)
+                                print_task_event(&in.u.task_event, verbose);
+                        fflush(stdout);
+                        proto_msg_free(&in);
+                        if (end) {
+                                rc = 0;
+                                break;
+                        }
+                        continue;
+                }
+                if (in.type == PROTO_ERROR) {
+                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                        proto_msg_free(&in);
+                        rc = EXIT_REFUSED;
+                        break;
+                }
+                if (in.type == PROTO_TASK_RESULT && !replay) {
+                        if (json) {
+                                rc = print_json(PROTO_TASK_RESULT, &in.u.task_result);
+                        } else {
+                                print_task_result(&in.u.task_result);
+                                rc = 0;
+                        }
+                        proto_msg_free(&in);
+                        break;
+                }
+                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
+                proto_msg_free(&in);
+                break;
+        }
+        proto_reader_free(&rd);
+        return rc;
+}
+
+static int cmd_submit(int argc, char **argv)
+{
+        static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+                                               { "verbose", no_argument, NULL, 'v' },
+                                               { "help", no_argument, NULL, 'h' },
+                                               { 0 } };
+        bool json = false, verbose = false;
+        int c;
+        optind = 1;
+        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+                if (c == 'j')
+                        json = true;
+                else if (c == 'v')
+                        verbose = true;
+                else if (c == 'h') {
+                        usage(stdout);
+                        return 0;
+                } else {
+                        usage(stderr);
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind != argc - 1)
+                return die_usage("submit: expected one TASK.json");
+        struct proto_msg m = { .type = PROTO_TASK_SUBMIT };
+        if (read_task_file(argv[optind], &m.u.task_submit) < 0) {
+                proto_msg_free(&m);
+                return EXIT_USAGE;
+        }
+        char rid[32];
+        snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
+        m.u.task_submit.request_id = strdup(rid);
+        struct anvil_err err = ANVIL_ERR_INIT;
+        _cleanup_close_ int fd = connect_broker();
+        if (fd < 0) {
+                proto_msg_free(&m);
+                return EXIT_CONNECT;
+        }
+        int r = proto_write_msg(fd, &m, &err);
+        proto_msg_free(&m);
+        if (r < 0) {
+                fprintf(stderr, "anvilctl: cannot send the task to %s: %s\n", socket_path(), err.msg);
+                return EXIT_CONNECT;
+        }
+        return follow_task(fd, json, verbose, false);
+}
+
+static int cmd_trace(int argc, char **argv)
+{
+        if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+                usage(stdout);
+                return 0;
+        }
+        if (argc != 2 || argv[1][0] == '-')
+                return die_usage("trace: expected one TASK_ID");
+        struct proto_msg m = { .type = PROTO_TRACE_REQUEST };
+        char rid[32];
+        snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
+        m.u.trace_request.request_id = rid;
+        m.u.trace_request.task_id = argv[1];
+        if (strlen(argv[1]) > PROTO_ID_MAX)
+                return die_usage("trace: '%s' is not a task id", argv[1]);
+        struct anvil_err err = ANVIL_ERR_INIT;
+        _cleanup_close_ int fd = connect_broker();
+        if (fd < 0)
+                return EXIT_CONNECT;
+        if (proto_write_msg(fd, &m, &err) < 0) {
+                fprintf(stderr, "anvilctl: cannot send the request to %s: %s\n", socket_path(), err.msg);
+                return EXIT_CONNECT;
+        }
+        return follow_task(fd, false, true, true);
+}
+
 int main(int argc, char **argv)
 {
         if (argc < 2) {
@@ -489,8 +802,11 @@ int main(int argc, char **argv)
                 usage(stdout);
                 return 0;
         }
-        if (strcmp(argv[1], "submit") == 0 || strcmp(argv[1], "trace") == 0 ||
-            strcmp(argv[1], "verify") == 0) {
+        if (strcmp(argv[1], "submit") == 0)
+                return cmd_submit(argc - 1, argv + 1);
+        if (strcmp(argv[1], "trace") == 0)
+                return cmd_trace(argc - 1, argv + 1);
+        if (strcmp(argv[1], "verify") == 0) {
                 fprintf(stderr, "anvilctl: '%s' is not implemented yet\n", argv[1]);
                 return EXIT_USAGE;
         }
