@@ -6,6 +6,7 @@
 # Usage: tests/run.sh [BUILD] [t_NAME...]: with names, only those end-to-end tests are run.
 # A failing test shows the last 40 lines of its output; ANVIL_E2E_TAIL=N shows N;
 # ANVIL_E2E_SHOW=1 shows every test's output.
+# ANVIL_E2E_KEEP=1 keeps each test's directory (its path is printed) instead of removing it.
 # ANVIL_E2E_UID_BASE (default 2000000000): see below.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)

@@ -59,7 +59,8 @@ cleanup() {
         local p
         for p in "${OWN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
         for p in "${OWN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-        rm -rf "$T"
+        # ANVIL_E2E_KEEP=1: a test's directory stays, for a look after a failure
+        if [ -n "${ANVIL_E2E_KEEP:-}" ]; then echo "kept: $T" >&2; else rm -rf "$T"; fi
 }
 trap cleanup EXIT
 

@@ -1,0 +1,347 @@
+# The agent (issue 5), end to end: anvilctl submit → a broker of this test's own (model
+# settings, a key) → scripted OpenAI-compatible servers on 127.0.0.1 (tests/model_server.py,
+# real HTTP) → each code action a real run in the suite's supervisor.
+#   two tasks at once → two distinct tools, each with a real artifact whose values this test
+#       recomputes from the input; the second action of one uses a variable the first left;
+#       each deliverable's source is its artifacts' tool.py and the task's tasks/<id>.tool.py
+#   no code: a prose reply and a JSON tool call are never run, never steps; the model is told
+#       "No code was received." (seen in the next request it got)
+#   KeyError: a tool that really ran and raised is a failed task, with the traceback shown and
+#       the error naming the run and the exception
+#   capability: a reply that declares network, not approved: the run says denied, and why
+#   429 then success: one retry after Retry-After, the task ok; three 500s: a clear failure
+#       after exactly three requests (the broker's --model-retries 2)
+#   slow model: the task's time budget ends it, long before the model would have answered
+#   cancel: anvilctl killed mid-task: the task is stored as cancelled
+#   trace: anvilctl trace replays what submit showed
+#   key: planted in the broker's settings, it reaches the model server it was set for (the
+#       control) and no other (a task's own model.url gets no key), and appears in no run's
+#       environment, output, artifact, stored result, trace or task result, nor in the log
+. "$(dirname "$0")/lib.sh"
+
+KEY="sk-anvil-e2e-$RANDOM$RANDOM$RANDOM"
+mkdir -p "$T/scripts" "$T/logs" "$T/data"
+cat >"$T/data/sales.csv" <<'CSV'
+region,amount,units
+north,120.50,3
+south,80.25,2
+north,19.50,1
+east,200.00,5
+south,10.00,1
+CSV
+
+# ---- the scripts: each reply a chat completion whose content is given here ----
+$PY - "$T/scripts" <<'PY'
+import json, sys
+out = sys.argv[1]
+def reply(content):
+    return {"body": {"id": "x", "object": "chat.completion", "model": "scripted",
+                     "choices": [{"index": 0, "finish_reason": "stop",
+                                  "message": {"role": "assistant", "content": content}}]}}
+def code(text, thought="Thought: next step."):
+    return reply(f"{thought}\nCode:\n```py\n{text}```<end_code>\n")
+def save(name, steps):
+    with open(f"{out}/{name}.json", "w") as f:
+        json.dump(steps, f)
+
+# Task A: totals per region, over two actions (a variable kept between them).
+save("totals", [
+    code('import csv\ntotals = {}\nwith open("inputs/sales.csv") as f:\n'
+         '    for row in csv.DictReader(f):\n'
+         '        totals[row["region"]] = totals.get(row["region"], 0.0) + float(row["amount"])\n'
+         'print(totals)\n'),
+    code('with open("artifacts/totals.csv", "w") as f:\n    f.write("region,total\\n")\n'
+         '    for r in sorted(totals):\n        f.write(f"{r},{totals[r]:.2f}\\n")\n'
+         'final_answer({"regions": len(totals)})\n'),
+])
+# Task B: with pandas, units per region as JSON.
+save("units", [
+    code('import json\nimport pandas as pd\ndf = pd.read_csv("inputs/sales.csv")\n'
+         'units = df.groupby("region")["units"].sum().astype(int).to_dict()\n'
+         'with open("artifacts/units.json", "w") as f:\n    json.dump(units, f, sort_keys=True)\n'
+         'final_answer("units written")\n'),
+])
+# No code twice (prose, then a raw JSON tool call), then code.
+save("nocode", [
+    reply("I will add up the amounts and write them to a file."),
+    reply('{"name": "python_interpreter", "arguments": {"code": "print(1)"}}'),
+    code('with open("artifacts/n.txt", "w") as f:\n    f.write("5\\n")\nfinal_answer(5)\n'),
+])
+# A real KeyError, then a final answer with nothing written.
+save("keyerror", [
+    code('import pandas as pd\ndf = pd.read_csv("inputs/sales.csv")\nprint(df["amount_usd"].sum())\n'),
+    code('final_answer("could not compute it")\n'),
+])
+# A capability declared, not approved.
+save("caps", [
+    reply('{"capabilitiesRequested": ["network"]}\nThought: I need the web.\n```python\n'
+          'with open("artifacts/c.txt", "w") as f:\n    f.write("c\\n")\nfinal_answer("c")\n```\n'),
+])
+# 429 with Retry-After, then an answer.
+save("retry", [
+    {"status": 429, "headers": {"Retry-After": "1"}, "body": {"error": {"message": "slow down"}}},
+    code('with open("artifacts/r.txt", "w") as f:\n    f.write("r\\n")\nfinal_answer("r")\n'),
+])
+# Three 500s.
+save("fail500", [{"status": 500, "body": {"error": {"message": "overloaded"}}}] * 3)
+# A model slower than the task's budget.
+save("slow", [dict(code('final_answer(1)\n'), delay_s=30)])
+# The key's task: the tool prints and saves its whole environment (the precheck refuses
+# /proc/self/environ, which holds the same).
+save("key", [
+    code('import os, json\nenv = dict(os.environ)\n'
+         'with open("artifacts/env.json", "w") as f:\n    json.dump(env, f)\n'
+         'print(json.dumps(env))\nfinal_answer(sorted(env))\n'),
+])
+PY
+
+# start_model NAME: a scripted server for scripts/NAME.json; its port in PORT_<NAME>.
+start_model() {
+        "$PY" "$TOP/tests/model_server.py" --script "$T/scripts/$1.json" --port-file "$T/logs/$1.port" \
+                --log "$T/logs/$1.jsonl" >"$T/logs/$1.out" 2>&1 &
+        OWN_PIDS+=("$!")
+        for _ in $(seq 100); do [ -s "$T/logs/$1.port" ] && break; sleep 0.1; done
+        [ -s "$T/logs/$1.port" ] || fail "the model server $1 did not start: $(cat "$T/logs/$1.out")"
+        printf -v "PORT_$1" '%s' "$(cat "$T/logs/$1.port")"
+}
+for s in totals units nocode keyerror caps retry fail500 slow key cancel; do
+        [ "$s" = cancel ] && cp "$T/scripts/slow.json" "$T/scripts/cancel.json"
+        start_model "$s"
+done
+echo "ok: 10 scripted model servers on 127.0.0.1"
+
+# The broker: its model is the "key" server, with the key; every other task names its own.
+printf '%s\n' "$KEY" >"$T/key"
+chmod 600 "$T/key"
+BSOCK="$T/broker.sock"
+# As the suite's broker: as root in both passes (a rootless supervisor lets root connect).
+"$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$BSOCK" --state-dir "$T/broker" \
+        --model-url "http://127.0.0.1:$PORT_key/v1" --model scripted-model --model-key-file "$T/key" \
+        --model-retries 2 >"$T/broker.log" 2>&1 &
+OWN_PIDS+=("$!")
+for _ in $(seq 100); do [ -S "$BSOCK" ] && break; sleep 0.1; done
+[ -S "$BSOCK" ] || fail "the test's broker did not start: $(cat "$T/broker.log")"
+export ANVIL_SOCKET="$BSOCK"
+
+# task NAME [extra JSON members]: writes $T/NAME.task.json naming server NAME (the broker's
+# own model, with the key, for "key").
+task() {
+        local url=""
+        [ "$1" != key ] && url=", \"model\": {\"url\": \"http://127.0.0.1:$(cat "$T/logs/$1.port")/v1\"}"
+        printf '{"task": "task %s: work on the sales", "inputs": ["data/sales.csv"]%s%s}\n' "$1" "$url" "${2:-}" \
+                >"$T/$1.task.json"
+}
+# submit NAME: anvilctl submit --json into $T/NAME.json (and the human output, from the same
+# task's trace, in $T/NAME.trace)
+submit() {
+        "$CTL" submit "$T/$1.task.json" --json >"$T/$1.json" 2>"$T/$1.err" ||
+                fail "$1: anvilctl submit exited $?: $(cat "$T/$1.err")"
+}
+tj() { # NAME FILTER
+        jq -r "$2" "$T/$1.json"
+}
+
+# ---- two tasks at once: two tools, two real artifacts ----
+task totals
+task units
+"$CTL" submit "$T/totals.task.json" >"$T/totals.human" 2>&1 &
+H=$!
+submit units
+wait $H || fail "totals: anvilctl submit (human) exited $?: $(tail -5 "$T/totals.human")"
+id_totals=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/totals.human" | head -1)
+[ -n "$id_totals" ] || fail "totals: no task id in the output: $(head -5 "$T/totals.human")"
+jq . "$T/broker/tasks/$id_totals.json" >"$T/totals.json" || fail "totals: tasks/$id_totals.json is not there"
+for n in totals units; do
+        expect_eq "$n: status" ok "$(tj $n .status)"
+        expect_eq "$n: error" null "$(tj $n .error)"
+done
+expect_eq "totals: two actions" 2 "$(tj totals '.steps | length')"
+expect_eq "totals: the first action printed what it computed" "{'north': 140.0, 'south': 90.25, 'east': 200.0}" \
+        "$(tj totals '.steps[0].run.stdout' | head -1)"
+expect_eq "totals: the first action kept its variable" '{"north":140,"south":90.25,"east":200}' \
+        "$(tj totals '.steps[0].run.variables | fromjson | .totals | tojson')"
+expect_eq "totals: the deliverable is the second action" "$(tj totals '.steps[1].run.run_id')" \
+        "$(tj totals .deliverable.run_id)"
+expect_eq "units: one action" 1 "$(tj units '.steps | length')"
+dir_t=$(tj totals '.steps[1].run.artifacts_dir')
+dir_u=$(tj units '.steps[0].run.artifacts_dir')
+expected_totals=$("$PY" - "$T/data/sales.csv" <<'PY'
+import csv, sys
+t = {}
+for row in csv.DictReader(open(sys.argv[1])):
+    t[row["region"]] = t.get(row["region"], 0) + float(row["amount"])
+print("region,total")
+for r in sorted(t):
+    print(f"{r},{t[r]:.2f}")
+PY
+)
+expect_eq "totals: the artifact's values, recomputed" "$expected_totals" "$(cat "$dir_t/totals.csv")"
+expected_units=$("$PY" -c 'import csv,json,sys
+t={}
+for row in csv.DictReader(open(sys.argv[1])): t[row["region"]]=t.get(row["region"],0)+int(row["units"])
+print(json.dumps(t, sort_keys=True))' "$T/data/sales.csv")
+expect_eq "units: the artifact's values, recomputed" "$expected_units" "$(cat "$dir_u/units.json")"
+for n in totals units; do
+        d=$(tj $n '.deliverable.run_id')
+        dir=$(tj $n ".steps[] | select(.run.run_id == \"$d\") | .run.artifacts_dir")
+        src=$(tj $n .deliverable.source)
+        expect_eq "$n: the deliverable's source is its artifacts' tool.py" "$src" "$(cat "$dir/tool.py")"
+        expect_eq "$n: tool.py is listed with the artifacts, its sha256 checked" \
+                "$(sha256sum "$dir/tool.py" | cut -d' ' -f1)" \
+                "$(tj $n '.deliverable.artifacts[] | select(.path == "tool.py") | .sha256')"
+        id=$(tj $n .task_id)
+        expect_eq "$n: the source also in tasks/$id.tool.py" "$src" "$(cat "$T/broker/tasks/$id.tool.py")"
+        [ -s "$T/broker/traces/$id.jsonl" ] || fail "$n: no trace"
+done
+[ "$(tj totals .deliverable.source)" != "$(tj units .deliverable.source)" ] || fail "the two tools are the same"
+echo "ok: two tasks at once gave two distinct tools"
+# Every action and the describe run went through the path of anvilctl run: stored results.
+for r in $(jq -r '.steps[].run.run_id' "$T/totals.json" "$T/units.json"); do
+        [ -f "$T/broker/results/$r.json" ] || fail "run $r is not stored in results/"
+done
+grep -q '^code action:' "$T/totals.human" || fail "totals: the human output shows no code action"
+grep -q "^task $id_totals: ok" "$T/totals.human" || fail "totals: the human output does not end with the status"
+grep -q "totals.csv" "$T/totals.human" || fail "totals: the human output names no artifact"
+echo "ok: the human output shows the code, the status and the deliverable's artifacts"
+
+# ---- trace replay ----
+"$CTL" trace "$id_totals" >"$T/replay" 2>&1 || fail "anvilctl trace exited $?: $(tail -3 "$T/replay")"
+for want in "task $id_totals" "code action:" "final_answer: {\"regions\":3}" "end: ok: the deliverable is run "; do
+        grep -qF "$want" "$T/replay" || fail "the replay lacks '$want': $(head -30 "$T/replay")"
+done
+expect_eq "the replay: the model's replies in full" 2 "$(grep -c '^the model replied:' "$T/replay")"
+"$CTL" trace task-20260101T000000-0000000000000000 >"$T/replay.none" 2>&1
+expect_eq "trace of no task: exit" 1 "$?"
+expect_eq "trace of no task: why" "anvilctl: not_found: no trace of task task-20260101T000000-0000000000000000 here" \
+        "$(cat "$T/replay.none")"
+"$CTL" trace ../../etc/passwd >"$T/replay.bad" 2>&1
+expect_eq "trace of a path: refused" "anvilctl: bad_request: trace_request.task_id: not a task id (task-...)" \
+        "$(cat "$T/replay.bad")"
+
+# ---- no code: prose, then a raw JSON tool call ----
+task nocode
+submit nocode
+expect_eq "nocode: status" ok "$(tj nocode .status)"
+expect_eq "nocode: one step: the replies without code were not run" 1 "$(tj nocode '.steps | length')"
+expect_eq "nocode: the model asked three times" 3 "$(wc -l <"$T/logs/nocode.jsonl")"
+for n in 2 3; do
+        last=$(jq -r "select(.n == $n) | .json.messages[-1].content" "$T/logs/nocode.jsonl")
+        case "$last" in
+        "No code was received."*) ;;
+        *) fail "nocode: request $n's last message is not the no-code observation: $last" ;;
+        esac
+done
+echo "ok: nocode: the model was told, twice"
+
+# ---- a real KeyError ----
+task keyerror
+submit keyerror
+expect_eq "keyerror: status" failed "$(tj keyerror .status)"
+kid=$(tj keyerror '.steps[0].run.run_id')
+expect_eq "keyerror: the error" \
+        "no deliverable: no action ran to success and wrote an artifact; the last action (run $kid) failed: KeyError: 'amount_usd'" \
+        "$(tj keyerror .error)"
+expect_eq "keyerror: the run's status" error "$(tj keyerror '.steps[0].run.status')"
+tj keyerror '.steps[0].run.events[] | select(.kind == "exception") | .traceback' | grep -q "KeyError: 'amount_usd'" ||
+        fail "keyerror: no traceback in the failed step"
+expect_eq "keyerror: no deliverable" null "$(tj keyerror .deliverable)"
+# The model saw the traceback in its observation.
+jq -r 'select(.n == 2) | .json.messages[-1].content' "$T/logs/keyerror.jsonl" | grep -q "KeyError: 'amount_usd'" ||
+        fail "keyerror: the observation did not show the error to the model"
+echo "ok: keyerror: a failed task, the traceback shown"
+
+# ---- a capability declared, not approved ----
+task caps
+submit caps
+expect_eq "caps: status (the tool needed no network after all)" ok "$(tj caps .status)"
+expect_eq "caps: requested" network "$(tj caps '.steps[0].run.capabilities.requested | join(",")')"
+expect_eq "caps: denied" network "$(tj caps '.steps[0].run.capabilities.denied | join(",")')"
+expect_eq "caps: said why" "capability network denied: not approved" \
+        "$(tj caps '.steps[0].run.events[] | select(.message != null) | .message' | grep '^capability')"
+
+# ---- retries ----
+task retry
+submit retry
+expect_eq "retry: status" ok "$(tj retry .status)"
+expect_eq "retry: two requests" 2 "$(wc -l <"$T/logs/retry.jsonl")"
+gap=$(jq -s '(.[1].t - .[0].t) * 1000 | floor' "$T/logs/retry.jsonl")
+[ "$gap" -ge 900 ] || fail "retry: the retry came ${gap} ms after the 429, before its Retry-After of 1 s"
+tid=$(tj retry .task_id)
+expect_eq "retry: the trace says two attempts" 2 \
+        "$(jq -r 'select(.kind == "model_reply") | .attempts' "$T/broker/traces/$tid.jsonl")"
+task fail500
+submit fail500
+expect_eq "fail500: status" failed "$(tj fail500 .status)"
+expect_eq "fail500: three requests (two retries)" 3 "$(wc -l <"$T/logs/fail500.jsonl")"
+case "$(tj fail500 .error)" in
+"the model could not be used: "*500*overloaded*) echo "ok: fail500: $(tj fail500 .error)" ;;
+*) fail "fail500: unclear error: $(tj fail500 .error)" ;;
+esac
+
+# ---- the time budget ----
+task slow ', "time_budget_s": 3'
+t0=$(date +%s%N)
+submit slow
+ms=$((($(date +%s%N) - t0) / 1000000))
+expect_eq "slow: status" failed "$(tj slow .status)"
+expect_eq "slow: error" "the task's time budget of 3 s ran out" "$(tj slow .error)"
+[ "$ms" -lt 20000 ] || fail "slow: ended after $ms ms, not at its budget"
+echo "ok: slow: ended by its budget after $ms ms"
+
+# ---- cancel: the client goes ----
+task cancel
+"$CTL" submit "$T/cancel.task.json" >"$T/cancel.human" 2>&1 &
+C=$!
+for _ in $(seq 100); do [ -s "$T/logs/cancel.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/logs/cancel.jsonl" ] || fail "cancel: the model was never asked"
+cid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/cancel.human" | head -1)
+kill "$C"
+wait "$C" 2>/dev/null
+for _ in $(seq 100); do [ -f "$T/broker/tasks/$cid.json" ] && break; sleep 0.1; done
+expect_eq "cancel: stored as cancelled" "cancelled|cancelled by the client's disconnection" \
+        "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$cid.json")"
+
+# ---- the key ----
+task key
+submit key
+expect_eq "key: status" ok "$(tj key .status)"
+# The control: the key was sent to the model it was set for...
+expect_eq "key: sent to the broker's model" "Bearer $KEY" "$(jq -r '.headers.Authorization' "$T/logs/key.jsonl")"
+# ...and to no other.
+for s in totals units nocode keyerror caps retry fail500; do
+        if grep -qi authorization "$T/logs/$s.jsonl"; then fail "$s: a task's own model.url got an Authorization header"; fi
+done
+echo "ok: key: sent only to the broker's own --model-url"
+# The tool saw an environment without it, and the variables list is the runner's fixed one.
+tj key '.steps[0].run.stdout' | grep -q PATH || fail "key: the tool did not print its environment (control)"
+for where in "$T/broker" "$T/broker.log" "$T"/*.json "$T"/*.human "$T/replay"; do
+        if grep -rqF "$KEY" $where; then fail "key: found in $where"; fi
+done
+for r in $(jq -r '.steps[].run.artifacts_dir' "$T"/*.json 2>/dev/null | sort -u); do
+        [ -d "$r" ] || continue
+        if grep -rqF "$KEY" "$r"; then fail "key: found in the artifacts $r"; fi
+done
+# The control of the search: the key is in the key file, and found there.
+grep -qF "$KEY" "$T/key" || fail "key: the search's control failed"
+echo "ok: key: in no run's environment, output, artifact, stored result, trace or log"
+
+# ---- the sandbox refuses the task's runs: the task fails, it does not hang ----
+# (as root only: a supervisor of this test's own opens its socket to nogroup, and a broker
+# running as nobody reaches it, a uid it was not told to allow: an error frame, "forbidden")
+if [ -z "$ROOTLESS_USER" ]; then
+        start_sup forbid 900000000 --spares 0 --socket-group nogroup
+        install -d -o nobody -g nogroup "$T/nb"
+        setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$ANVIL_BUILD/anvil-broker" \
+                --supervisor "$T/forbid.sock" --listen "$T/nb/broker.sock" --state-dir "$T/nb/state" >"$T/nb.log" 2>&1 &
+        OWN_PIDS+=("$!")
+        for _ in $(seq 100); do [ -S "$T/nb/broker.sock" ] && break; sleep 0.1; done
+        [ -S "$T/nb/broker.sock" ] || fail "the broker as nobody did not start: $(cat "$T/nb.log")"
+        task nocode # this broker has no model of its own: the task names one
+        jq '.model.name = "scripted"' "$T/nocode.task.json" >"$T/forbid.task.json"
+        ANVIL_SOCKET="$T/nb/broker.sock" timeout 60 "$CTL" submit "$T/forbid.task.json" --json >"$T/forbid.json" 2>"$T/forbid.err"
+        expect_eq "forbidden: anvilctl's exit (a task carried to its result, as for run)" 0 "$?"
+        expect_eq "forbidden: the task's error" \
+                "the sandbox could not carry out a run: forbidden: This uid may not use the supervisor (see --allow-uid)" \
+                "$(jq -r '.status + ": " + .error' "$T/forbid.json" | sed 's/^failed: //')"
+        # The control: the same task, its runs allowed, was ok above (nocode).
+fi
