@@ -60,6 +60,8 @@
 #include "policy/agent.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"
+#include "policy/rules.h"
+#include "policy/variables.h"
 #include "proto/json.h"
 
 #define TASK_OBSERVATION_MAX (64 * 1024)  /* what the model sees of one action */
@@ -67,8 +69,10 @@
 #define TASK_EVENT_TEXT_MAX (256 * 1024)  /* a task_event's message (proto/messages.c) */
 #define TASK_ERROR_MAX 4000               /* a task_result's error (EV_MESSAGE) */
 #define TASK_RESULT_BUDGET (12u << 20)    /* a TaskResult's outputs, under PROTO_FRAME_MAX */
-#define TRACE_LINE_MAX (2u << 20)         /* a trace line replayed: a model reply, a code action */
-#define TRACE_FILE_MAX (256u << 20)
+/* A trace line replayed: a code action of PROTO_SOURCE_MAX bytes escaped as JSON (\u0001 is
+ * 6 bytes) fits. A replay is read on the loop and queued to the client whole: bounded so. */
+#define TRACE_LINE_MAX (8u << 20)
+#define TRACE_FILE_MAX (64u << 20)
 #define DESCRIBE_COLUMNS_MAX 200
 
 /* The broker's own tool for A2. It runs in the sandbox like any other and must pass the same
@@ -116,7 +120,7 @@ struct bro_task {
         struct bro_relay *relay;   /* in flight, or NULL */
         char *current_code;        /* the action running */
         char *variables;           /* JSON object text for the next action */
-        bool caps_seen;
+        bool caps_malformed; /* the last reply's declaration was not understood: tell it */
         struct proto_strv caps_requested;
         struct proto_array steps; /* of struct proto_task_step */
         int trace_fd;
@@ -435,6 +439,7 @@ static void on_budget(uv_timer_t *h)
 
 static void run_action(struct bro_task *t, const char *code);
 static void ask_model(struct bro_task *t);
+static int add_user_message(struct bro_task *t, const char *text);
 
 static int add_message(struct bro_task *t, const char *role, const char *content)
 {
@@ -460,18 +465,30 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 return;
         }
         size_t len = strlen(reply->content);
-        if (!t->caps_seen) {
-                /* What the model says it needs, from its first reply only: the supervisor then
-                 * grants what the user approved, and says why not for the rest. */
-                t->caps_seen = true;
-                if (pol_caps_declared(reply->content, len, &t->caps_requested) > 0) {
-                        char line[512] = "the model asks for:";
-                        for (size_t i = 0; i < t->caps_requested.n; i++)
-                                snprintf(line + strlen(line), sizeof(line) - strlen(line), " %s",
-                                         t->caps_requested.items[i]);
-                        report(t, "capabilities", line, NULL, NULL, NULL);
+        /* What the model says it needs, in any reply (the prompt asks for it in the reply whose
+         * code needs it): the union so far is requested for every later run, and the
+         * supervisor grants what the user approved and says why not for the rest. */
+        struct proto_strv declared = { 0 };
+        int dr = pol_caps_declared(reply->content, len, &declared);
+        if (dr > 0) {
+                char line[512] = "the model asks for:";
+                for (size_t i = 0; i < declared.n; i++) {
+                        const char *name = declared.items[i];
+                        bool known = false;
+                        for (size_t k = 0; k < t->caps_requested.n; k++)
+                                known |= strcmp(t->caps_requested.items[k], name) == 0;
+                        if (!known && t->caps_requested.n < PROTO_CAPS_MAX)
+                                (void)proto_strv_push(&t->caps_requested, name);
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), " %s", name);
                 }
+                if (declared.n == 0)
+                        snprintf(line + strlen(line), sizeof(line) - strlen(line), " nothing");
+                report(t, "capabilities", line, NULL, NULL, NULL);
+        } else if (dr == -EINVAL || dr == -E2BIG) {
+                t->caps_malformed = true; /* said in the next message */
+                report(t, "capabilities", pol_agent_format(POL_AGENT_CAPS_MALFORMED), NULL, NULL, NULL);
         }
+        proto_strv_free(&declared);
         struct pol_reply pr;
         if (pol_reply_parse(reply->content, len, &pr) < 0) {
                 fail(t, POL_TASK_INTERNAL, "out of memory");
@@ -482,7 +499,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 _cleanup_free_ char *obs = pol_observation_no_code(&pr, TASK_OBSERVATION_MAX);
                 pol_reply_free(&pr);
                 report(t, "no_code", obs ? obs : "No code was received.", NULL, NULL, NULL);
-                if (add_message(t, "user", obs ? obs : "No code was received.") < 0) {
+                if (add_user_message(t, obs ? obs : "No code was received.") < 0) {
                         fail(t, POL_TASK_INTERNAL, "out of memory");
                         return;
                 }
@@ -491,6 +508,18 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         }
         run_action(t, pr.code);
         pol_reply_free(&pr);
+}
+
+/* The next message to the model, after a declaration it made that was not understood. */
+static int add_user_message(struct bro_task *t, const char *text)
+{
+        if (!t->caps_malformed)
+                return add_message(t, "user", text);
+        t->caps_malformed = false;
+        _cleanup_free_ char *both = NULL;
+        if (asprintf(&both, "%s\n\n%s", pol_agent_format(POL_AGENT_CAPS_MALFORMED), text) < 0)
+                return -1;
+        return add_message(t, "user", both);
 }
 
 static void ask_model(struct bro_task *t)
@@ -637,7 +666,7 @@ static void on_action_result(void *data, struct proto_msg *m)
         }
         _cleanup_free_ char *obs = run_observation(res);
         report(t, "observation", obs ? obs : "", NULL, NULL, NULL);
-        if (!obs || add_message(t, "user", obs) < 0) {
+        if (!obs || add_user_message(t, obs) < 0) {
                 fail(t, POL_TASK_INTERNAL, "out of memory");
                 return;
         }
@@ -897,6 +926,20 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         if (sub->capabilities_approved.n > PROTO_CAPS_MAX) {
                 refuse(c, m, "bad_request", "task_submit.capabilities_approved", "too many capabilities");
                 return;
+        }
+        for (size_t i = 0; i < sub->capabilities_approved.n; i++) {
+                const char *name = sub->capabilities_approved.items[i];
+                if (pol_cap_from_name(name) < 0) {
+                        char shown[64], known[128] = "";
+                        pol_var_show(name, strlen(name), shown, sizeof(shown));
+                        for (int k = 0; k < _POL_CAP_MAX; k++)
+                                snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", k ? ", " : "",
+                                         pol_cap_name((enum pol_cap)k));
+                        refuse(c, m, "bad_request", "task_submit.capabilities_approved",
+                               "task_submit.capabilities_approved: '%s' is not a capability (there are: %s)", shown,
+                               known);
+                        return;
+                }
         }
         /* The model: the broker's settings, or the task's url and name. */
         struct bro_model_cfg mc = srv->cfg.model;

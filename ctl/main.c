@@ -10,6 +10,7 @@
 #include <jansson.h>
 #include <libgen.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -633,6 +634,13 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                         json_t *mv;
                         json_object_foreach(v, mk, mv) {
                                 bool url = strcmp(mk, "url") == 0;
+                                if (strcmp(mk, "key") == 0) {
+                                        fprintf(stderr,
+                                                "anvilctl: %s: model.key: a task never carries a key: the broker's own "
+                                                "(ANVIL_MODEL_KEY or --model-key-file) goes to the broker's --model-url only\n",
+                                                path);
+                                        goto out;
+                                }
                                 if (!url && strcmp(mk, "name") != 0) {
                                         fprintf(stderr, "anvilctl: %s: model.%s: unknown key (url, name)\n", path, mk);
                                         goto out;
@@ -665,6 +673,53 @@ out:
         return rc;
 }
 
+/* Ctrl-C (or SIGTERM) during submit: the task is cancelled, not abandoned. Once the task id
+ * is known, its cancel frame is encoded ahead (cancel_frame), so the handler only write()s
+ * (async-signal-safe); the broker then ends the task and its result, "cancelled", is printed
+ * as any other. A second signal, or one before the id is known, ends anvilctl at once (the
+ * broker cancels a task whose client has gone). */
+static uint8_t *cancel_frame;
+static size_t cancel_len;
+static int cancel_fd = -1;
+static volatile sig_atomic_t cancel_sent;
+
+static void on_cancel_signal(int sig)
+{
+        if (cancel_sent || !cancel_frame) {
+                signal(sig, SIG_DFL);
+                raise(sig);
+                return;
+        }
+        cancel_sent = 1;
+        int saved = errno;
+        size_t off = 0;
+        while (off < cancel_len) {
+                ssize_t n = write(cancel_fd, cancel_frame + off, cancel_len - off);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        break;
+                off += (size_t)n;
+        }
+        errno = saved;
+}
+
+static void arm_cancel(int fd, const char *task_id)
+{
+        if (cancel_frame)
+                return;
+        struct proto_msg m = { .type = PROTO_CANCEL };
+        m.u.cancel.task_id = (char *)task_id;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *buf;
+        size_t n;
+        if (proto_encode(&m, &buf, &n, &err) < 0)
+                return; /* the signal then ends anvilctl, which cancels the task too */
+        cancel_len = n;
+        cancel_fd = fd;
+        cancel_frame = buf; /* last: the handler reads it only once it is set */
+}
+
 /* Reads task_event frames until the task_result (submit) or the trace's end (trace). */
 static int follow_task(int fd, bool json, bool verbose, bool replay)
 {
@@ -681,6 +736,8 @@ static int follow_task(int fd, bool json, bool verbose, bool replay)
                 }
                 if (in.type == PROTO_TASK_EVENT) {
                         bool end = replay && strcmp(in.u.task_event.kind, "trace_end") == 0;
+                        if (!replay && strcmp(in.u.task_event.kind, "started") == 0)
+                                arm_cancel(fd, in.u.task_event.task_id);
                         if (!json)
                                 print_task_event(&in.u.task_event, verbose);
                         fflush(stdout);
@@ -759,6 +816,10 @@ static int cmd_submit(int argc, char **argv)
                 fprintf(stderr, "anvilctl: cannot send the task to %s: %s\n", socket_path(), err.msg);
                 return EXIT_CONNECT;
         }
+        struct sigaction sa = { .sa_handler = on_cancel_signal }; /* no SA_RESTART: reads go on (EINTR) */
+        sigemptyset(&sa.sa_mask);
+        sigaction(SIGINT, &sa, NULL);
+        sigaction(SIGTERM, &sa, NULL);
         return follow_task(fd, json, verbose, false);
 }
 

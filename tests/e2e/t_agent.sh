@@ -12,7 +12,8 @@
 #   429 then success: one retry after Retry-After, the task ok; three 500s: a clear failure
 #       after exactly three requests (the broker's --model-retries 2)
 #   slow model: the task's time budget ends it, long before the model would have answered
-#   cancel: anvilctl killed mid-task: the task is stored as cancelled
+#   cancel: anvilctl killed mid-task: the task is stored as cancelled; Ctrl-C (SIGINT or
+#       SIGTERM): anvilctl sends a cancel, the task ends cancelled and its result is printed
 #   trace: anvilctl trace replays what submit showed
 #   key: planted in the broker's settings, it reaches the model server it was set for (the
 #       control) and no other (a task's own model.url gets no key), and appears in no run's
@@ -72,8 +73,10 @@ save("keyerror", [
     code('import pandas as pd\ndf = pd.read_csv("inputs/sales.csv")\nprint(df["amount_usd"].sum())\n'),
     code('final_answer("could not compute it")\n'),
 ])
-# A capability declared, not approved.
+# A declaration not understood (its code runs, nothing requested; the model is told), then a
+# capability declared in a later reply, not approved.
 save("caps", [
+    reply('{"capabilitiesRequested": network}\nThought: first a look.\n```python\nprint(1)\n```\n'),
     reply('{"capabilitiesRequested": ["network"]}\nThought: I need the web.\n```python\n'
           'with open("artifacts/c.txt", "w") as f:\n    f.write("c\\n")\nfinal_answer("c")\n```\n'),
 ])
@@ -254,13 +257,18 @@ echo "ok: keyerror: a failed task, the traceback shown"
 task caps
 submit caps
 expect_eq "caps: status (the tool needed no network after all)" ok "$(tj caps .status)"
-expect_eq "caps: requested" network "$(tj caps '.steps[0].run.capabilities.requested | join(",")')"
-expect_eq "caps: denied" network "$(tj caps '.steps[0].run.capabilities.denied | join(",")')"
+expect_eq "caps: a declaration not understood requests nothing" "" \
+        "$(tj caps '.steps[0].run.capabilities.requested | join(",")')"
+expect_eq "caps: the model was told so" \
+        'Your capability declaration was not understood: write it on a line of its own, exactly in this form: {"capabilitiesRequested": ["network"]}' \
+        "$(jq -r 'select(.n == 2) | .json.messages[-1].content' "$T/logs/caps.jsonl" | head -1)"
+expect_eq "caps: requested in the second reply" network "$(tj caps '.steps[1].run.capabilities.requested | join(",")')"
+expect_eq "caps: denied" network "$(tj caps '.steps[1].run.capabilities.denied | join(",")')"
 expect_eq "caps: said why" "capability network denied: not approved" \
-        "$(tj caps '.steps[0].run.events[] | select(.message != null) | .message' | grep '^capability')"
+        "$(tj caps '.steps[1].run.events[] | select(.message != null) | .message' | grep '^capability')"
 
 # ---- retries ----
-task retry
+task retry ', "capabilities_approved": ["network"]'
 submit retry
 expect_eq "retry: status" ok "$(tj retry .status)"
 expect_eq "retry: two requests" 2 "$(wc -l <"$T/logs/retry.jsonl")"
@@ -295,11 +303,25 @@ C=$!
 for _ in $(seq 100); do [ -s "$T/logs/cancel.jsonl" ] && break; sleep 0.1; done
 [ -s "$T/logs/cancel.jsonl" ] || fail "cancel: the model was never asked"
 cid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/cancel.human" | head -1)
-kill "$C"
+kill -KILL "$C"
 wait "$C" 2>/dev/null
 for _ in $(seq 100); do [ -f "$T/broker/tasks/$cid.json" ] && break; sleep 0.1; done
 expect_eq "cancel: stored as cancelled" "cancelled|cancelled by the client's disconnection" \
         "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$cid.json")"
+# Ctrl-C (here SIGTERM, which anvilctl takes the same way): a cancel frame; the task ends
+# and anvilctl prints its result and exits 0, as for any task carried to its end.
+cp "$T/scripts/slow.json" "$T/scripts/ctrlc.json"
+start_model ctrlc
+task ctrlc
+"$CTL" submit "$T/ctrlc.task.json" --json >"$T/ctrlc.json" 2>"$T/ctrlc.err" &
+C=$!
+for _ in $(seq 100); do [ -s "$T/logs/ctrlc.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/logs/ctrlc.jsonl" ] || fail "ctrl-c: the model was never asked"
+kill -TERM "$C"
+wait "$C"
+expect_eq "ctrl-c: anvilctl's exit" 0 "$?"
+expect_eq "ctrl-c: the task's result" "cancelled|cancelled by the client" "$(tj ctrlc '.status + "|" + .error')"
+expect_eq "ctrl-c: stored the same" "cancelled" "$(jq -r .status "$T/broker/tasks/$(tj ctrlc .task_id).json")"
 
 # ---- the key ----
 task key
@@ -345,3 +367,37 @@ if [ -z "$ROOTLESS_USER" ]; then
                 "$(jq -r '.status + ": " + .error' "$T/forbid.json" | sed 's/^failed: //')"
         # The control: the same task, its runs allowed, was ok above (nocode).
 fi
+
+# ---- task.json: every bad input a clear error, exit 2, nothing sent ----
+bad_task() { # WHAT JSON EXPECTED
+        printf '%s' "$2" >"$T/bad.task.json"
+        "$CTL" submit "$T/bad.task.json" >"$T/bad.out" 2>&1
+        expect_eq "task.json $1: exit" 2 "$?"
+        expect_eq "task.json $1: why" "$3" "$(cat "$T/bad.out")"
+}
+B="$T/bad.task.json"
+bad_task "unknown key" '{"task": "x", "max_step": 3}' \
+        "anvilctl: $B: unknown key \"max_step\" (task, inputs, capabilities_approved, max_steps, time_budget_s, model)"
+bad_task "max_steps 0" '{"task": "x", "max_steps": 0}' "anvilctl: $B: \"max_steps\" must be a whole number, 1..100"
+bad_task "max_steps 101" '{"task": "x", "max_steps": 101}' "anvilctl: $B: \"max_steps\" must be a whole number, 1..100"
+bad_task "a budget as a string" '{"task": "x", "time_budget_s": "60"}' \
+        "anvilctl: $B: \"time_budget_s\" must be a whole number, 1..86400"
+bad_task "no task" '{"inputs": []}' "anvilctl: $B: \"task\" is required"
+bad_task "an empty task" '{"task": ""}' "anvilctl: $B: \"task\" must be a non-empty string"
+bad_task "a missing input" '{"task": "x", "inputs": ["data/nope.csv"]}' \
+        "anvilctl: input $T/data/nope.csv: Failed to open $T/data/nope.csv: No such file or directory"
+bad_task "a key" '{"task": "x", "model": {"url": "http://127.0.0.1:1/v1", "key": "sk"}}' \
+        "anvilctl: $B: model.key: a task never carries a key: the broker's own (ANVIL_MODEL_KEY or --model-key-file) goes to the broker's --model-url only"
+bad_task "broken JSON" '{"task": "x",' "anvilctl: $B: line 1, column 13: string or '}' expected near end of file"
+bad_task "a list" '[1]' "anvilctl: $B: expected a JSON object"
+bad_task "a key twice" '{"task": "x", "task": "y"}' "anvilctl: $B: line 1, column 20: duplicate object key near '\"task\"'"
+bad_task "an input twice" '{"task": "x", "inputs": ["data/sales.csv", "data/sales.csv"]}' \
+        "anvilctl: $B: inputs: run_request.inputs[1].name: 'sales.csv' is given twice"
+# The broker's own check: a capability that does not exist (the control: the retry task above
+# approved "network", accepted by the same broker).
+printf '{"task": "x", "capabilities_approved": ["netwrok"], "model": {"url": "http://127.0.0.1:1/v1"}}' >"$B"
+"$CTL" submit "$B" >"$T/bad.out" 2>&1
+expect_eq "task.json an unknown capability: exit" 1 "$?"
+expect_eq "task.json an unknown capability: why" \
+        "anvilctl: bad_request: task_submit.capabilities_approved: 'netwrok' is not a capability (there are: network, process)" \
+        "$(cat "$T/bad.out")"
