@@ -2,13 +2,18 @@
  *
  * Theory of operation
  * -------------------
- * For now the broker is a pass-through: the agent loop, the model client and the HTTP UI
- * come later. It runs as any user ('anvil' under systemd) and never builds a jail: it links
- * only proto/ and lib/ objects, and holds no privilege beyond the right to connect to the
- * supervisor's socket.
+ * The broker relays clients' runs to the supervisor, talks to the model (model.c) and runs
+ * the agent loop (agent.c: a task_submit becomes model requests and runs, each run on the
+ * same path as a client's run_request below); the HTTP UI comes later. It runs as any user
+ * ('anvil' under systemd) and never builds a jail: it links proto/, policy/ and lib/ objects
+ * and libcurl, and holds no privilege beyond the right to connect to the supervisor's
+ * socket. The model's key is in this process only: it goes to the broker's own --model-url
+ * and nowhere else (agent.c).
  *
- * Processes: one, single-threaded on a libuv loop, plus libuv's thread pool for writing
- * results to disk (store.c).
+ * Processes: one, single-threaded on a libuv loop (libcurl's multi interface is driven by
+ * the loop's poll and timer handles), plus libuv's thread pool for writing results, task
+ * results and their sources to disk (store.c). Traces are appended on the loop (small
+ * writes to a local file) and replayed from it, bounded (agent.c).
  *
  * Sockets:
  *   --listen      clients (anvilctl, later the UI); 0660; at most BRO_MAX_CLIENTS at once.
@@ -31,7 +36,8 @@
  *       probe_result or error: relayed, connection closed
  *   B6  the supervisor connection ends early -> error "supervisor_gone"; a malformed frame
  *       from it -> logged, error "internal" to the client
- *   B7  the client disconnects -> all its supervisor connections are closed
+ *   B7  the client disconnects -> all its supervisor connections are closed, its tasks
+ *       are cancelled (their results are still stored)
  *
  * Memory: a client is freed in its stream's close callback; a relay once its supervisor
  * connection's close callback has run and no result write is pending (libuv discipline). */

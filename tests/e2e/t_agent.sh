@@ -87,6 +87,8 @@ save("retry", [
 ])
 # Three 500s.
 save("fail500", [{"status": 500, "body": {"error": {"message": "overloaded"}}}] * 3)
+# A model that never writes code: the turns run out.
+save("steplimit", [reply("I would sum the amounts."), reply("Summing them now, in my head.")])
 # A model slower than the task's budget.
 save("slow", [dict(code('final_answer(1)\n'), delay_s=30)])
 # The key's task: the tool prints and saves its whole environment (the precheck refuses
@@ -107,19 +109,21 @@ start_model() {
         [ -s "$T/logs/$1.port" ] || fail "the model server $1 did not start: $(cat "$T/logs/$1.out")"
         printf -v "PORT_$1" '%s' "$(cat "$T/logs/$1.port")"
 }
-for s in totals units nocode keyerror caps retry fail500 slow key cancel; do
+for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit; do
         [ "$s" = cancel ] && cp "$T/scripts/slow.json" "$T/scripts/cancel.json"
         start_model "$s"
 done
-echo "ok: 10 scripted model servers on 127.0.0.1"
+echo "ok: 11 scripted model servers on 127.0.0.1"
 
 # The broker: its model is the "key" server, with the key; every other task names its own.
 printf '%s\n' "$KEY" >"$T/key"
 chmod 600 "$T/key"
 BSOCK="$T/broker.sock"
 # As the suite's broker: as root in both passes (a rootless supervisor lets root connect).
+# Its socket is opened to nogroup, so that nobody may ask for a trace that is not its own.
+chmod 711 "$T"
 "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$BSOCK" --state-dir "$T/broker" \
-        --model-url "http://127.0.0.1:$PORT_key/v1" --model scripted-model --model-key-file "$T/key" \
+        --socket-group nogroup --model-url "http://127.0.0.1:$PORT_key/v1" --model scripted-model --model-key-file "$T/key" \
         --model-retries 2 >"$T/broker.log" 2>&1 &
 OWN_PIDS+=("$!")
 for _ in $(seq 100); do [ -S "$BSOCK" ] && break; sleep 0.1; done
@@ -217,6 +221,10 @@ expect_eq "the replay: the model's replies in full" 2 "$(grep -c '^the model rep
 expect_eq "trace of no task: exit" 1 "$?"
 expect_eq "trace of no task: why" "anvilctl: not_found: no trace of task task-20260101T000000-0000000000000000 here" \
         "$(cat "$T/replay.none")"
+setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$CTL" trace "$id_totals" >"$T/replay.other" 2>&1
+expect_eq "trace by another user: exit" 1 "$?"
+expect_eq "trace by another user: refused" "anvilctl: forbidden: this task's trace belongs to another user" \
+        "$(cat "$T/replay.other")"
 "$CTL" trace ../../etc/passwd >"$T/replay.bad" 2>&1
 expect_eq "trace of a path: refused" "anvilctl: bad_request: trace_request.task_id: not a task id (task-...)" \
         "$(cat "$T/replay.bad")"
@@ -266,6 +274,14 @@ expect_eq "caps: requested in the second reply" network "$(tj caps '.steps[1].ru
 expect_eq "caps: denied" network "$(tj caps '.steps[1].run.capabilities.denied | join(",")')"
 expect_eq "caps: said why" "capability network denied: not approved" \
         "$(tj caps '.steps[1].run.events[] | select(.message != null) | .message' | grep '^capability')"
+
+# ---- the step limit: a model that never writes code ----
+task steplimit ', "max_steps": 2'
+submit steplimit
+expect_eq "steplimit: the task" "failed|the step limit of 2 was reached before final_answer() was called" \
+        "$(tj steplimit '.status + "|" + .error')"
+expect_eq "steplimit: nothing was run" 0 "$(tj steplimit '.steps | length')"
+expect_eq "steplimit: two turns" 2 "$(wc -l <"$T/logs/steplimit.jsonl")"
 
 # ---- retries ----
 task retry ', "capabilities_approved": ["network"]'
