@@ -584,14 +584,16 @@ static int new_run_request(struct bro_task *t, const char *source, struct proto_
 }
 
 /* What the model sees of a run: policy/agent_text.c's observation, with the variables the
- * next action will have (the keys of the JSON object the runner sent) and those it will not. */
-static char *run_observation(const struct proto_run_result *res)
+ * next action will have (next_vars: the keys of the JSON object it will be given, this run's
+ * or, when this run left none, as a blocked or killed one, those it was given itself) and
+ * those this run left that it will not. */
+static char *run_observation(const struct proto_run_result *res, const char *next_vars)
 {
         struct pol_obs_run obs;
         if (pol_obs_from_result(res, &obs) < 0)
                 return NULL;
         json_error_t je;
-        _cleanup_(json_decrefp) json_t *vars = res->variables ? json_loads(res->variables, JSON_REJECT_DUPLICATES, &je) : NULL;
+        _cleanup_(json_decrefp) json_t *vars = next_vars ? json_loads(next_vars, JSON_REJECT_DUPLICATES, &je) : NULL;
         size_t nk = json_is_object(vars) ? json_object_size(vars) : 0, nd = res->variables_dropped.n;
         const char **kept = calloc(nk + 1, sizeof(*kept)), **dropped = calloc(nd + 1, sizeof(*dropped));
         char *text = NULL;
@@ -639,7 +641,8 @@ static void on_action_result(void *data, struct proto_msg *m)
         char line[256];
         snprintf(line, sizeof(line), "run %s: %s", res->run_id, res->killed ? res->killed : res->status);
         report(t, "run_result", line, NULL, NULL, json_pack("{s:s, s:s}", "run_id", res->run_id, "status", res->status));
-        /* The variables it left are the next action's. */
+        /* The variables it left are the next action's; a run that left none (blocked before
+         * its first line, killed) changed nothing, and the next action has what it had. */
         if (res->variables) {
                 free(t->variables);
                 t->variables = strdup(res->variables);
@@ -664,7 +667,7 @@ static void on_action_result(void *data, struct proto_msg *m)
                 fail(t, POL_TASK_NO_DELIVERABLE);
                 return;
         }
-        _cleanup_free_ char *obs = run_observation(res);
+        _cleanup_free_ char *obs = run_observation(res, t->variables);
         report(t, "observation", obs ? obs : "", NULL, NULL, NULL);
         if (!obs || add_user_message(t, obs) < 0) {
                 fail(t, POL_TASK_INTERNAL, "out of memory");

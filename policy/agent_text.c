@@ -73,6 +73,7 @@ enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind)
         static const char *const refusals[] = { "blocked", "dropped", NULL };
         static const char *const supervisor_notes[] = { "artifacts_full", "artifact_skipped", "events_dropped", NULL };
         static const char *const runner_notes[] = { "blocked", "refused", NULL };
+        static const char *const policy_notes[] = { "capability_granted", "capability_denied", NULL };
         if (!layer || !kind)
                 return POL_OBS_SKIP;
         if (one_of(layer, refusing) && one_of(kind, refusals))
@@ -82,6 +83,9 @@ enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind)
         if (strcmp(layer, "runner") == 0 && one_of(kind, runner_notes))
                 return POL_OBS_NOTE; /* "the pre-check refused the tool ...; none of it ran" */
         if (strcmp(layer, "supervisor") == 0 && one_of(kind, supervisor_notes))
+                return POL_OBS_NOTE;
+        /* "capability network denied: not approved": what the model declared, and what came of it */
+        if (strcmp(layer, "policy") == 0 && one_of(kind, policy_notes))
                 return POL_OBS_NOTE;
         return POL_OBS_SKIP;
 }

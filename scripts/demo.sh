@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # `make demo`: starts anvil-supervisor and anvil-broker in a temporary state directory, shows
-# the isolation probe's findings, runs the example tool over data/sales.csv and the four canned escape attempts through anvilctl,
-# prints their traces and artifact paths, says for each attempt what stopped it (read off
-# the run's own result, not assumed), and stops the daemons.
+# the isolation probe's findings, runs the example tool over data/sales.csv and the four
+# canned escape attempts through anvilctl, prints their traces and artifact paths, says for
+# each attempt what stopped it (read off the run's own result, not assumed), submits the
+# agent's task examples/agent/task.json (to a real model if ANVIL_MODEL_URL and ANVIL_MODEL
+# are set, else to a scripted one on 127.0.0.1), and stops the daemons.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,13 +18,29 @@ export ANVIL_SOCKET="$STATE/anvil.sock"
 "$BUILD/anvil-supervisor" --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/supervisor.sock" ] && break; sleep 0.1; done
+# The model for the agent's task (part 3): a real one if ANVIL_MODEL_URL and ANVIL_MODEL are
+# set (the key, if any, from ANVIL_MODEL_KEY, read by the broker itself); otherwise a scripted
+# one: tests/model_server.py on 127.0.0.1 replays the replies in examples/agent/scripted_model.json.
+MODEL_PID=""
+if [ -n "${ANVIL_MODEL_URL:-}" ] && [ -n "${ANVIL_MODEL:-}" ]; then
+        model_args=(--model-url "$ANVIL_MODEL_URL" --model "$ANVIL_MODEL")
+        model_what="the model $ANVIL_MODEL at $ANVIL_MODEL_URL"
+else
+        unset ANVIL_MODEL_KEY
+        /usr/bin/python3 "$TOP/tests/model_server.py" --script "$TOP/examples/agent/scripted_model.json" \
+                --port-file "$STATE/model.port" --log "$STATE/model-requests.jsonl" >"$STATE/model.log" 2>&1 &
+        MODEL_PID=$!
+        for _ in $(seq 100); do [ -s "$STATE/model.port" ] && break; sleep 0.1; done
+        model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
+        model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
+fi
 "$BUILD/anvil-broker" --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
-        --state-dir "$STATE/broker" >"$STATE/broker.log" 2>&1 &
+        --state-dir "$STATE/broker" "${model_args[@]}" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
 stop() {
-        kill "$BRO" "$SUP" 2>/dev/null
-        wait "$BRO" "$SUP" 2>/dev/null
+        kill "$BRO" "$SUP" $MODEL_PID 2>/dev/null
+        wait "$BRO" "$SUP" $MODEL_PID 2>/dev/null
 }
 trap stop EXIT
 if [ ! -S "$ANVIL_SOCKET" ]; then
@@ -79,5 +97,28 @@ done
 echo
 echo "== What stopped each attempt"
 printf '  %s\n' "${verdicts[@]}"
+
 echo
-echo "Run results are stored by the broker under $STATE/broker/results/"
+echo "== 3. An agent's task: anvilctl submit examples/agent/task.json"
+echo "   the model: $model_what"
+echo
+"$CTL" submit "$TOP/examples/agent/task.json" | tee "$STATE/task.out" || exit 1
+task_id=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$STATE/task.out" | head -1)
+if [ -n "$task_id" ] && [ -f "$STATE/broker/tasks/$task_id.json" ]; then
+        echo
+        echo "The deliverable's source, as saved beside its artifacts (tool.py) and in $STATE/broker/tasks/$task_id.tool.py:"
+        sed 's/^/   | /' "$STATE/broker/tasks/$task_id.tool.py" 2>/dev/null
+        obs=$(jq -r 'select(.kind == "observation" and (.message | contains("Refused by the sandbox"))) | .message' \
+                "$STATE/broker/traces/$task_id.jsonl" | head -c 4000)
+        if [ -n "$obs" ]; then
+                echo
+                echo "What the model was told after an action the sandbox refused (from the task's trace):"
+                sed 's/^/   | /' <<<"$obs"
+        fi
+        echo
+        echo "The whole task, with the prompt, each reply and observation, is its trace:"
+        echo "   $STATE/broker/traces/$task_id.jsonl ('anvilctl trace $task_id' replays it through a running broker)"
+fi
+echo
+echo "Run results are stored by the broker under $STATE/broker/results/, tasks under $STATE/broker/tasks/,"
+echo "their traces under $STATE/broker/traces/"

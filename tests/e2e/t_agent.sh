@@ -78,7 +78,8 @@ save("keyerror", [
 save("caps", [
     reply('{"capabilitiesRequested": network}\nThought: first a look.\n```python\nprint(1)\n```\n'),
     reply('{"capabilitiesRequested": ["network"]}\nThought: I need the web.\n```python\n'
-          'with open("artifacts/c.txt", "w") as f:\n    f.write("c\\n")\nfinal_answer("c")\n```\n'),
+          'with open("artifacts/c.txt", "w") as f:\n    f.write("c\\n")\n```\n'),
+    code('final_answer("c")\n'),
 ])
 # 429 with Retry-After, then an answer.
 save("retry", [
@@ -87,6 +88,12 @@ save("retry", [
 ])
 # Three 500s.
 save("fail500", [{"status": 500, "body": {"error": {"message": "overloaded"}}}] * 3)
+# A refused action between two: the variables of the first reach the third.
+save("carry", [
+    code('answer = 6 * 7\nprint(answer)\n'),
+    code('import socket\nsocket.create_connection(("127.0.0.1", 9))\n'),
+    code('with open("artifacts/a.txt", "w") as f:\n    f.write(str(answer))\nfinal_answer(answer)\n'),
+])
 # A model that never writes code: the turns run out.
 save("steplimit", [reply("I would sum the amounts."), reply("Summing them now, in my head.")])
 # A model slower than the task's budget.
@@ -109,11 +116,11 @@ start_model() {
         [ -s "$T/logs/$1.port" ] || fail "the model server $1 did not start: $(cat "$T/logs/$1.out")"
         printf -v "PORT_$1" '%s' "$(cat "$T/logs/$1.port")"
 }
-for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit; do
+for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit carry; do
         [ "$s" = cancel ] && cp "$T/scripts/slow.json" "$T/scripts/cancel.json"
         start_model "$s"
 done
-echo "ok: 11 scripted model servers on 127.0.0.1"
+echo "ok: 12 scripted model servers on 127.0.0.1"
 
 # The broker: its model is the "key" server, with the key; every other task names its own.
 printf '%s\n' "$KEY" >"$T/key"
@@ -274,6 +281,17 @@ expect_eq "caps: requested in the second reply" network "$(tj caps '.steps[1].ru
 expect_eq "caps: denied" network "$(tj caps '.steps[1].run.capabilities.denied | join(",")')"
 expect_eq "caps: said why" "capability network denied: not approved" \
         "$(tj caps '.steps[1].run.events[] | select(.message != null) | .message' | grep '^capability')"
+expect_eq "caps: the model is told it too" "Note: capability network denied: not approved" \
+        "$(jq -r 'select(.n == 3) | .json.messages[-1].content' "$T/logs/caps.jsonl" | grep '^Note: capability')"
+
+# ---- a refused action changes no variable ----
+task carry
+submit carry
+expect_eq "carry: status" ok "$(tj carry .status)"
+expect_eq "carry: the second action was refused" blocked "$(tj carry '.steps[1].run.status')"
+expect_eq "carry: the model was told the variables it still has" "Variables kept for the next action: answer." \
+        "$(jq -r 'select(.n == 3) | .json.messages[-1].content' "$T/logs/carry.jsonl" | grep '^Variables kept')"
+expect_eq "carry: the third action had them" 42 "$(cat "$(tj carry '.steps[2].run.artifacts_dir')/a.txt")"
 
 # ---- the step limit: a model that never writes code ----
 task steplimit ', "max_steps": 2'
