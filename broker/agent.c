@@ -68,7 +68,7 @@
 #define TASK_PROMPT_MAX (128 * 1024)      /* the system prompt */
 #define TASK_EVENT_TEXT_MAX (256 * 1024)  /* a task_event's message (proto/messages.c) */
 #define TASK_ERROR_MAX 4000               /* a task_result's error (EV_MESSAGE) */
-#define TASK_RESULT_BUDGET (12u << 20)    /* a TaskResult's outputs, under PROTO_FRAME_MAX */
+#define TASK_RESULT_BUDGET (12u << 20)    /* a TaskResult's texts, under PROTO_FRAME_MAX */
 /* A trace line replayed: a code action of PROTO_SOURCE_MAX bytes escaped as JSON (\u0001 is
  * 6 bytes) fits. A replay is read on the loop and queued to the client whole: bounded so. */
 #define TRACE_LINE_MAX (8u << 20)
@@ -317,19 +317,38 @@ static void step_error_line(const struct proto_task_step *s, char *buf, size_t s
         snprintf(buf, size, "%s", s->run.killed ? s->run.killed : s->run.status);
 }
 
-/* A TaskResult fits in one frame: past TASK_RESULT_BUDGET bytes of outputs, each step's
- * stdout and stderr are cut to an equal share and marked truncated (stdout_bytes still says
- * how much the tool wrote; the whole run stays in DIR/results/<run_id>.json). */
+static size_t slen(const char *x)
+{
+        return x ? strlen(x) : 0;
+}
+
+/* What a step's run weighs in a TaskResult, roughly: its texts (msgpack adds a few bytes to
+ * each; TASK_RESULT_BUDGET leaves 4 MiB of a frame for that and the rest). */
+static size_t step_weight(const struct proto_task_step *s)
+{
+        size_t w = slen(s->code) + slen(s->run.out_text) + slen(s->run.err_text) + slen(s->run.variables) +
+                   slen(s->run.final_answer) + 1024;
+        const struct proto_event *e = s->run.events.items;
+        for (size_t i = 0; i < s->run.events.n; i++)
+                w += slen(e[i].message) + slen(e[i].traceback) + slen(e[i].op) + slen(e[i].reason) + 64;
+        return w;
+}
+
+/* A TaskResult fits in one frame: past TASK_RESULT_BUDGET bytes, each step's stdout and
+ * stderr are cut to an equal share and marked truncated (stdout_bytes still says how much the
+ * tool wrote); if that is not enough, the events of the oldest steps are left out, each run
+ * keeping a count of them in a supervisor note. Every run stays whole in
+ * DIR/results/<run_id>.json. */
 static void fit_result(struct proto_array *steps)
 {
-        size_t total = 0;
         struct proto_task_step *s = steps->items;
+        size_t total = 0;
         for (size_t i = 0; i < steps->n; i++)
-                total += strlen(s[i].run.out_text ? s[i].run.out_text : "") +
-                         strlen(s[i].run.err_text ? s[i].run.err_text : "") + strlen(s[i].code);
+                total += step_weight(&s[i]);
         if (total <= TASK_RESULT_BUDGET || steps->n == 0)
                 return;
-        size_t share = TASK_RESULT_BUDGET / (steps->n * 2);
+        size_t share = TASK_RESULT_BUDGET / (steps->n * 4);
+        total = 0;
         for (size_t i = 0; i < steps->n; i++) {
                 char **texts[2] = { &s[i].run.out_text, &s[i].run.err_text };
                 bool *flags[2] = { &s[i].run.stdout_truncated, &s[i].run.stderr_truncated };
@@ -340,6 +359,25 @@ static void fit_result(struct proto_array *steps)
                         x[utf8_prefix_len(x, share)] = '\0';
                         *flags[k] = true;
                 }
+                total += step_weight(&s[i]);
+        }
+        for (size_t i = 0; i < steps->n && total > TASK_RESULT_BUDGET; i++) {
+                struct proto_array *ev = &s[i].run.events;
+                if (ev->n == 0)
+                        continue;
+                size_t before = step_weight(&s[i]), n = ev->n;
+                struct proto_event *e = ev->items;
+                for (size_t k = 0; k < n; k++)
+                        proto_schema_free(&proto_event_schema, &e[k]);
+                ev->n = 0;
+                struct proto_event *note = proto_array_push(ev, sizeof(*note));
+                if (note) {
+                        *note = (struct proto_event){ .layer = strdup("supervisor"), .kind = strdup("events_dropped") };
+                        if (asprintf(&note->message, "%zu events left out of the task's result to fit it; the run's "
+                                                     "result has them all", n) < 0)
+                                note->message = NULL;
+                }
+                total -= before - step_weight(&s[i]);
         }
 }
 
@@ -682,7 +720,7 @@ static void run_action(struct bro_task *t, const char *code)
         free(t->current_code);
         t->current_code = strdup(code);
         report(t, "code", NULL, code, NULL, NULL);
-        struct proto_msg m;
+        struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         int r = t->current_code ? new_run_request(t, code, &m) : -1;
         struct proto_run_request *req = &m.u.run_request;
         if (r == 0 && t->variables && !(req->variables = strdup(t->variables)))
@@ -1050,6 +1088,15 @@ bool bro_task_cancel(struct bro_client *c, const struct proto_cancel *cc)
                 }
         }
         return false;
+}
+
+void bro_tasks_stop(struct bro_server *srv)
+{
+        struct bro_task *next;
+        for (struct bro_task *t = srv->tasks; t; t = next) {
+                next = t->next;
+                cancel(t, "the broker, stopping");
+        }
 }
 
 void bro_tasks_client_gone(struct bro_client *c)

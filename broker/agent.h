@@ -13,6 +13,9 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m);
 bool bro_task_cancel(struct bro_client *c, const struct proto_cancel *cancel);
 /* The client has gone: its tasks are cancelled. */
 void bro_tasks_client_gone(struct bro_client *c);
+/* The broker stops: every task is cancelled; their results are still written (the loop runs
+ * until the thread pool's writes are done) and sent to clients still connected. */
+void bro_tasks_stop(struct bro_server *srv);
 /* The broker is stopping: every task ends as cancelled, its result stored. */
 void bro_tasks_stop(struct bro_server *srv);
 /* anvilctl trace: replays DIR/traces/<task_id>.jsonl as task_event frames. */

@@ -160,6 +160,7 @@ void bro_server_stop(struct bro_server *srv)
         srv->stopping = true;
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
+        bro_tasks_stop(srv);
         /* Each client's close callback closes its supervisor connections. */
         for (struct bro_client *c = srv->clients; c; c = c->next)
                 proto_stream_close(&c->stream);

@@ -10,11 +10,11 @@
 #define REQ true
 #define OPT false
 
-/* Sizes of the text fields of an event: a path fits in op, a traceback in traceback. */
+/* Sizes of the text fields of an event (proto.h). */
 #define EV_SHORT PROTO_REASON_MAX
-#define EV_OP 1024
-#define EV_MESSAGE 4096
-#define EV_TRACEBACK 16384
+#define EV_OP PROTO_EV_OP_MAX
+#define EV_MESSAGE PROTO_EV_MESSAGE_MAX
+#define EV_TRACEBACK PROTO_EV_TRACEBACK_MAX
 
 static const struct proto_field hello_f[] = {
         F(struct proto_hello, role, "role", PF_STR, REQ, 32, NULL),

@@ -5,18 +5,35 @@
 
 #include "jail/jail.h"
 #include "lib/fd.h"
+#include "lib/utf8.h"
+
+/* text, or a copy in buf cut to max bytes on a character boundary and ending "...": what a
+ * tool controls (a path of 3000 bytes in op and message) must not make its event malformed,
+ * which the supervisor would take as the runner's fault and end the run. */
+static const char *fit(const char *text, size_t max, char *buf)
+{
+        if (!text || strlen(text) <= max)
+                return text;
+        size_t n = utf8_prefix_len(text, max - 3);
+        memcpy(buf, text, n);
+        memcpy(buf + n, "...", 4);
+        return buf;
+}
 
 void runner_event(struct runner *r, const char *layer, const char *kind, const char *op, const char *reason,
                   const char *message, long line, long col, const char *traceback)
 {
+        char op_buf[PROTO_EV_OP_MAX + 1], reason_buf[PROTO_REASON_MAX + 1], message_buf[PROTO_EV_MESSAGE_MAX + 1],
+                tb_buf[PROTO_EV_TRACEBACK_MAX + 1];
         struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
         struct proto_event *e = &m.u.runner_event.event;
         e->t_ms = now_ms() - r->t0;
         e->layer = (char *)layer;
         e->kind = (char *)kind;
-        e->op = (char *)op;
-        e->reason = (char *)reason;
-        e->message = (char *)message;
+        e->op = (char *)fit(op, PROTO_EV_OP_MAX, op_buf);
+        e->reason = (char *)fit(reason, PROTO_REASON_MAX, reason_buf);
+        e->message = (char *)fit(message, PROTO_EV_MESSAGE_MAX, message_buf);
+        traceback = fit(traceback, PROTO_EV_TRACEBACK_MAX, tb_buf);
         if (line > 0) {
                 e->line.set = true;
                 e->line.v = line;

@@ -132,7 +132,8 @@ chmod 711 "$T"
 "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$BSOCK" --state-dir "$T/broker" \
         --socket-group nogroup --model-url "http://127.0.0.1:$PORT_key/v1" --model scripted-model --model-key-file "$T/key" \
         --model-retries 2 >"$T/broker.log" 2>&1 &
-OWN_PIDS+=("$!")
+BRO_PID=$!
+OWN_PIDS+=("$BRO_PID")
 for _ in $(seq 100); do [ -S "$BSOCK" ] && break; sleep 0.1; done
 [ -S "$BSOCK" ] || fail "the test's broker did not start: $(cat "$T/broker.log")"
 export ANVIL_SOCKET="$BSOCK"
@@ -435,3 +436,21 @@ expect_eq "task.json an unknown capability: exit" 1 "$?"
 expect_eq "task.json an unknown capability: why" \
         "anvilctl: bad_request: task_submit.capabilities_approved: 'netwrok' is not a capability (there are: network, process)" \
         "$(cat "$T/bad.out")"
+
+# ---- the broker stops mid-task: the task is cancelled and its result stored ----
+cp "$T/scripts/slow.json" "$T/scripts/stopping.json"
+start_model stopping
+task stopping
+"$CTL" submit "$T/stopping.task.json" >"$T/stopping.human" 2>&1 &
+C=$!
+for _ in $(seq 100); do [ -s "$T/logs/stopping.jsonl" ] && break; sleep 0.1; done
+[ -s "$T/logs/stopping.jsonl" ] || fail "stopping: the model was never asked"
+sid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/stopping.human" | head -1)
+kill -TERM "$BRO_PID"
+timeout 20 tail --pid="$BRO_PID" -f /dev/null || fail "stopping: the broker did not stop within 20 s"
+wait "$C" 2>/dev/null
+expect_eq "stopping: stored as cancelled" "cancelled|cancelled by the broker, stopping" \
+        "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$sid.json")"
+grep -q '^cancelled: cancelled by the broker, stopping$' "$T/stopping.human" ||
+        fail "stopping: the client was not told: $(tail -3 "$T/stopping.human")"
+expect_eq "stopping: the trace's last line" end "$(tail -1 "$T/broker/traces/$sid.jsonl" | jq -r .kind)"
