@@ -797,7 +797,8 @@ static int parse_description(const char *text, struct description *d, char *why,
                 json_t *bytes = json_object_get(o, "bytes"), *more = json_object_get(o, "more_columns");
                 if (!json_is_string(name) || !json_is_integer(bytes) || (rows && !json_is_integer(rows)) ||
                     (head && !json_is_string(head)) || (error && !json_is_string(error)) ||
-                    (more && !json_is_integer(more)) || (rows && json_integer_value(rows) < 0)) {
+                    (more && !json_is_integer(more)) || (rows && json_integer_value(rows) < 0) ||
+                    (more && json_integer_value(more) < 0)) {
                         snprintf(why, wsize, "input %zu is not described as expected", i);
                         return -1;
                 }
@@ -806,6 +807,8 @@ static int parse_description(const char *text, struct description *d, char *why,
                 in->rows_known = rows != NULL;
                 in->rows = rows ? (unsigned long long)json_integer_value(rows) : 0;
                 in->columns = col;
+                if (more && json_integer_value(more) > 0)
+                        in->columns_total = (cols ? json_array_size(cols) : 0) + (unsigned long long)json_integer_value(more);
                 for (size_t k = 0; cols && k < json_array_size(cols); k++) {
                         json_t *c = json_array_get(cols, k);
                         json_t *cn = json_object_get(c, "name"), *ct = json_object_get(c, "dtype");

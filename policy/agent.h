@@ -164,6 +164,7 @@ struct pol_prompt_input {
         const struct pol_prompt_column *columns;
         size_t n_columns;
         const char *head; /* the first rows as text (df.head().to_string(), or the CSV's lines) */
+        unsigned long long columns_total; /* the file's columns, if more than the n_columns described */
 };
 
 struct pol_prompt_in {

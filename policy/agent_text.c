@@ -591,11 +591,12 @@ static void inputs_part(struct pol_tb *b, const struct pol_prompt_in *in, const 
                         return;
                 }
                 size_t ncol = x->columns ? x->n_columns : 0;
+                unsigned long long total = x->columns_total > ncol ? x->columns_total : ncol;
                 pol_tb_str(b, "\n");
                 if (x->rows_known)
-                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT, p, x->rows, (unsigned long long)ncol);
+                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT, p, x->rows, total);
                 else
-                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT_NO_ROWS, p, (unsigned long long)ncol);
+                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT_NO_ROWS, p, total);
                 size_t cshown = ncol < cols_max ? ncol : cols_max;
                 for (size_t c = 0; c < cshown; c++) {
                         struct pol_tb lit = { 0 };
@@ -610,9 +611,9 @@ static void inputs_part(struct pol_tb *b, const struct pol_prompt_in *in, const 
                         pol_tb_str(b, "\n");
                         pol_tb_text(b, POL_AGENT_PROMPT_COLUMN, l, d);
                 }
-                if (ncol > cshown && cols_max) {
+                if (total > cshown && cols_max) {
                         pol_tb_str(b, "\n");
-                        pol_tb_text(b, POL_AGENT_PROMPT_COLUMNS_MORE, (unsigned long long)(ncol - cshown));
+                        pol_tb_text(b, POL_AGENT_PROMPT_COLUMNS_MORE, total - cshown);
                 }
                 if (level == 0 && x->head)
                         head_block(b, x->head);

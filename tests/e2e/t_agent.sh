@@ -295,8 +295,16 @@ expect_eq "carry: the model was told the variables it still has" "Variables kept
 expect_eq "carry: the third action had them" 42 "$(cat "$(tj carry '.steps[2].run.artifacts_dir')/a.txt")"
 
 # ---- the step limit: a model that never writes code ----
+# (with a second input, 250 columns wide: the describe run tells 200 of them and how many more)
+$PY -c 'print(",".join(f"c{i}" for i in range(250))); print(",".join("1" for i in range(250)))' >"$T/data/wide.csv"
 task steplimit ', "max_steps": 2'
+jq '.inputs += ["data/wide.csv"]' "$T/steplimit.task.json" >"$T/steplimit.task.json.new" &&
+        mv "$T/steplimit.task.json.new" "$T/steplimit.task.json"
 submit steplimit
+prompt=$(jq -r 'select(.n == 1) | .json.messages[0].content' "$T/logs/steplimit.jsonl")
+grep -qF -- "- ./inputs/wide.csv: 1 rows, 250 columns:" <<<"$prompt" || fail "steplimit: the wide input's count: $prompt"
+grep -qF -- '  - "c63" (int64)' <<<"$prompt" || fail "steplimit: the wide input's 64th column is not shown"
+grep -qF -- "  - and 186 more columns, not shown here" <<<"$prompt" || fail "steplimit: the wide input's columns not shown"
 expect_eq "steplimit: the task" "failed|the step limit of 2 was reached before final_answer() was called" \
         "$(tj steplimit '.status + "|" + .error')"
 expect_eq "steplimit: nothing was run" 0 "$(tj steplimit '.steps | length')"

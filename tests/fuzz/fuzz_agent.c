@@ -92,7 +92,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 free(o);
         } else {
                 struct pol_prompt_column col = { str, str + len / 2 };
-                struct pol_prompt_input in = { str, true, len, &col, 1, str };
+                struct pol_prompt_input in = { str, true, len, &col, 1, str, len };
                 const char *roots[] = { str };
                 struct pol_prompt_in p = { .task = str, .inputs = &in, .n_inputs = 1, .inputs_dir = str,
                                            .read_roots = roots, .n_read_roots = 1, .write_roots = roots,
