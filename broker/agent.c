@@ -66,6 +66,7 @@
 
 #define TASK_OBSERVATION_MAX (64 * 1024)  /* what the model sees of one action */
 #define TASK_PROMPT_MAX (128 * 1024)      /* the system prompt */
+#define TASK_REPLY_KEPT (256 * 1024)      /* of a model's reply, in the conversation */
 #define TASK_EVENT_TEXT_MAX (256 * 1024)  /* a task_event's message (proto/messages.c) */
 #define TASK_ERROR_MAX 4000               /* a task_result's error (EV_MESSAGE) */
 #define TASK_RESULT_BUDGET (12u << 20)    /* a TaskResult's texts, under PROTO_FRAME_MAX */
@@ -498,7 +499,19 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         }
         json_t *x = json_pack("{s:i, s:I}", "attempts", reply->attempts, "ms", (json_int_t)reply->ms);
         report(t, "model_reply", reply->content, NULL, NULL, x);
-        if (add_message(t, "assistant", reply->content) < 0) {
+        /* The conversation keeps at most TASK_REPLY_KEPT bytes of a reply (a server may send
+         * megabytes a turn; the code in it is parsed whole below), so that a task's messages
+         * stay within max_steps * (TASK_REPLY_KEPT + TASK_OBSERVATION_MAX). */
+        size_t full = strlen(reply->content);
+        _cleanup_free_ char *kept = NULL;
+        if (full > TASK_REPLY_KEPT) {
+                size_t n = utf8_prefix_len(reply->content, TASK_REPLY_KEPT);
+                char cut[64];
+                pol_agent_text(cut, sizeof(cut), POL_AGENT_CUT, (unsigned long long)(full - n));
+                if (asprintf(&kept, "%.*s\n%s", (int)n, reply->content, cut) < 0)
+                        kept = NULL;
+        }
+        if ((full > TASK_REPLY_KEPT && !kept) || add_message(t, "assistant", kept ? kept : reply->content) < 0) {
                 fail(t, POL_TASK_INTERNAL, "out of memory");
                 return;
         }

@@ -90,7 +90,7 @@ save("retry", [
 save("fail500", [{"status": 500, "body": {"error": {"message": "overloaded"}}}] * 3)
 # A refused action between two: the variables of the first reach the third.
 save("carry", [
-    code('answer = 6 * 7\nprint(answer)\n'),
+    reply('Thought: first the answer.\n```py\nanswer = 6 * 7\nprint(answer)\n```\n' + "Some prose. " * 30000),
     code('import socket\nsocket.create_connection(("127.0.0.1", 9))\n'),
     code('with open("artifacts/a.txt", "w") as f:\n    f.write(str(answer))\nfinal_answer(answer)\n'),
 ])
@@ -293,6 +293,11 @@ expect_eq "carry: the second action was refused" blocked "$(tj carry '.steps[1].
 expect_eq "carry: the model was told the variables it still has" "Variables kept for the next action: answer." \
         "$(jq -r 'select(.n == 3) | .json.messages[-1].content' "$T/logs/carry.jsonl" | grep '^Variables kept')"
 expect_eq "carry: the third action had them" 42 "$(cat "$(tj carry '.steps[2].run.artifacts_dir')/a.txt")"
+# The first reply (360 KB of it prose) ran, and the conversation keeps 256 KiB of it.
+expect_eq "carry: a long reply's code ran" 42 "$(tj carry '.steps[0].run.stdout' | head -1)"
+expect_eq "carry: a long reply kept in part" "262144 [... 97922 bytes cut here ...]" \
+        "$(jq -r 'select(.n == 2) | .json.messages[-2].content | "\(split("\n")[:-1] | join("\n") | utf8bytelength) \(split("\n")[-1])"' \
+                "$T/logs/carry.jsonl")"
 
 # ---- the step limit: a model that never writes code ----
 # (with a second input, 250 columns wide: the describe run tells 200 of them and how many more)
