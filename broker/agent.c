@@ -382,11 +382,23 @@ static void fit_result(struct proto_array *steps)
         }
 }
 
+bool bro_client_has_tasks(const struct bro_client *c, const struct bro_task *but)
+{
+        for (const struct bro_task *t = c->srv->tasks; t; t = t->next)
+                if (t != but && t->client == c)
+                        return true;
+        return false;
+}
+
 static void on_result_saved(void *data, int rc, const char *error)
 {
         struct bro_task *t = data;
         if (rc < 0)
                 log_error("task %s: its result was not stored: %s", t->id, error);
+        /* A stopping broker kept this client open for its tasks' results: the last one sent,
+         * it is closed once its writes are done. */
+        struct bro_client *c = t->client;
+        bool close_client = c && t->srv->stopping && !bro_client_has_tasks(c, t);
         if (t->client) {
                 struct proto_msg m = { .type = PROTO_TASK_RESULT };
                 struct proto_task_result *res = &m.u.task_result;
@@ -405,6 +417,8 @@ static void on_result_saved(void *data, int rc, const char *error)
                 bro_client_send(t->client, &m);
         }
         task_release(t);
+        if (close_client)
+                proto_stream_end(&c->stream);
 }
 
 static void task_finish(struct bro_task *t, const char *status, const char *error)

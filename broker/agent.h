@@ -8,15 +8,18 @@
 
 /* Takes over *m (a task_submit). Refusals are error frames to the client. */
 void bro_task_submit(struct bro_client *c, struct proto_msg *m);
-/* A cancel naming a task_id: the client's own task (or any, for root). False if it names
- * no task of the client's. */
+/* A cancel naming a task_id: a task submitted on this connection. False if it names none. */
 bool bro_task_cancel(struct bro_client *c, const struct proto_cancel *cancel);
 /* The client has gone: its tasks are cancelled. */
 void bro_tasks_client_gone(struct bro_client *c);
 /* The broker stops: every task is cancelled; their results are still written (the loop runs
  * until the thread pool's writes are done) and sent to clients still connected. */
 void bro_tasks_stop(struct bro_server *srv);
+/* Whether a task other than but is the client's. */
+bool bro_client_has_tasks(const struct bro_client *c, const struct bro_task *but);
 /* The broker is stopping: every task ends as cancelled, its result stored. */
 void bro_tasks_stop(struct bro_server *srv);
+/* Whether a task other than but is the client's. */
+bool bro_client_has_tasks(const struct bro_client *c, const struct bro_task *but);
 /* anvilctl trace: replays DIR/traces/<task_id>.jsonl as task_event frames. */
 void bro_trace_replay(struct bro_client *c, const struct proto_trace_request *req);

@@ -461,9 +461,10 @@ for _ in $(seq 100); do [ -s "$T/logs/stopping.jsonl" ] && break; sleep 0.1; don
 sid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/stopping.human" | head -1)
 kill -TERM "$BRO_PID"
 timeout 20 tail --pid="$BRO_PID" -f /dev/null || fail "stopping: the broker did not stop within 20 s"
-wait "$C" 2>/dev/null
+wait "$C"
+expect_eq "stopping: anvilctl got the task's result (exit 0)" 0 "$?"
 expect_eq "stopping: stored as cancelled" "cancelled|cancelled by the broker, stopping" \
         "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$sid.json")"
-grep -q '^cancelled: cancelled by the broker, stopping$' "$T/stopping.human" ||
-        fail "stopping: the client was not told: $(tail -3 "$T/stopping.human")"
+grep -q "^task $sid: cancelled: cancelled by the broker, stopping\$" "$T/stopping.human" ||
+        fail "stopping: the client was not given the result: $(tail -3 "$T/stopping.human")"
 expect_eq "stopping: the trace's last line" end "$(tail -1 "$T/broker/traces/$sid.jsonl" | jq -r .kind)"
