@@ -990,8 +990,8 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
                 refuse(c, m, "bad_request", "task_submit.task", "task_submit.task: the task is empty");
                 return;
         }
-        if (pol_inputs_check(&sub->inputs, &err) < 0) {
-                refuse(c, m, "bad_request", "task_submit.inputs", "task_submit.inputs: %s", err.msg);
+        if (pol_inputs_check(&sub->inputs, "task_submit.inputs", &err) < 0) {
+                refuse(c, m, "bad_request", "task_submit.inputs", "%s", err.msg);
                 return;
         }
         if (sub->capabilities_approved.n > PROTO_CAPS_MAX) {

@@ -357,7 +357,7 @@ static int cmd_run(int argc, char **argv)
                 rc = die_usage("%s: the tool's source must be UTF-8 text", argv[optind]);
                 goto out;
         }
-        if (pol_inputs_check(&req->inputs, &err) < 0) {
+        if (pol_inputs_check(&req->inputs, "run_request.inputs", &err) < 0) {
                 rc = die_usage("--input: %s", err.msg);
                 goto out;
         }
@@ -663,8 +663,8 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                 fprintf(stderr, "anvilctl: %s: \"task\" is required\n", path);
                 goto out;
         }
-        if (pol_inputs_check(&sub->inputs, &err) < 0) {
-                fprintf(stderr, "anvilctl: %s: inputs: %s\n", path, err.msg);
+        if (pol_inputs_check(&sub->inputs, "inputs", &err) < 0) {
+                fprintf(stderr, "anvilctl: %s: %s\n", path, err.msg);
                 goto out;
         }
         rc = 0;

@@ -52,19 +52,19 @@ static int name_ok(const char *n)
         return 1;
 }
 
-int pol_inputs_check(const struct proto_array *inputs, struct anvil_err *err)
+int pol_inputs_check(const struct proto_array *inputs, const char *field, struct anvil_err *err)
 {
         const struct proto_input *in = inputs->items;
         for (size_t i = 0; i < inputs->n; i++) {
                 if (!name_ok(in[i].name))
                         return anvil_err_set(err, EINVAL,
-                                             "run_request.inputs[%zu].name: '%.64s' is not a plain file name "
+                                             "%s[%zu].name: '%.64s' is not a plain file name "
                                              "(letters, digits, '.', '_', '-'; not starting with '.')",
-                                             i, in[i].name);
+                                             field, i, in[i].name);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(in[i].name, in[j].name) == 0)
-                                return anvil_err_set(err, EINVAL, "run_request.inputs[%zu].name: '%s' is given twice",
-                                                     i, in[i].name);
+                                return anvil_err_set(err, EINVAL, "%s[%zu].name: '%s' is given twice",
+                                                     field, i, in[i].name);
         }
         return 0;
 }

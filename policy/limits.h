@@ -25,5 +25,6 @@
  * ("run_request.limits.memory_mb: 10 is below the minimum of 64"). */
 int pol_limits_resolve(const struct proto_limits *req, struct proto_limits *out, struct anvil_err *err);
 
-/* Input file names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX bytes, not starting with '.', unique. */
-int pol_inputs_check(const struct proto_array *inputs, struct anvil_err *err);
+/* Input file names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX bytes, not starting with '.', unique.
+ * field names the list in the message: "run_request.inputs", "task_submit.inputs", "inputs". */
+int pol_inputs_check(const struct proto_array *inputs, const char *field, struct anvil_err *err);

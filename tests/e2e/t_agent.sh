@@ -440,7 +440,7 @@ bad_task "broken JSON" '{"task": "x",' "anvilctl: $B: line 1, column 13: string 
 bad_task "a list" '[1]' "anvilctl: $B: expected a JSON object"
 bad_task "a key twice" '{"task": "x", "task": "y"}' "anvilctl: $B: line 1, column 20: duplicate object key near '\"task\"'"
 bad_task "an input twice" '{"task": "x", "inputs": ["data/sales.csv", "data/sales.csv"]}' \
-        "anvilctl: $B: inputs: run_request.inputs[1].name: 'sales.csv' is given twice"
+        "anvilctl: $B: inputs[1].name: 'sales.csv' is given twice"
 # The broker's own check: a capability that does not exist (the control: the retry task above
 # approved "network", accepted by the same broker).
 printf '{"task": "x", "capabilities_approved": ["netwrok"], "model": {"url": "http://127.0.0.1:1/v1"}}' >"$B"

@@ -217,7 +217,7 @@ static int check_names(const char *const *names, size_t n, struct anvil_err *err
         for (size_t i = 0; i < n; i++)
                 in[i].name = (char *)names[i];
         struct proto_array a = { in, n };
-        return pol_inputs_check(&a, err);
+        return pol_inputs_check(&a, "run_request.inputs", err);
 }
 
 #define NOT_PLAIN "' is not a plain file name (letters, digits, '.', '_', '-'; not starting with '.')"
@@ -235,7 +235,7 @@ static void test_inputs_names(void **state)
         const char *const at_max[] = { longest };
         assert_int_equal(check_names(at_max, 1, &err), 0);
         struct proto_array none = { NULL, 0 };
-        assert_int_equal(pol_inputs_check(&none, &err), 0);
+        assert_int_equal(pol_inputs_check(&none, "run_request.inputs", &err), 0);
 
         static const struct {
                 const char *names[3];
