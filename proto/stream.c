@@ -64,13 +64,21 @@ static void on_written(uv_write_t *req, int status)
         bool close_after = w->close_after;
         free(w->buf);
         free(w);
+        if (status < 0 && !close_after && !s->paused && !s->closing) {
+                /* The peer has closed (EPIPE): what it sent before it went is still to be read,
+                 * such as the error frame that says why (a supervisor refusing a connection
+                 * writes it, then closes without reading the request). Reading goes on to the
+                 * end of the stream, which closes it; nothing more is written. */
+                s->write_failed = true;
+                return;
+        }
         if (status < 0 || close_after)
                 proto_stream_close(s);
 }
 
 static int stream_write(struct proto_stream *s, uint8_t *buf, size_t len, bool close_after)
 {
-        if (s->closing) {
+        if (s->closing || s->write_failed) {
                 free(buf);
                 return -EPIPE;
         }

@@ -31,6 +31,7 @@ struct proto_stream {
         size_t max_queue; /* a peer that lets more than this pile up unread is dropped */
         bool closing;
         bool paused; /* no further messages are delivered */
+        bool write_failed; /* the peer is gone for writing; what it sent before is still read */
         char name[48]; /* for logs: "client uid 1000" */
 };
 
