@@ -90,6 +90,62 @@ static int connect_broker(void)
         return fd;
 }
 
+/* Connects to the broker and sends m (what names it in the error: "the run"): the connected
+ * fd, or -1 once it has said why. */
+static int send_request(const struct proto_msg *m, const char *what)
+{
+        int fd = connect_broker();
+        if (fd < 0)
+                return -1;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (proto_write_msg(fd, m, &err) < 0) {
+                fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, socket_path(), err.msg);
+                close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* What a request's reader does with one frame (not an error frame): 1 to read on, 0 when the
+ * request has ended (its exit status in *rc), -1 for a frame it does not expect. The frame
+ * stays the caller's. */
+typedef int (*frame_fn)(int fd, const struct proto_msg *in, void *ctx, int *rc);
+
+/* Reads the broker's frames for one request until on_frame ends it. The same for every
+ * request: the connection closing first (what: "the run" ended), an error frame (exit 1), a
+ * frame on_frame does not expect. */
+static int follow(int fd, const char *what, frame_fn on_frame, void *ctx)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader rd;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        int rc = EXIT_CONNECT;
+        for (;;) {
+                struct proto_msg in;
+                int k = proto_read_msg(fd, &rd, &in, &err);
+                if (k <= 0) {
+                        if (k == 0)
+                                fprintf(stderr, "anvilctl: the connection closed before %s ended\n", what);
+                        else
+                                fprintf(stderr, "anvilctl: %s\n", err.msg);
+                        break;
+                }
+                int r;
+                if (in.type == PROTO_ERROR) {
+                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                        rc = EXIT_REFUSED;
+                        r = 0;
+                } else if ((r = on_frame(fd, &in, ctx, &rc)) < 0) {
+                        fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
+                }
+                proto_msg_free(&in);
+                if (r <= 0)
+                        break;
+        }
+        proto_reader_free(&rd);
+        return rc;
+}
+
 /* ---- human output ---- */
 
 static void print_event(const struct proto_event *e)
@@ -267,6 +323,24 @@ static int read_variables(const char *path, char **out)
         return 0;
 }
 
+/* A run's frames: its events (not shown: the result carries them), then its result. */
+static int on_run_frame(int fd, const struct proto_msg *in, void *ctx, int *rc)
+{
+        (void)fd;
+        bool json = *(bool *)ctx;
+        if (in->type == PROTO_RUN_EVENT)
+                return 1;
+        if (in->type != PROTO_RUN_RESULT)
+                return -1;
+        if (json) {
+                *rc = print_json(PROTO_RUN_RESULT, &in->u.run_result);
+        } else {
+                print_human(&in->u.run_result);
+                *rc = 0;
+        }
+        return 0;
+}
+
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
@@ -365,52 +439,8 @@ static int cmd_run(int argc, char **argv)
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         req->request_id = strdup(rid);
 
-        fd = connect_broker();
-        if (fd < 0) {
-                rc = EXIT_CONNECT;
-                goto out;
-        }
-        if (proto_write_msg(fd, &m, &err) < 0) {
-                fprintf(stderr, "anvilctl: cannot send the run to %s: %s\n", socket_path(), err.msg);
-                rc = EXIT_CONNECT;
-                goto out;
-        }
-        struct proto_reader rd;
-        proto_reader_init(&rd, PROTO_FRAME_MAX);
-        rc = EXIT_CONNECT;
-        for (;;) {
-                struct proto_msg in;
-                int k = proto_read_msg(fd, &rd, &in, &err);
-                if (k <= 0) {
-                        fprintf(stderr, "anvilctl: %s\n",
-                                k == 0 ? "the connection closed before the run ended" : err.msg);
-                        break;
-                }
-                if (in.type == PROTO_RUN_EVENT) {
-                        proto_msg_free(&in);
-                        continue;
-                }
-                if (in.type == PROTO_ERROR) {
-                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                        proto_msg_free(&in);
-                        rc = EXIT_REFUSED;
-                        break;
-                }
-                if (in.type == PROTO_RUN_RESULT) {
-                        if (json) {
-                                rc = print_json(PROTO_RUN_RESULT, &in.u.run_result);
-                        } else {
-                                print_human(&in.u.run_result);
-                                rc = 0;
-                        }
-                        proto_msg_free(&in);
-                        break;
-                }
-                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
-                proto_msg_free(&in);
-                break;
-        }
-        proto_reader_free(&rd);
+        fd = send_request(&m, "the run");
+        rc = fd < 0 ? EXIT_CONNECT : follow(fd, "the run", on_run_frame, &json);
 out:
         proto_msg_free(&m);
         return rc;
@@ -441,13 +471,9 @@ static int cmd_probe(int argc, char **argv)
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         m.u.probe_request.request_id = rid;
-        _cleanup_close_ int fd = connect_broker();
+        _cleanup_close_ int fd = send_request(&m, "the probe request");
         if (fd < 0)
                 return EXIT_CONNECT;
-        if (proto_write_msg(fd, &m, &err) < 0) {
-                fprintf(stderr, "anvilctl: cannot send the probe request to %s: %s\n", socket_path(), err.msg);
-                return EXIT_CONNECT;
-        }
         struct proto_reader rd;
         proto_reader_init(&rd, PROTO_FRAME_MAX);
         struct proto_msg in;
@@ -720,56 +746,37 @@ static void arm_cancel(int fd, const char *task_id)
         cancel_frame = buf; /* last: the handler reads it only once it is set */
 }
 
-/* Reads task_event frames until the task_result (submit) or the trace's end (trace). */
-static int follow_task(int fd, bool json, bool verbose, bool replay)
+/* A task's frames (submit) or its trace's (trace): task events as they come, then the
+ * TaskResult (submit) or the trace's end (trace). */
+struct task_view {
+        bool json, verbose, replay;
+};
+
+static int on_task_frame(int fd, const struct proto_msg *in, void *ctx, int *rc)
 {
-        struct anvil_err err = ANVIL_ERR_INIT;
-        struct proto_reader rd;
-        proto_reader_init(&rd, PROTO_FRAME_MAX);
-        int rc = EXIT_CONNECT;
-        for (;;) {
-                struct proto_msg in;
-                int k = proto_read_msg(fd, &rd, &in, &err);
-                if (k <= 0) {
-                        fprintf(stderr, "anvilctl: %s\n", k == 0 ? "the connection closed before the task ended" : err.msg);
-                        break;
+        const struct task_view *v = ctx;
+        if (in->type == PROTO_TASK_EVENT) {
+                const struct proto_task_event *e = &in->u.task_event;
+                if (!v->replay && strcmp(e->kind, "started") == 0)
+                        arm_cancel(fd, e->task_id);
+                if (!v->json)
+                        print_task_event(e, v->verbose);
+                fflush(stdout);
+                if (v->replay && strcmp(e->kind, "trace_end") == 0) {
+                        *rc = 0;
+                        return 0;
                 }
-                if (in.type == PROTO_TASK_EVENT) {
-                        bool end = replay && strcmp(in.u.task_event.kind, "trace_end") == 0;
-                        if (!replay && strcmp(in.u.task_event.kind, "started") == 0)
-                                arm_cancel(fd, in.u.task_event.task_id);
-                        if (!json)
-                                print_task_event(&in.u.task_event, verbose);
-                        fflush(stdout);
-                        proto_msg_free(&in);
-                        if (end) {
-                                rc = 0;
-                                break;
-                        }
-                        continue;
-                }
-                if (in.type == PROTO_ERROR) {
-                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                        proto_msg_free(&in);
-                        rc = EXIT_REFUSED;
-                        break;
-                }
-                if (in.type == PROTO_TASK_RESULT && !replay) {
-                        if (json) {
-                                rc = print_json(PROTO_TASK_RESULT, &in.u.task_result);
-                        } else {
-                                print_task_result(&in.u.task_result);
-                                rc = 0;
-                        }
-                        proto_msg_free(&in);
-                        break;
-                }
-                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
-                proto_msg_free(&in);
-                break;
+                return 1;
         }
-        proto_reader_free(&rd);
-        return rc;
+        if (in->type != PROTO_TASK_RESULT || v->replay)
+                return -1;
+        if (v->json) {
+                *rc = print_json(PROTO_TASK_RESULT, &in->u.task_result);
+        } else {
+                print_task_result(&in->u.task_result);
+                *rc = 0;
+        }
+        return 0;
 }
 
 static int cmd_submit(int argc, char **argv)
@@ -804,23 +811,16 @@ static int cmd_submit(int argc, char **argv)
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         m.u.task_submit.request_id = strdup(rid);
-        struct anvil_err err = ANVIL_ERR_INIT;
-        _cleanup_close_ int fd = connect_broker();
-        if (fd < 0) {
-                proto_msg_free(&m);
-                return EXIT_CONNECT;
-        }
-        int r = proto_write_msg(fd, &m, &err);
+        _cleanup_close_ int fd = send_request(&m, "the task");
         proto_msg_free(&m);
-        if (r < 0) {
-                fprintf(stderr, "anvilctl: cannot send the task to %s: %s\n", socket_path(), err.msg);
+        if (fd < 0)
                 return EXIT_CONNECT;
-        }
         struct sigaction sa = { .sa_handler = on_cancel_signal }; /* no SA_RESTART: reads go on (EINTR) */
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        return follow_task(fd, json, verbose, false);
+        struct task_view v = { json, verbose, false };
+        return follow(fd, "the task", on_task_frame, &v);
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -838,15 +838,11 @@ static int cmd_trace(int argc, char **argv)
         m.u.trace_request.task_id = argv[1];
         if (strlen(argv[1]) > PROTO_ID_MAX)
                 return die_usage("trace: '%s' is not a task id", argv[1]);
-        struct anvil_err err = ANVIL_ERR_INIT;
-        _cleanup_close_ int fd = connect_broker();
+        _cleanup_close_ int fd = send_request(&m, "the request");
         if (fd < 0)
                 return EXIT_CONNECT;
-        if (proto_write_msg(fd, &m, &err) < 0) {
-                fprintf(stderr, "anvilctl: cannot send the request to %s: %s\n", socket_path(), err.msg);
-                return EXIT_CONNECT;
-        }
-        return follow_task(fd, false, true, true);
+        struct task_view v = { false, true, true };
+        return follow(fd, "the task", on_task_frame, &v);
 }
 
 int main(int argc, char **argv)
