@@ -305,7 +305,7 @@ int main(int argc, char **argv)
         struct anvil_err err = ANVIL_ERR_INIT;
         (void)signal(SIGPIPE, SIG_IGN);
         raise_nofile();
-        srv.results_dirfd = -1;
+        srv.results_dirfd = srv.tasks_dirfd = srv.traces_dirfd = -1;
         if (bro_store_init(&srv, &err) < 0) {
                 log_error("%s", err.msg);
                 return 1;
@@ -339,8 +339,10 @@ int main(int argc, char **argv)
                 log_info("model: none set (--model-url)");
         uv_run(srv.loop, UV_RUN_DEFAULT);
         (void)unlink(srv.cfg.listen_path);
-        if (srv.results_dirfd >= 0)
-                (void)close(srv.results_dirfd);
+        int dirfds[] = { srv.results_dirfd, srv.tasks_dirfd, srv.traces_dirfd };
+        for (size_t i = 0; i < sizeof(dirfds) / sizeof(dirfds[0]); i++)
+                if (dirfds[i] >= 0)
+                        (void)close(dirfds[i]);
         (void)uv_loop_close(srv.loop);
         log_info("stopped");
         return 0;

@@ -90,41 +90,38 @@ static void sweep_tmp(int dirfd, const char *dir)
         }
 }
 
+/* DIR/sub: made if missing, opened, writable by this user (fail now, not at the first
+ * write), swept of temporary files left by a broker that died mid-write. */
+static int open_state_sub(const char *sd, const char *sub, char *path, size_t size, int *dirfd,
+                          struct anvil_err *err)
+{
+        if (snprintf(path, size, "%s/%s", sd, sub) >= (int)size)
+                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long: %s", sd);
+        int r = make_dir(path, err);
+        if (r < 0)
+                return r;
+        *dirfd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (*dirfd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s", path);
+        if (faccessat(*dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
+                return anvil_err_sys(err, errno, "%s is not writable", path);
+        sweep_tmp(*dirfd, path);
+        return 0;
+}
+
 int bro_store_init(struct bro_server *srv, struct anvil_err *err)
 {
         const char *sd = srv->cfg.state_dir;
         int r = make_dir(sd, err);
         if (r < 0)
                 return r;
-        if (snprintf(srv->results_dir, sizeof(srv->results_dir), "%s/results", sd) >= (int)sizeof(srv->results_dir))
-                return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long: %s", sd);
-        if ((r = make_dir(srv->results_dir, err)) < 0)
+        /* DIR/results: RunResults; the agent's DIR/tasks (TaskResults, deliverables' sources)
+         * and DIR/traces (JSONL). */
+        char tasks[PATH_MAX], traces[PATH_MAX];
+        if ((r = open_state_sub(sd, "results", srv->results_dir, sizeof(srv->results_dir), &srv->results_dirfd, err)) < 0 ||
+            (r = open_state_sub(sd, "tasks", tasks, sizeof(tasks), &srv->tasks_dirfd, err)) < 0 ||
+            (r = open_state_sub(sd, "traces", traces, sizeof(traces), &srv->traces_dirfd, err)) < 0)
                 return r;
-        srv->results_dirfd = open(srv->results_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (srv->results_dirfd < 0)
-                return anvil_err_sys(err, errno, "Failed to open %s", srv->results_dir);
-        /* Fail now, not at the first result: the directory must be writable by this user. */
-        if (faccessat(srv->results_dirfd, ".", W_OK | X_OK, AT_EACCESS) < 0)
-                return anvil_err_sys(err, errno, "%s is not writable", srv->results_dir);
-        sweep_tmp(srv->results_dirfd, srv->results_dir);
-        /* The agent's: DIR/tasks (TaskResults, deliverables' sources), DIR/traces (JSONL). */
-        struct {
-                const char *sub;
-                int *fd;
-        } more[] = { { "tasks", &srv->tasks_dirfd }, { "traces", &srv->traces_dirfd } };
-        for (size_t i = 0; i < sizeof(more) / sizeof(more[0]); i++) {
-                char path[PATH_MAX];
-                if (snprintf(path, sizeof(path), "%s/%s", sd, more[i].sub) >= (int)sizeof(path))
-                        return anvil_err_set(err, ENAMETOOLONG, "State directory path is too long: %s", sd);
-                if ((r = make_dir(path, err)) < 0)
-                        return r;
-                *more[i].fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-                if (*more[i].fd < 0)
-                        return anvil_err_sys(err, errno, "Failed to open %s", path);
-                if (faccessat(*more[i].fd, ".", W_OK | X_OK, AT_EACCESS) < 0)
-                        return anvil_err_sys(err, errno, "%s is not writable", path);
-                sweep_tmp(*more[i].fd, path);
-        }
         return 0;
 }
 
