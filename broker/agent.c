@@ -128,6 +128,7 @@ struct bro_task {
         uv_timer_t budget;
         bool budget_init;
         char *status, *error; /* the end, once known */
+        const struct proto_task_step *delivered; /* an ok task's deliverable, in steps */
 };
 
 static void task_finish(struct bro_task *t, const char *status, const char *error);
@@ -390,6 +391,18 @@ bool bro_client_has_tasks(const struct bro_client *c, const struct bro_task *but
         return false;
 }
 
+/* The TaskResult, once the task has ended; d holds its deliverable. Borrows from t. */
+static void task_result(const struct bro_task *t, struct proto_task_result *res, struct proto_deliverable *d)
+{
+        *res = (struct proto_task_result){ .task_id = (char *)t->id, .status = t->status, .error = t->error,
+                                           .steps = t->steps };
+        if (t->delivered) {
+                *d = (struct proto_deliverable){ .run_id = t->delivered->run.run_id, .source = t->delivered->code,
+                                                 .artifacts = t->delivered->run.artifacts };
+                res->deliverable = d;
+        }
+}
+
 static void on_result_saved(void *data, int rc, const char *error)
 {
         struct bro_task *t = data;
@@ -401,19 +414,8 @@ static void on_result_saved(void *data, int rc, const char *error)
         bool close_client = c && t->srv->stopping && !bro_client_has_tasks(c, t);
         if (t->client) {
                 struct proto_msg m = { .type = PROTO_TASK_RESULT };
-                struct proto_task_result *res = &m.u.task_result;
-                res->task_id = t->id;
-                res->status = t->status;
-                res->error = t->error;
-                res->steps = t->steps;
-                struct proto_deliverable d = { 0 };
-                const struct proto_task_step *ds = deliverable_step(t);
-                if (ds && strcmp(t->status, "ok") == 0) {
-                        d.run_id = ds->run.run_id;
-                        d.source = ds->code;
-                        d.artifacts = ds->run.artifacts;
-                        res->deliverable = &d;
-                }
+                struct proto_deliverable d;
+                task_result(t, &m.u.task_result, &d);
                 bro_client_send(t->client, &m);
         }
         task_release(t);
@@ -437,16 +439,11 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         t->status = strdup(status);
         t->error = error ? strdup(error) : NULL;
         fit_result(&t->steps);
-
-        struct proto_task_result res = { .task_id = t->id, .status = t->status, .error = t->error, .steps = t->steps };
-        struct proto_deliverable d = { 0 };
-        const struct proto_task_step *ds = strcmp(status, "ok") == 0 ? deliverable_step(t) : NULL;
-        if (ds) {
-                d.run_id = ds->run.run_id;
-                d.source = ds->code;
-                d.artifacts = ds->run.artifacts;
-                res.deliverable = &d;
-        }
+        t->delivered = strcmp(status, "ok") == 0 ? deliverable_step(t) : NULL;
+        const struct proto_task_step *ds = t->delivered;
+        struct proto_task_result res;
+        struct proto_deliverable d;
+        task_result(t, &res, &d);
         json_t *f = json_object();
         json_object_set_new(f, "status", json_string(status));
         if (error)
