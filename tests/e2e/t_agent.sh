@@ -116,11 +116,21 @@ start_model() {
         [ -s "$T/logs/$1.port" ] || fail "the model server $1 did not start: $(cat "$T/logs/$1.out")"
         printf -v "PORT_$1" '%s' "$(cat "$T/logs/$1.port")"
 }
-for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit carry; do
-        [ "$s" = cancel ] && cp "$T/scripts/slow.json" "$T/scripts/cancel.json"
+# cancel, ctrlc and stopping: the slow model, a server each (a task is ended while it waits)
+for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit carry ctrlc stopping; do
+        case "$s" in cancel | ctrlc | stopping) cp "$T/scripts/slow.json" "$T/scripts/$s.json" ;; esac
         start_model "$s"
 done
-echo "ok: 12 scripted model servers on 127.0.0.1"
+echo "ok: 14 scripted model servers on 127.0.0.1"
+# wait_asked NAME: until the server NAME has had a request (its task is past its describe run)
+wait_asked() {
+        for _ in $(seq 100); do [ -s "$T/logs/$1.jsonl" ] && break; sleep 0.1; done
+        [ -s "$T/logs/$1.jsonl" ] || fail "$1: the model was never asked"
+}
+# task_id_of FILE: the task id anvilctl submit's human output names first
+task_id_of() {
+        sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$1" | head -1
+}
 
 # The broker: its model is the "key" server, with the key; every other task names its own.
 printf '%s\n' "$KEY" >"$T/key"
@@ -163,7 +173,7 @@ task units
 H=$!
 submit units
 wait $H || fail "totals: anvilctl submit (human) exited $?: $(tail -5 "$T/totals.human")"
-id_totals=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/totals.human" | head -1)
+id_totals=$(task_id_of "$T/totals.human")
 [ -n "$id_totals" ] || fail "totals: no task id in the output: $(head -5 "$T/totals.human")"
 jq . "$T/broker/tasks/$id_totals.json" >"$T/totals.json" || fail "totals: tasks/$id_totals.json is not there"
 for n in totals units; do
@@ -348,9 +358,8 @@ echo "ok: slow: ended by its budget after $ms ms"
 task cancel
 "$CTL" submit "$T/cancel.task.json" >"$T/cancel.human" 2>&1 &
 C=$!
-for _ in $(seq 100); do [ -s "$T/logs/cancel.jsonl" ] && break; sleep 0.1; done
-[ -s "$T/logs/cancel.jsonl" ] || fail "cancel: the model was never asked"
-cid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/cancel.human" | head -1)
+wait_asked cancel
+cid=$(task_id_of "$T/cancel.human")
 kill -KILL "$C"
 wait "$C" 2>/dev/null
 for _ in $(seq 100); do [ -f "$T/broker/tasks/$cid.json" ] && break; sleep 0.1; done
@@ -358,13 +367,10 @@ expect_eq "cancel: stored as cancelled" "cancelled|cancelled by the client's dis
         "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$cid.json")"
 # Ctrl-C (here SIGTERM, which anvilctl takes the same way): a cancel frame; the task ends
 # and anvilctl prints its result and exits 0, as for any task carried to its end.
-cp "$T/scripts/slow.json" "$T/scripts/ctrlc.json"
-start_model ctrlc
 task ctrlc
 "$CTL" submit "$T/ctrlc.task.json" --json >"$T/ctrlc.json" 2>"$T/ctrlc.err" &
 C=$!
-for _ in $(seq 100); do [ -s "$T/logs/ctrlc.jsonl" ] && break; sleep 0.1; done
-[ -s "$T/logs/ctrlc.jsonl" ] || fail "ctrl-c: the model was never asked"
+wait_asked ctrlc
 kill -TERM "$C"
 wait "$C"
 expect_eq "ctrl-c: anvilctl's exit" 0 "$?"
@@ -451,14 +457,11 @@ expect_eq "task.json an unknown capability: why" \
         "$(cat "$T/bad.out")"
 
 # ---- the broker stops mid-task: the task is cancelled and its result stored ----
-cp "$T/scripts/slow.json" "$T/scripts/stopping.json"
-start_model stopping
 task stopping
 "$CTL" submit "$T/stopping.task.json" >"$T/stopping.human" 2>&1 &
 C=$!
-for _ in $(seq 100); do [ -s "$T/logs/stopping.jsonl" ] && break; sleep 0.1; done
-[ -s "$T/logs/stopping.jsonl" ] || fail "stopping: the model was never asked"
-sid=$(sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$T/stopping.human" | head -1)
+wait_asked stopping
+sid=$(task_id_of "$T/stopping.human")
 kill -TERM "$BRO_PID"
 timeout 20 tail --pid="$BRO_PID" -f /dev/null || fail "stopping: the broker did not stop within 20 s"
 wait "$C"
