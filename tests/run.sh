@@ -101,6 +101,7 @@ e2e_pass() {
                 unset ANVIL_E2E_ROOTLESS_USER
         fi
         export ANVIL_E2E_STATE="$STATE"
+        export ANVIL_E2E_TMP="$STATE" # each test's own directory is made below it (lib.sh)
         export ANVIL_SUP_SOCKET="$STATE/supervisor.sock"
         export ANVIL_SOCKET="$STATE/anvil.sock"
         # --enable-kernel-audit (both supervisors, as root): the Landlock tests check that the
@@ -151,8 +152,9 @@ FAIL: timed out after 300 s"
                 [ -n "${ANVIL_E2E_SHOW:-}" ] && echo "$out"
                 record "$prefix$name" "$rc"
                 # A test ends what it started: no process may still name a test's own
-                # directory (lib.sh's /tmp/anvil-e2e.*) once it has ended.
-                left=$(pgrep -af '/tmp/anvil-e2e\.' | grep -v pgrep)
+                # directory (lib.sh's $STATE/anvil-e2e.*) once it has ended. Only this suite's:
+                # another suite on the machine (another checkout) has its own.
+                left=$(pgrep -af "$STATE/anvil-e2e\\." | grep -v pgrep)
                 if [ -n "$left" ]; then
                         echo "    left running by $name:"
                         sed 's/^/        /' <<<"$left"

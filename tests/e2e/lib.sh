@@ -16,7 +16,9 @@ set -u
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 CTL="$ANVIL_BUILD/anvilctl"
 PY=/usr/bin/python3 # Debian's, with the data stack; never a python3 found earlier on PATH
-T=$(mktemp -d /tmp/anvil-e2e.XXXXXX)
+# Below the suite's own directory (tests/run.sh sets ANVIL_E2E_TMP), so that the suite's check for
+# processes left behind sees only its own tests' and never another suite's on the machine.
+T=$(mktemp -d "${ANVIL_E2E_TMP:-/tmp}/anvil-e2e.XXXXXX")
 chmod 755 "$T"
 # The rootless pass (tests/run.sh): the supervisors run as this user; a test's own do too
 # (start_sup), and make their state and sockets in $T, which is theirs then.
