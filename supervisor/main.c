@@ -23,8 +23,11 @@
  *   S0  a jail child is cloned (C1) with its uid/gid maps and moved into a cgroup of its
  *       own, ahead of time (a spare, pool.c) or when the run starts (the cold path, the
  *       cgroup attach then on the thread pool, in parallel with S1-S3)
- *   S1  the run's cgroup limits, run directory, pipes, handles           run.c run_spawn
- *   S2  GO with the run's paths, rlimits and its four fds  ->  C3 waits for it
+ *   S1  the run's directory (first, marked in flight: rundir.c), the cgroup limits, the
+ *       artifacts tmpfs, pipes, handles                                     run.c run_spawn.
+ *       A failure before GO ends the run at once: the child discarded, the run directory
+ *       removed, an error frame to the client (a full state directory: "unavailable")
+ *   S2  GO with the run's paths, rlimits and its four fds  ->  C5 waits for it
  *   S3  child: C4-C11, ends in the exec of pid 1; an error is an ERROR record; at C10 a
  *       LANDLOCK record says which Landlock ABI is in force (none, on a kernel without it)
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):
@@ -50,13 +53,20 @@
  *       denials has been read (at most 1 s is waited)
  *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
  *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
- *       reported as the tool's) to the client
+ *       reported as the tool's) to the client; just before it, the run is no longer marked
+ *       in flight
  *   S11 (before it) the cgroup's figures read: the kernel's peak, OOM kills, pids, throttling
- *   S12 cgroup removed (EBUSY retried, a failure logged), slot freed, handles closed, old run
- *       directories pruned
+ *   S12 cgroup removed (EBUSY retried, a failure logged), slot freed and with it the run's
+ *       place among --max-runs, handles closed, old run directories pruned
+ *
+ * Admission: a run holds its place among --max-runs from S1 until its slot is free again
+ * (S12, after the teardown on the thread pool), so a run admitted always finds a slot; past
+ * that, a client gets "busy". Slots are max-runs + spares: each spare holds one too.
  *
  * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
- * supervisor sweeps the cgroups left behind at start-up. */
+ * supervisor sweeps at start-up the cgroups left behind and the run directories of runs that
+ * never finished (rundir.c: each is marked in flight from before its directory exists until
+ * its result is out). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -483,6 +493,11 @@ int main(int argc, char **argv)
                 log_error("Failed to open %s: %s", init_path, strerror(errno));
                 return 1;
         }
+        unsigned unfinished = 0;
+        if (sup_rundir_sweep(&srv, &unfinished, &err) < 0)
+                log_warn("%s", err.msg);
+        if (unfinished)
+                log_info("removed %u run directories a previous supervisor left unfinished", unfinished);
         /* One cgroup base per state directory: stable across restarts (so a new supervisor
          * sweeps what its predecessor left), distinct for two supervisors on one host. */
         uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a */

@@ -22,6 +22,9 @@
 #include "policy/limits.h"
 #include "supervisor/supervisor.h"
 
+/* max_runs + spares slots: each spare holds one, and each run one from its child's clone (or
+ * the spare it took) until its teardown is done; run.c holds a run's place among max_runs
+ * as long, so an admitted run or a spare never finds them all in use. */
 static int alloc_slot(struct sup_server *srv)
 {
         unsigned cap = srv->cfg.max_runs + srv->cfg.spares;

@@ -695,13 +695,31 @@ static void close_fds(int *fds, size_t n)
                 }
 }
 
-/* S1-S2: a jail child (a spare, or cloned now), the run's cgroup limits and directories,
- * pipes and handles, GO. Until GO is sent a failure discards the child on the spot; after
- * it, the only way on is the normal end of a run (pidfd readable, pipes at end of file). */
+/* A run's files that the state directory could not take: the client is told it is full
+ * (code unavailable: the supervisor's condition, not the request's nor the sandbox's). */
+static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
+{
+        if (r != -ENOSPC && r != -EDQUOT)
+                return r;
+        run->fail_code = "unavailable";
+        return anvil_err_set(err, -r, "The supervisor's state directory is full: the run's files could not be stored (%s)",
+                             strerror(-r));
+}
+
+/* S1-S2: the run's directory, a jail child (a spare, or cloned now), the run's cgroup limits
+ * and artifacts, pipes and handles, GO. Until GO is sent a failure discards the child (and
+ * the run's directory) when the run ends, at once; after it, the only way on is the normal
+ * end of a run (pidfd readable, pipes at end of file). */
 static int run_spawn(struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err)
 {
         struct sup_server *srv = run->srv;
         int r;
+        /* The files first: a state directory that cannot take them costs no jail. Marked in
+         * flight before the directory exists (rundir.c); run->dir is set once it is marked,
+         * and says so to run_release. */
+        if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
+            (r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
+                return rundir_failed(run, r, err);
         if (sup_pool_take(srv, &run->jp))
                 run->attached = true;
         else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)
@@ -724,14 +742,13 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         uint64_t backstop = cap + (cap / 4 > (64u << 20) ? cap / 4 : (64u << 20));
         if ((r = jail_cgroup_set_limits(&run->jp.cg, backstop, run->lim.pids, err)) < 0)
                 return r;
-        if ((r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
-                return r;
-        if (srv->cfg.direct)
+        if (srv->cfg.direct) {
                 r = sup_rundir_direct(run->dir, run->jp.uid, srv->cfg.rootless ? getegid() : (gid_t)run->jp.uid,
                                       srv->font_cache_dir, run->jail_dir, sizeof(run->jail_dir), &run->art_fd, err);
-        else if (!srv->cfg.rootless)
-                r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err);
-        if (r < 0)
+                if (r < 0)
+                        return rundir_failed(run, r, err);
+        } else if (!srv->cfg.rootless &&
+                   (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0)
                 return r;
         run->rl = (struct jail_rlimits){
                 .cpu_s = run->lim.cpu_s,
@@ -769,13 +786,16 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 }
         }
         struct uv_loop_s *loop = srv->loop;
-        if ((r = uv_poll_init(loop, &run->sync_poll, run->jp.sync_fd)) < 0 ||
-            (r = uv_poll_init(loop, &run->pidfd_poll, run->jp.pidfd)) < 0) {
-                close_fds(child, ELEMENTSOF(child));
-                return anvil_err_set(err, -r, "Failed to watch the jail's child: %s", uv_strerror(r));
+        /* Each handle is tracked once initialised, so that run_release closes it. */
+        uv_poll_t *polls[] = { &run->sync_poll, &run->pidfd_poll };
+        int poll_fds[] = { run->jp.sync_fd, run->jp.pidfd };
+        for (unsigned i = 0; i < ELEMENTSOF(polls); i++) {
+                if ((r = uv_poll_init(loop, polls[i], poll_fds[i])) < 0) {
+                        close_fds(child, ELEMENTSOF(child));
+                        return anvil_err_set(err, -r, "Failed to watch the jail's child: %s", uv_strerror(r));
+                }
+                sup_run_track(run, (uv_handle_t *)polls[i]);
         }
-        sup_run_track(run, (uv_handle_t *)&run->sync_poll);
-        sup_run_track(run, (uv_handle_t *)&run->pidfd_poll);
         (void)uv_timer_init(loop, &run->wall_timer);
         sup_run_track(run, (uv_handle_t *)&run->wall_timer);
         (void)uv_timer_init(loop, &run->sample_timer);
@@ -865,6 +885,8 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
                         sup_client_error(c, "busy", "The supervisor is stopping", NULL, req->request_id);
                 return anvil_err_set(err, EBUSY, "The supervisor is stopping");
         }
+        /* A run's place is held until its slot is free again (run_leave): one admitted here
+         * always finds a slot, a spare's or its own. */
         if (srv->n_runs >= srv->cfg.max_runs) {
                 char msg[96];
                 snprintf(msg, sizeof(msg), "All %u run slots are in use; try again later", srv->cfg.max_runs);
@@ -957,6 +979,13 @@ static void teardown_work(uv_work_t *w)
         run->teardown_r = sup_jailproc_teardown(&run->jp, &run->teardown_err);
 }
 
+/* The run's place among --max-runs is given up: its slot is free (or it never had one). */
+static void run_leave(struct sup_server *srv)
+{
+        srv->n_runs--;
+        sup_server_stop_when_idle(srv);
+}
+
 static void teardown_done(uv_work_t *w, int status)
 {
         (void)status;
@@ -964,16 +993,26 @@ static void teardown_done(uv_work_t *w, int status)
         if (run->teardown_r < 0)
                 log_warn("run %s: %s (the next start-up sweep retries)", run->id, run->teardown_err.msg);
         sup_jailproc_free_slot(run->srv, &run->jp);
+        run_leave(run->srv);
         sup_rundir_prune(run->srv);
-        sup_server_stop_when_idle(run->srv);
         if (--run->open_handles == 0)
                 run_free(run);
+}
+
+/* The run's directory: no longer in flight; removed if no tool was started in it (a run that
+ * failed before GO leaves nothing behind). Before the result or error goes out: a client
+ * that has its answer finds the directory as it stays, and a supervisor killed in between
+ * leaves a directory kept, never one swept under a result that names it. */
+static void rundir_end(struct sup_run *run)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (run->dir[0] && sup_rundir_end(run->srv, run->id, run->watching, &err) < 0)
+                log_warn("run %s: %s (the next start-up sweep retries)", run->id, err.msg);
 }
 
 static void run_release(struct sup_run *run)
 {
         struct sup_server *srv = run->srv;
-        srv->n_runs--;
         LIST_REMOVE(run);
         uv_handle_t *hs[] = { (uv_handle_t *)&run->in_pipe, (uv_handle_t *)&run->out_pipe,
                               (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
@@ -985,8 +1024,11 @@ static void run_release(struct sup_run *run)
         if (run->notify_fd >= 0)
                 (void)close(run->notify_fd); /* after its poll handle is closing, as libuv asks */
         run->notify_fd = -1;
-        if (run->cloned && !run->watching) {
+        if (!run->cloned) {
+                run_leave(srv); /* no child was the run's, nor a slot */
+        } else if (!run->watching) {
                 sup_jailproc_discard(srv, &run->jp); /* GO was never sent: kill and reap here */
+                run_leave(srv);
                 sup_rundir_prune(srv);
         } else {
                 sup_jailproc_close(&run->jp);
@@ -1002,16 +1044,19 @@ static void run_release(struct sup_run *run)
                 run_free(run);
 }
 
-static void collect_done(uv_work_t *w, int status)
+/* S11: the result, or the error frame, to whoever asked; then the run lets go of the rest. */
+static void run_report(struct sup_run *run)
 {
-        struct sup_run *run = w->data;
-        (void)status;
+        rundir_end(run);
         if (run->collect_r < 0 && !run->failed) {
                 log_error("run %s: %s", run->id, run->collect_err.msg);
                 run_fail(run, run->collect_err.msg);
         }
         if (run->failed) {
-                log_warn("run %s: %s: %s", run->id, run->fail_code ? "request refused" : "sandbox failed",
+                log_warn("run %s: %s: %s", run->id,
+                         !run->fail_code                              ? "sandbox failed"
+                         : strcmp(run->fail_code, "bad_request") == 0 ? "request refused"
+                                                                      : run->fail_code,
                          run->sandbox_error);
                 if (run->client)
                         sup_client_error(run->client, run->fail_code ? run->fail_code : "sandbox_failed",
@@ -1034,6 +1079,12 @@ static void collect_done(uv_work_t *w, int status)
         run_release(run);
 }
 
+static void collect_done(uv_work_t *w, int status)
+{
+        (void)status;
+        run_report(w->data);
+}
+
 static void run_finish(struct sup_run *run)
 {
         run->finishing = true;
@@ -1050,11 +1101,11 @@ static void run_finish(struct sup_run *run)
         if (run->cloned && !run->got_exit && !run->is_killed && !run->failed)
                 run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
         if (!run->watching) {
-                /* No tool was started: nothing to collect. */
+                /* No tool was started: nothing to collect (and run->work was never queued). */
                 if (run->art_fd >= 0)
                         (void)close(run->art_fd);
                 run->art_fd = -1;
-                collect_done(&run->work, 0);
+                run_report(run);
                 return;
         }
         run->work.data = run;

@@ -307,3 +307,96 @@ void sup_rundir_prune(struct sup_server *srv)
         }
         free(names);
 }
+
+/* ---- runs in flight ----
+ * Each run is marked in flight by an empty file beside its directory, runs/.<run_id>.live,
+ * made before the directory and removed once the run's result is out: whatever point a
+ * supervisor is killed at (SIGKILL, a crash), a run it did not finish is marked, and the next
+ * supervisor on the same state directory removes its directory at start-up. Only the
+ * supervisor writes in runs/ (0711, its own); the names are checked all the same. */
+
+static int live_mark(const struct sup_server *srv, const char *run_id, char *buf, size_t size, struct anvil_err *err)
+{
+        if (snprintf(buf, size, "%s/.%s.live", srv->runs_dir, run_id) >= (int)size)
+                return anvil_err_set(err, ENAMETOOLONG, "Run directory path is too long");
+        return 0;
+}
+
+/* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never into a mount. 0 once
+ * nothing is left at path. */
+static int remove_tree(const char *path, struct anvil_err *err)
+{
+        struct stat st;
+        (void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+        if (lstat(path, &st) == 0)
+                return anvil_err_set(err, ENOTEMPTY, "Failed to remove %s", path);
+        return 0;
+}
+
+int sup_rundir_begin(struct sup_server *srv, const char *run_id, struct anvil_err *err)
+{
+        char mark[PATH_MAX];
+        int r = live_mark(srv, run_id, mark, sizeof(mark), err);
+        if (r < 0)
+                return r;
+        _cleanup_close_ int fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+        if (fd < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", mark);
+        return 0;
+}
+
+int sup_rundir_end(struct sup_server *srv, const char *run_id, bool keep, struct anvil_err *err)
+{
+        char p[PATH_MAX];
+        int r;
+        /* Left marked if it cannot be removed: the next start-up's sweep tries again. */
+        if (!keep && snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, run_id) < (int)sizeof(p) &&
+            (r = remove_tree(p, err)) < 0)
+                return r;
+        if ((r = live_mark(srv, run_id, p, sizeof(p), err)) < 0)
+                return r;
+        if (unlink(p) < 0 && errno != ENOENT)
+                return anvil_err_sys(err, errno, "Failed to remove %s", p);
+        return 0;
+}
+
+/* A run id as make_run_id (run.c) writes it: digits, 'T', '-' and hex digits. */
+static bool run_id_ok(const char *s, size_t n)
+{
+        if (n == 0 || n >= 64 || s[0] < '0' || s[0] > '9')
+                return false;
+        for (size_t i = 0; i < n; i++)
+                if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f') || s[i] == 'T' || s[i] == '-'))
+                        return false;
+        return true;
+}
+
+int sup_rundir_sweep(struct sup_server *srv, unsigned *removed, struct anvil_err *err)
+{
+        *removed = 0;
+        _cleanup_closedir_ DIR *d = opendir(srv->runs_dir);
+        if (!d)
+                return anvil_err_sys(err, errno, "Failed to read %s", srv->runs_dir);
+        int first = 0;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                const char *name = de->d_name;
+                size_t n = strlen(name);
+                if (n < 7 || name[0] != '.' || strcmp(name + n - 5, ".live") != 0 || !run_id_ok(name + 1, n - 6))
+                        continue;
+                char p[PATH_MAX];
+                if (snprintf(p, sizeof(p), "%s/%.*s", srv->runs_dir, (int)(n - 6), name + 1) >= (int)sizeof(p))
+                        continue;
+                struct anvil_err e = ANVIL_ERR_INIT;
+                int r = remove_tree(p, &e);
+                if (r == 0 && unlinkat(dirfd(d), name, 0) < 0)
+                        r = anvil_err_sys(&e, errno, "Failed to remove %s/%s", srv->runs_dir, name);
+                if (r < 0 && first == 0) {
+                        *err = e;
+                        first = r;
+                }
+                if (r == 0)
+                        (*removed)++;
+        }
+        return first;
+}

@@ -93,7 +93,7 @@ struct sup_server {
         char platform_file[1024]; /* `file -b` of Debian's python3, verbatim; "" if no `file` */
         struct jail_cgroup_sys cg;
         bool slots[SUP_MAX_SLOTS];
-        unsigned n_runs;
+        unsigned n_runs; /* runs admitted whose slot is not yet free again (run.c) */
         struct sup_spare spares[SUP_MAX_SPARES];
         uv_timer_t refill_timer;
         unsigned n_clients;
@@ -167,6 +167,13 @@ int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, s
 int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, struct proto_array *artifacts,
                        struct proto_array *notes, struct anvil_err *err);
 void sup_rundir_prune(struct sup_server *srv);
+/* A run in flight: _begin marks it (before its directory exists), _end unmarks it once its
+ * result is out, and removes its directory unless keep (a run that never started its tool).
+ * _sweep, at start-up: the directories of runs still marked, which a previous supervisor
+ * never finished (it was killed, or crashed), are removed; *removed says how many. */
+int sup_rundir_begin(struct sup_server *srv, const char *run_id, struct anvil_err *err);
+int sup_rundir_end(struct sup_server *srv, const char *run_id, bool keep, struct anvil_err *err);
+int sup_rundir_sweep(struct sup_server *srv, unsigned *removed, struct anvil_err *err);
 
 /* prewarm.c */
 int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);
