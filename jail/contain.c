@@ -2,11 +2,12 @@
  * operation.
  *
  *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags)
- *   C2  parent-death signal; not dumpable (rootless: after C3); the inherited copy of the
- *       environment zeroed;
- *       every inherited fd closed but the sync socket and the supervisor binary
+ *   C2  parent-death signal (see arm_parent_death); not dumpable (rootless: after C3); the
+ *       inherited copy of the environment zeroed; every inherited fd closed but the sync
+ *       socket, the supervisor binary and the supervisor's pidfd
  *   C3  wait for MAPPED: the supervisor has written our uid/gid maps
- *   C4  become JAIL_UID (userns.c)
+ *   C4  become JAIL_UID (userns.c), which clears the parent-death signal: armed again, and
+ *       the supervisor checked to be alive
  *   C5  build the run-independent part of the root (mountns.c), report PREPARED, and wait
  *       for GO with the run's part of the configuration and its fds. A child may wait
  *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
@@ -14,23 +15,34 @@
  *       the child makes the artifacts tmpfs itself and sends it back), and pivot_root.
  *   C6  hostname; a cgroup namespace
  *   C7  rlimits (rlimit.c)
- *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, no others
+ *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, the
+ *       supervisor's pidfd at 6 (both close-on-exec), no others
  *   C9  drop every capability, no_new_privs (caps.c)
  *   C10 Landlock (landlock.c): restrict ourselves to the jail's paths, no TCP, no signals or
  *       abstract sockets out of the domain; report what is in force (LANDLOCK) on the sync
  *       socket. A kernel without Landlock is reported, not an error
- *   C11 exec anvil-init, the jail's pid 1 (pid1.c)
+ *   C11 the parent-death signal armed a last time, after the last change of credentials
+ *       (C9's uid in direct mode, C10's Landlock domain), and the supervisor checked to be
+ *       alive; exec anvil-init, the jail's pid 1 (pid1.c), which keeps the signal (an execve
+ *       that gains no privilege keeps it): pid 1's death ends the pid namespace
  *
  * Direct (no user namespace can be made here: struct jail_static): C1 makes no namespace, C4
  * and C6 are skipped, C5 builds no root (the run's directory on the host becomes the cwd),
  * C9 as root first becomes the run's host uid, and Landlock (C10) on the host's paths and the
- * runner's seccomp hold the tool alone: DESIGN §6's landlock+seccomp rung.
+ * runner's seccomp hold the tool alone: DESIGN §6's landlock+seccomp rung. With no pid
+ * namespace, pid 1's death ends the runner by the runner's own parent-death signal (P3); the
+ * tool has no other process (seccomp allows threads only).
+ *
+ * No jail outlives its supervisor, by two independent means: this parent-death signal, kept
+ * by pid 1 (and the children's sync socket reads, which end at its end: C3, C5), and pid 1
+ * watching its sync socket (pid1.c, P4a and P5).
  *
  * The child runs on a copy of the supervisor's memory until C11; it touches no libuv state
  * and returns nowhere: every path ends in exec or _exit. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -51,9 +63,11 @@
 #endif
 
 #define CHILD_STACK (256 * 1024)
-/* Where the two fds kept through C2 (the sync socket, anvil-init) wait until C8. */
+/* Where the three fds kept through C2 (the sync socket, anvil-init, the supervisor's pidfd)
+ * wait until C8. */
 #define PARK_SYNC_FD 10
 #define PARK_EXE_FD 11
+#define PARK_PARENT_FD 12
 
 extern char **environ;
 
@@ -64,16 +78,49 @@ static __attribute__((noreturn)) void child_fail(int sync_fd, const struct anvil
 }
 
 /* C2: everything inherited from the supervisor goes (client sockets, other runs' pipes, the
- * log), so that a spare holds nothing open while it waits. */
-static int keep_only_sync_and_exe(const struct jail_static *st)
+ * log), so that a spare holds nothing open while it waits. The supervisor's pidfd stays
+ * until the exec of pid 1 (close-on-exec): our code alone holds it, to tell whether the
+ * supervisor is alive, and it grants nothing a process of our uid could not do by pid. */
+static int keep_only_parked(const struct jail_static *st)
 {
         int s = fcntl(st->sync_fd, F_DUPFD_CLOEXEC, 1000);
         int e = fcntl(st->init_exe_fd, F_DUPFD_CLOEXEC, 1000);
-        if (s < 0 || e < 0 || dup3(s, PARK_SYNC_FD, O_CLOEXEC) < 0 || dup3(e, PARK_EXE_FD, O_CLOEXEC) < 0)
+        int p = fcntl(st->parent_pidfd, F_DUPFD_CLOEXEC, 1000);
+        if (s < 0 || e < 0 || p < 0 || dup3(s, PARK_SYNC_FD, O_CLOEXEC) < 0 || dup3(e, PARK_EXE_FD, O_CLOEXEC) < 0 ||
+            dup3(p, PARK_PARENT_FD, O_CLOEXEC) < 0)
                 return -errno;
-        if (close_range(0, PARK_SYNC_FD - 1, 0) < 0 || close_range(PARK_EXE_FD + 1, ~0U, 0) < 0)
+        if (close_range(0, PARK_SYNC_FD - 1, 0) < 0 || close_range(PARK_PARENT_FD + 1, ~0U, 0) < 0)
                 return -errno;
         return 0;
+}
+
+/* The parent-death signal: SIGKILL when the supervisor dies. The kernel clears it whenever
+ * the effective or filesystem uid or gid changes, or capabilities are gained (commit_creds),
+ * so it is armed at C2 and again after each change of credentials (C4; C11, after C9's and
+ * C10's). No signal comes for a parent that died before it is armed, so the supervisor is
+ * then checked through its pidfd, readable once it has exited (its pid is no use: from
+ * inside our pid namespace getppid() is 0). The signal follows the thread that cloned us:
+ * the supervisor clones only on its loop's thread, its main thread, which lives as long as
+ * the process. */
+static void arm_parent_death(const struct jail_static *st, int sync_fd, int parent_fd)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+#ifdef ANVIL_TEST_BUILD
+        if (st->test_no_pdeathsig)
+                return;
+#else
+        (void)st;
+#endif
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0) {
+                anvil_err_sys(&err, errno, "Failed to set the parent-death signal");
+                child_fail(sync_fd, &err);
+        }
+        struct pollfd p = { .fd = parent_fd, .events = POLLIN };
+        int n;
+        while ((n = poll(&p, 1, 0)) < 0 && errno == EINTR)
+                ;
+        if (n != 0)
+                _exit(127); /* the supervisor is gone (or cannot be told from gone) */
 }
 
 /* C5: GO and exactly JAIL_GO_FDS fds; anything else means the supervisor gave up on us. */
@@ -99,7 +146,8 @@ static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
 }
 
 /* C8: the run's four stream fds to 0-3, the sync socket to 4, anvil-init to 5
- * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it).
+ * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it), the
+ * supervisor's pidfd to 6 (close-on-exec too: needed until C11).
  * Everything goes through copies at 100 and up first, so no dup2 overwrites a source that
  * is still needed; the artifacts mount fd (used in C5) is closed with the rest. */
 static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
@@ -111,9 +159,10 @@ static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
         for (int i = 0; i < 4; i++)
                 if (dup2(tmp[i], i) < 0)
                         return anvil_err_sys(err, errno, "Failed to place fd %d", i);
-        if (dup2(PARK_SYNC_FD, JAIL_FD_SYNC) < 0 || dup3(PARK_EXE_FD, JAIL_FD_INITEXE, O_CLOEXEC) < 0)
+        if (dup2(PARK_SYNC_FD, JAIL_FD_SYNC) < 0 || dup3(PARK_EXE_FD, JAIL_FD_INITEXE, O_CLOEXEC) < 0 ||
+            dup3(PARK_PARENT_FD, JAIL_FD_PARENT, O_CLOEXEC) < 0)
                 return anvil_err_sys(err, errno, "Failed to place the sync socket");
-        if (close_range(JAIL_FD_INITEXE + 1, ~0U, 0) < 0)
+        if (close_range(JAIL_FD_PARENT + 1, ~0U, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to close inherited fds");
         return 0;
 }
@@ -140,13 +189,14 @@ static int child_main(void *arg)
         /* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of
          * the supervisor's memory until C11, and nothing in the jail may read it. The
          * environment strings are zeroed in place so /proc/1/environ shows nothing. */
-        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || (!st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)) {
-                anvil_err_sys(&err, errno, "Failed to set the parent-death signal or dumpable flag");
+        arm_parent_death(st, st->sync_fd, st->parent_pidfd);
+        if (!st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0) {
+                anvil_err_sys(&err, errno, "Failed to clear the dumpable flag");
                 child_fail(st->sync_fd, &err);
         }
         for (char **e = environ; e && *e; e++)
                 explicit_bzero(*e, strlen(*e));
-        int r = keep_only_sync_and_exe(st);
+        int r = keep_only_parked(st);
         if (r < 0) {
                 anvil_err_sys(&err, -r, "Failed to close inherited fds");
                 child_fail(st->sync_fd, &err);
@@ -168,9 +218,12 @@ static int child_main(void *arg)
                 anvil_err_sys(&err, errno, "Failed to clear the dumpable flag");
                 child_fail(PARK_SYNC_FD, &err);
         }
-        /* C4 */
-        if (!st->direct && jail_userns_child(&err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
+        /* C4. A spare waits at C5 as long as no run takes it: armed again for that wait. */
+        if (!st->direct) {
+                if (jail_userns_child(&err) < 0)
+                        child_fail(PARK_SYNC_FD, &err);
+                arm_parent_death(st, PARK_SYNC_FD, PARK_PARENT_FD);
+        }
         /* C5 */
         if (!st->direct && jail_mountns_prepare_child(st, &err) < 0)
                 child_fail(PARK_SYNC_FD, &err);
@@ -224,9 +277,20 @@ static int child_main(void *arg)
         /* C10 */
         if (jail_landlock_child(st, go, JAIL_FD_SYNC, &err) < 0)
                 child_fail(JAIL_FD_SYNC, &err);
-        /* C11. Direct: the runner is the supervisor's copy, on the host's path, and the tool's
-         * scratch is the run's own tmp/. */
-        char *const argv[] = { "anvil-init", st->direct ? (char *)st->runner_path : NULL, NULL };
+        /* C11. After the last change of credentials; nothing from here to the exec changes
+         * them, and the exec (of a binary that is not set-id, gaining no capability) keeps the
+         * signal. Direct: the runner is the supervisor's copy, on the host's path, and the
+         * tool's scratch is the run's own tmp/. */
+        arm_parent_death(st, JAIL_FD_SYNC, JAIL_FD_PARENT);
+        char *argv[4] = { "anvil-init" };
+        unsigned argc = 1;
+        if (st->direct)
+                argv[argc++] = (char *)st->runner_path;
+#ifdef ANVIL_TEST_BUILD
+        if (st->test_no_sync_watch)
+                argv[argc++] = "--test-no-sync-watch";
+#endif
+        argv[argc] = NULL;
         char *const *env = st->env;
         char *denv[16], home[PATH_MAX + 16], tmpdir[PATH_MAX + 16], mpl[PATH_MAX + 32];
         if (st->direct) {

@@ -29,6 +29,7 @@
 #define JAIL_FD_SYNC 4 /* pid 1 only */
 #define JAIL_FD_NOTIFY 4 /* the runner only, until it has sent its seccomp listener (jail/seccomp.c) */
 #define JAIL_FD_INITEXE 5 /* anvil-init, only until its exec */
+#define JAIL_FD_PARENT 6  /* the supervisor's pidfd, only until the exec of pid 1 (C2-C11) */
 
 /* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
 enum jail_msg_kind {
@@ -82,10 +83,18 @@ struct jail_static {
         const char *font_cache_dir; /* its files bound read-only into JAIL_MPLCONFIGDIR; may be NULL */
         int init_exe_fd;            /* anvil-init, executed as the jail's pid 1 */
         int sync_fd;                /* the child's end of the sync socket */
+        int parent_pidfd;           /* the supervisor's own pidfd: readable once it has exited,
+                                       so the child can tell it is gone after re-arming its
+                                       parent-death signal (C4, C11) */
         char *const *env;           /* the runner's whole environment */
         int landlock_abi;           /* the kernel's Landlock ABI (jail_landlock_abi), 0: none */
         bool landlock_log;          /* have the kernel log denials after exec (ABI 7) */
         bool test_skip_landlock;    /* test builds only: apply no Landlock, say so */
+        /* Test builds only, each to show the other of the two means by which no jail outlives
+         * its supervisor holds alone: no parent-death signal (C2, C4, C11), and a pid 1 that
+         * does not watch its sync socket (P4a, P5). */
+        bool test_no_pdeathsig;
+        bool test_no_sync_watch;
 };
 
 /* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),

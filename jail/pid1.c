@@ -8,26 +8,37 @@
  *      capabilities, no_new_privs, rlimits and cgroup from outside before any tool code
  *      exists; the runner inherits all of them and cannot gain any back
  *   P3 fork the runner: new session (no terminal to push input into with TIOCSTI),
- *      parent-death signal, exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
+ *      parent-death signal (and pid 1 checked to be its parent still: it may have died
+ *      before), exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
  *   P4 report EXEC_OK, or ERROR, on the sync socket
  *   P4a pass the runner's seccomp listener on to the supervisor (NOTIFY): the runner sends it
  *      on its fd 4, one end of a socketpair made here, before the tool's first line; the
  *      supervisor's NOTIFY_OK (it has checked the filter from outside and watches the
  *      listener) is passed back, and only then does the runner close its end and start the
  *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
- *   P5 reap every process; when the runner ends, report its wait status and rusage, and
- *      exit: the kernel then kills whatever else is left in the pid namespace.
+ *   P5 reap every process (SIGCHLD, through a signalfd); when the runner ends, report its
+ *      wait status and rusage, and exit: the kernel then kills whatever else is left in the
+ *      pid namespace. Meanwhile the sync socket is watched: its end means the supervisor is
+ *      gone (killed, crashed), and pid 1 kills the runner and exits, ending the jail.
+ *
+ * That watch is one of the two means by which no jail outlives its supervisor; the other is
+ * the parent-death signal this process keeps from its exec (jail/contain.c, C11). Either
+ * alone ends the jail; a test build can switch each off (--test-no-sync-watch reaches this
+ * program as an argument), to show the other holds alone.
  *
  * Signals sent from inside the namespace to pid 1 are ignored unless handled, and we handle
- * none, so the tool cannot kill this process; the supervisor can. */
+ * none, so the tool cannot kill this process; the supervisor can. SIGCHLD is blocked in P5
+ * (read from the signalfd): one the tool sends only makes pid 1 look for children to reap. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -76,9 +87,41 @@ static uint64_t tv_us(struct timeval tv)
         return (uint64_t)tv.tv_sec * 1000000u + (uint64_t)tv.tv_usec;
 }
 
-/* P4a: one fd from the runner, passed on as NOTIFY; anything else is dropped. */
-static void forward_listener(int from, int sync_fd)
+/* Whether the sync socket, readable (revents), has ended: the supervisor's end is closed, so
+ * the supervisor is gone (its last reference goes only with it). A record there is none
+ * pid 1 expects at this point, and is dropped. */
+static bool supervisor_gone(int sync_fd, short revents)
 {
+        if (revents & (POLLHUP | POLLERR))
+                return true;
+        struct jail_msg m;
+        ssize_t n = recv(sync_fd, &m, sizeof(m), MSG_DONTWAIT);
+        return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
+}
+
+/* Waits until fd is readable, or (watch) the supervisor is gone: false then. */
+static bool wait_readable(int fd, int sync_fd, bool watch)
+{
+        struct pollfd p[2] = { { .fd = fd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };
+        for (;;) {
+                int n = poll(p, watch ? 2 : 1, -1);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return true; /* the read that follows says what is wrong */
+                if (p[0].revents)
+                        return true;
+                if (watch && p[1].revents && supervisor_gone(sync_fd, p[1].revents))
+                        return false;
+        }
+}
+
+/* P4a: one fd from the runner, passed on as NOTIFY; anything else is dropped. Returns early,
+ * with nothing passed on, if the supervisor is gone meanwhile. */
+static void forward_listener(int from, int sync_fd, bool watch)
+{
+        if (!wait_readable(from, sync_fd, watch))
+                return;
         union {
                 char buf[CMSG_SPACE(sizeof(int))];
                 struct cmsghdr align;
@@ -108,14 +151,85 @@ static void forward_listener(int from, int sync_fd)
                 (void)send(from, &ack.kind, 1, MSG_NOSIGNAL);
 }
 
+/* P5, until the runner ends (0, its EXIT reported) or the supervisor is gone (127, the
+ * runner killed: without a pid namespace nothing else would end it, and with one this exit
+ * ends the rest). Each child's end is a SIGCHLD, read from a signalfd; a child that ended
+ * before the signal was blocked left none to read, so every wait follows a reaping pass. */
+static int reap(pid_t runner, int sync_fd, bool watch)
+{
+        sigset_t chld;
+        sigemptyset(&chld);
+        sigaddset(&chld, SIGCHLD);
+        int sfd = -1;
+        if (sigprocmask(SIG_BLOCK, &chld, NULL) < 0 || (sfd = signalfd(-1, &chld, SFD_CLOEXEC | SFD_NONBLOCK)) < 0) {
+                jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to watch its children");
+                (void)kill(runner, SIGKILL);
+                return 127;
+        }
+        for (;;) {
+                for (;;) {
+                        int status;
+                        struct rusage ru;
+                        pid_t p = wait4(-1, &status, WNOHANG, &ru);
+                        if (p < 0 && errno == EINTR)
+                                continue;
+                        if (p < 0) {
+                                jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: wait failed");
+                                return 127;
+                        }
+                        if (p == 0)
+                                break;
+                        if (p != runner)
+                                continue;
+                        struct jail_msg ex = {
+                                .kind = JAIL_MSG_EXIT,
+                                .status = status,
+                                .pid = runner,
+                                .utime_us = tv_us(ru.ru_utime),
+                                .stime_us = tv_us(ru.ru_stime),
+                                .maxrss_kb = (uint64_t)ru.ru_maxrss,
+                        };
+                        (void)send(sync_fd, &ex, sizeof(ex), MSG_NOSIGNAL);
+                        return 0;
+                }
+                struct pollfd p[2] = { { .fd = sfd, .events = POLLIN }, { .fd = sync_fd, .events = POLLIN } };
+                int n = poll(p, watch ? 2 : 1, -1);
+                if (n < 0 && errno != EINTR) {
+                        jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: poll failed");
+                        (void)kill(runner, SIGKILL);
+                        return 127;
+                }
+                if (n > 0 && p[0].revents) {
+                        struct signalfd_siginfo si;
+                        while (read(sfd, &si, sizeof(si)) > 0)
+                                ; /* the reaping pass finds who ended */
+                }
+                if (n > 0 && watch && p[1].revents && supervisor_gone(sync_fd, p[1].revents)) {
+                        (void)kill(runner, SIGKILL);
+                        return 127;
+                }
+        }
+}
+
 int jail_pid1_main(int argc, char **argv)
 {
         /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
-        const char *runner_path = argc > 1 && argv[1][0] == '/' ? argv[1] : JAIL_RUNNER;
+        const char *runner_path = JAIL_RUNNER;
+        bool watch = true; /* the sync socket, for the supervisor's end (P4a, P5) */
+        for (int i = 1; i < argc; i++) {
+                if (argv[i][0] == '/')
+                        runner_path = argv[i];
+#ifdef ANVIL_TEST_BUILD
+                else if (strcmp(argv[i], "--test-no-sync-watch") == 0)
+                        watch = false;
+#endif
+        }
         int sync_fd = JAIL_FD_SYNC;
         char msg[160];
 
-        /* P1 */
+        /* P1. SIGCHLD as the kernel's default (an ignored one, inherited across exec, would
+         * reap our children before P5 could read their status). */
+        (void)signal(SIGCHLD, SIG_DFL);
         if (prctl(PR_SET_DUMPABLE, 0) < 0) {
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to clear the dumpable flag");
                 return 127;
@@ -130,6 +244,7 @@ int jail_pid1_main(int argc, char **argv)
         if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
                 return 127; /* refused, or the supervisor is gone */
         /* P3 */
+        pid_t self = getpid();
         int ep[2], np[2];
         if (pipe2(ep, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, np) < 0) {
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to create a pipe");
@@ -149,6 +264,8 @@ int jail_pid1_main(int argc, char **argv)
                         (void)!write(ep[1], &e, sizeof(e));
                         _exit(127);
                 }
+                if (getppid() != self)
+                        _exit(127); /* pid 1 died before the signal was set: nobody to run for */
                 char *const rargv[] = { "anvil-py", NULL };
                 execve(runner_path, rargv, environ);
                 int e = errno;
@@ -177,30 +294,8 @@ int jail_pid1_main(int argc, char **argv)
         struct jail_msg ok = { .kind = JAIL_MSG_EXEC_OK, .pid = runner };
         (void)send(sync_fd, &ok, sizeof(ok), MSG_NOSIGNAL);
         /* P4a */
-        forward_listener(np[0], sync_fd);
+        forward_listener(np[0], sync_fd, watch);
         (void)close(np[0]);
         /* P5 */
-        for (;;) {
-                int status;
-                struct rusage ru;
-                pid_t p = wait4(-1, &status, 0, &ru);
-                if (p < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: wait failed");
-                        return 127;
-                }
-                if (p != runner)
-                        continue;
-                struct jail_msg ex = {
-                        .kind = JAIL_MSG_EXIT,
-                        .status = status,
-                        .pid = runner,
-                        .utime_us = tv_us(ru.ru_utime),
-                        .stime_us = tv_us(ru.ru_stime),
-                        .maxrss_kb = (uint64_t)ru.ru_maxrss,
-                };
-                (void)send(sync_fd, &ex, sizeof(ex), MSG_NOSIGNAL);
-                return 0;
-        }
+        return reap(runner, sync_fd, watch);
 }

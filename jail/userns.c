@@ -68,7 +68,8 @@ int jail_userns_child(struct anvil_err *err)
         if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
                 return anvil_err_sys(err, errno, "Failed to set gid %d", JAIL_UID);
         /* Our host uid (0) is unmapped here, so this change does not clear the capabilities we
-         * hold in the new namespace; caps.c drops them on purpose once the root is built. */
+         * hold in the new namespace; caps.c drops them on purpose once the root is built. Both
+         * changes clear the parent-death signal: contain.c arms it again after this (C4). */
         if (setresuid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)
                 return anvil_err_sys(err, errno, "Failed to set uid %d", JAIL_UID);
         return 0;

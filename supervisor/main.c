@@ -63,10 +63,20 @@
  * (S12, after the teardown on the thread pool), so a run admitted always finds a slot; past
  * that, a client gets "busy". Slots are max-runs + spares: each spare holds one too.
  *
- * If the supervisor dies, every jail dies with it (parent-death signal in C2), and a new
- * supervisor sweeps at start-up the cgroups left behind and the run directories of runs that
- * never finished (rundir.c: each is marked in flight from before its directory exists until
- * its result is out). */
+ * If the supervisor dies (SIGKILL, a crash), every jail dies with it, by two independent
+ * means, each enough alone:
+ *   - the parent-death signal (SIGKILL), armed in C2 and again after each change of
+ *     credentials, which clears it (C4; C11, after C9 and C10), each time with the
+ *     supervisor checked to be alive through its pidfd (it may have died before the re-arm);
+ *     pid 1 keeps it across its exec, and the pid namespace ends with pid 1 (direct: the
+ *     runner has its own from pid 1, P3);
+ *   - pid 1 watches the sync socket (P4a, P5): the supervisor's end closes with it, and
+ *     pid 1 then kills the runner and exits. A child still being built reads the same
+ *     socket (C3, C5) and exits at its end.
+ * A test build can switch off either (--test-no-pdeathsig, --test-no-sync-watch). A new
+ * supervisor on the same state directory sweeps at start-up the cgroups left behind and the
+ * run directories of runs that never finished (rundir.c: each is marked in flight from
+ * before its directory exists until its result is out). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -79,6 +89,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -142,6 +153,8 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "test-skip-seccomp", no_argument, NULL, 'S' },
                 { "test-no-userns", no_argument, NULL, 'U' },
                 { "test-skip-landlock", no_argument, NULL, 'L' },
+                { "test-no-pdeathsig", no_argument, NULL, 'P' },
+                { "test-no-sync-watch", no_argument, NULL, 'W' },
                 { "enable-kernel-audit", no_argument, NULL, 'A' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
@@ -255,6 +268,22 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                         break;
 #else
                         fprintf(stderr, "anvil-supervisor: --test-skip-landlock: refused: this is not a test build\n");
+                        return -1;
+#endif
+                case 'P':
+                case 'W':
+#ifdef ANVIL_TEST_BUILD
+                        /* Each switches off one of the two means by which no jail outlives
+                         * the supervisor (the theory of operation, below S12), so that a test
+                         * shows the other holds alone, and, both off, that a jail would. */
+                        if (c == 'P')
+                                cfg->test_no_pdeathsig = true;
+                        else
+                                cfg->test_no_sync_watch = true;
+                        break;
+#else
+                        fprintf(stderr, "anvil-supervisor: --test-no-%s: refused: this is not a test build\n",
+                                c == 'P' ? "pdeathsig" : "sync-watch");
                         return -1;
 #endif
                 case 'A':
@@ -493,6 +522,13 @@ int main(int argc, char **argv)
                 log_error("Failed to open %s: %s", init_path, strerror(errno));
                 return 1;
         }
+        /* Every jail child holds it until its pid 1 is executed (C2-C11): readable once we
+         * have exited, it tells a child that re-armed its parent-death signal too late. */
+        srv.self_pidfd = pidfd_open(getpid(), 0);
+        if (srv.self_pidfd < 0) {
+                log_error("Failed to open a pidfd for this process: %s", strerror(errno));
+                return 1;
+        }
         unsigned unfinished = 0;
         if (sup_rundir_sweep(&srv, &unfinished, &err) < 0)
                 log_warn("%s", err.msg);
@@ -555,9 +591,12 @@ int main(int argc, char **argv)
                 .font_cache_dir = srv.font_cache_dir[0] ? srv.font_cache_dir : NULL,
                 .init_exe_fd = srv.init_exe_fd,
                 .sync_fd = -1,
+                .parent_pidfd = srv.self_pidfd,
                 .env = sup_jail_env,
                 .landlock_abi = jail_landlock_abi(),
                 .test_skip_landlock = srv.cfg.test_skip_landlock,
+                .test_no_pdeathsig = srv.cfg.test_no_pdeathsig,
+                .test_no_sync_watch = srv.cfg.test_no_sync_watch,
         };
         if (srv.jail.landlock_abi > 0) {
                 char ll[96];
@@ -574,6 +613,10 @@ int main(int argc, char **argv)
                 log_warn("TEST MODE: runners load no seccomp filter");
         if (srv.cfg.test_skip_landlock)
                 log_warn("TEST MODE: jails apply no Landlock; runners are told to expect it and must refuse");
+        if (srv.cfg.test_no_pdeathsig)
+                log_warn("TEST MODE: jails set no parent-death signal");
+        if (srv.cfg.test_no_sync_watch)
+                log_warn("TEST MODE: jails' pid 1 does not watch its sync socket");
         sup_pool_start(&srv);
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);

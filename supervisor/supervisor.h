@@ -33,6 +33,8 @@ struct sup_config {
         bool test_skip_seccomp;       /* test builds only: runs load no seccomp filter */
         bool test_no_userns;          /* test builds only: as if no user namespace could be made */
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
+        bool test_no_pdeathsig;     /* test builds only: jails set no parent-death signal */
+        bool test_no_sync_watch;    /* test builds only: pid 1 does not watch its sync socket */
         bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         bool rootless;      /* not root (detected): every jail maps to our own uid, no cgroup
@@ -83,6 +85,7 @@ struct sup_server {
         uv_pipe_t listener;
         uv_signal_t sigterm, sigint;
         int init_exe_fd; /* anvil-init, each jail's pid 1 (executed through this fd) */
+        int self_pidfd;  /* our own pidfd, for the jail children (struct jail_static) */
         struct jail_static jail; /* what every jail child is cloned with */
         uint64_t jail_seq;       /* names the children's cgroups */
         char runs_dir[PATH_MAX];
