@@ -716,7 +716,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         int r;
         /* The files first: a state directory that cannot take them costs no jail. Marked in
          * flight before the directory exists (rundir.c); run->dir is set once it is marked,
-         * and says so to run_release. */
+         * and says so to rundir_end. */
         if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
             (r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
                 return rundir_failed(run, r, err);
@@ -1007,7 +1007,7 @@ static void rundir_end(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
         if (run->dir[0] && sup_rundir_end(run->srv, run->id, run->watching, &err) < 0)
-                log_warn("run %s: %s (the next start-up sweep retries)", run->id, err.msg);
+                log_warn("run %s: %s (left marked: the next start-up removes its directory)", run->id, err.msg);
 }
 
 static void run_release(struct sup_run *run)
