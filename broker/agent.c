@@ -978,9 +978,9 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
                 refuse(c, m, "busy", NULL, "The broker is stopping");
                 return;
         }
-        if (c->n_inflight >= BRO_MAX_INFLIGHT) {
-                refuse(c, m, "busy", NULL, "task_submit: at most %d requests may be in flight on one connection",
-                       BRO_MAX_INFLIGHT);
+        char busy[512];
+        if (bro_client_inflight_check(c, "task_submit", busy, sizeof(busy)) < 0) {
+                refuse(c, m, "busy", NULL, "%s", busy);
                 return;
         }
         if (!sub->task[strspn(sub->task, " \t\r\n")]) {

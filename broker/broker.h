@@ -10,8 +10,31 @@
 #include "broker/model.h"
 #include "proto/stream.h"
 
-#define BRO_MAX_CLIENTS 128
-#define BRO_MAX_INFLIGHT 8 /* requests in flight per client */
+#define BRO_MAX_INFLIGHT 8 /* requests in flight per client connection */
+
+/* The bounds on clients (clients.c; README "The daemons"), defaults of their flags. A uid's
+ * bounds hold over all its connections together, so that one user cannot take what another
+ * needs; --max-conns is the one global bound: each connection costs the broker an fd and its
+ * buffers whoever holds it, and the process has one fd table (RLIMIT_NOFILE, raised to 4096
+ * in main.c). The per-uid cap is well below it, so that 16 users at their cap still fit. */
+#define BRO_MAX_CONNS_DEFAULT 1024
+#define BRO_MAX_CONNS_PER_UID_DEFAULT 64
+#define BRO_MAX_INFLIGHT_PER_UID_DEFAULT 32
+#define BRO_IDLE_S_DEFAULT 300
+#define BRO_FRAME_S_DEFAULT 60
+/* One connection's worth of maximal requests in transit at once (8 frames of 16 MiB). */
+#define BRO_MAX_PARTIAL_DEFAULT ((size_t)BRO_MAX_INFLIGHT * (PROTO_FRAME_MAX + 4))
+/* Sixteen maximal replies waiting to be read. */
+#define BRO_MAX_UNREAD_DEFAULT ((size_t)16 * (PROTO_FRAME_MAX + 4))
+
+struct bro_bounds {
+        unsigned max_conns;            /* --max-conns, all users */
+        unsigned max_conns_per_uid;    /* --max-conns-per-uid */
+        unsigned max_inflight_per_uid; /* --max-inflight-per-uid: runs, probes and tasks */
+        size_t max_partial;            /* --max-partial-bytes, per uid */
+        size_t max_unread;             /* --max-unread-bytes, per uid */
+        struct proto_bounds stream;    /* --idle-timeout, --frame-timeout */
+};
 
 struct bro_config {
         const char *supervisor_path; /* the supervisor's socket, connected once per request */
@@ -20,9 +43,11 @@ struct bro_config {
         gid_t socket_group;          /* the clients' socket's group; -1: the broker's own */
         struct bro_model_cfg model;  /* --model-*: the default for every task (url "" if none) */
         const char *model_key_source; /* for the log: "ANVIL_MODEL_KEY", the key file's path, or NULL */
+        struct bro_bounds bounds;
 };
 
 struct bro_client;
+struct bro_user;
 struct bro_relay;
 struct bro_task;
 
@@ -35,7 +60,9 @@ struct bro_server {
         int results_dirfd; /* DIR/results, O_DIRECTORY; shared with the thread pool (read-only use) */
         char results_dir[PATH_MAX];
         struct bro_client *clients;
-        unsigned n_clients;
+        unsigned n_clients;  /* every connection until its close callback, refused ones too */
+        unsigned n_admitted; /* those admitted (counted against --max-conns) */
+        struct bro_user *users; /* one per uid with a connection */
         struct bro_relay *owned; /* relays of tasks' runs (agent.c) */
         struct bro_task *tasks;  /* tasks not yet ended (agent.c) */
         int tasks_dirfd, traces_dirfd; /* DIR/tasks, DIR/traces */
@@ -44,9 +71,19 @@ struct bro_server {
         bool stopping;
 };
 
+/* What all the connections of one uid hold (clients.c): freed with its last connection. */
+struct bro_user {
+        struct proto_quota quota; /* its uid, bytes of unfinished frames, bytes unread */
+        unsigned n_conns;         /* admitted */
+        unsigned n_refs;          /* connections pointing here, refused ones too */
+        struct bro_user *next, **pprev;
+};
+
 struct bro_client {
         struct proto_stream stream;
         struct bro_server *srv;
+        struct bro_user *user; /* NULL until its credentials are read */
+        bool admitted;
         uid_t uid;
         pid_t pid;
         unsigned n_inflight;      /* relays whose request has not ended */
@@ -93,6 +130,10 @@ void bro_server_stop(struct bro_server *srv);
 void bro_client_send(struct bro_client *c, const struct proto_msg *m);
 void bro_client_error(struct bro_client *c, const char *code, const char *message, const char *field,
                       const char *request_id);
+/* Whether c may start one more request (what: "run_request", "task_submit"): 0, or -EBUSY
+ * with the busy error's message in msg (BRO_MAX_INFLIGHT on the connection, then
+ * --max-inflight-per-uid over all the connections of its uid). */
+int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size);
 
 /* relay.c */
 /* Takes over *m (a run_request or probe_request). */

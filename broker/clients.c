@@ -16,6 +16,7 @@
 #include "lib/list.h"
 #include "lib/cleanup.h"
 #include "lib/log.h"
+#include "policy/reasons.h"
 
 void bro_client_send(struct bro_client *c, const struct proto_msg *m)
 {
@@ -35,6 +36,57 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
         bro_client_send(c, &m);
 }
 
+/* ---- the bounds per uid (README "The daemons"; broker.h says which is global, and why) ---- */
+
+static struct bro_user *user_get(struct bro_server *srv, uid_t uid)
+{
+        struct bro_user *u;
+        for (u = srv->users; u; u = u->next)
+                if (u->quota.uid == uid)
+                        return u;
+        if (!(u = calloc(1, sizeof(*u))))
+                return NULL;
+        u->quota.uid = uid;
+        u->quota.partial_max = srv->cfg.bounds.max_partial;
+        u->quota.unread_max = srv->cfg.bounds.max_unread;
+        LIST_PREPEND(srv->users, u);
+        return u;
+}
+
+/* Its last connection has gone: every stream has already taken back its bytes. */
+static void user_put(struct bro_user *u)
+{
+        if (--u->n_refs > 0)
+                return;
+        LIST_REMOVE(u);
+        free(u);
+}
+
+int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size)
+{
+        if (c->n_inflight >= BRO_MAX_INFLIGHT) {
+                snprintf(msg, size, "%s: at most %d requests may be in flight on one connection", what,
+                         BRO_MAX_INFLIGHT);
+                return -EBUSY;
+        }
+        unsigned n = 0, max = c->srv->cfg.bounds.max_inflight_per_uid;
+        for (struct bro_client *o = c->srv->clients; o; o = o->next)
+                if (o->user == c->user)
+                        n += o->n_inflight;
+        if (n >= max) {
+                pol_reason(msg, size, POL_INFLIGHT_UID_CAP, what, (unsigned)c->uid, max, "broker");
+                return -EBUSY;
+        }
+        return 0;
+}
+
+/* A connection with a request in flight (a run, a probe, a task) waits for it: not idle. */
+static bool client_busy(struct proto_stream *s)
+{
+        const struct bro_client *c = s->data;
+        return c->n_inflight > 0;
+}
+
 static void on_client_closed(struct proto_stream *s)
 {
         struct bro_client *c = s->data;
@@ -42,10 +94,17 @@ static void on_client_closed(struct proto_stream *s)
         bro_tasks_client_gone(c);
         LIST_REMOVE(c);
         c->srv->n_clients--;
+        if (c->admitted) {
+                c->srv->n_admitted--;
+                c->user->n_conns--;
+        }
+        if (c->user)
+                user_put(c->user);
         free(c);
 }
 
-/* Requests for the sandbox: busy beyond BRO_MAX_INFLIGHT, else relayed. Takes over *m. */
+/* Requests for the sandbox: busy beyond BRO_MAX_INFLIGHT or --max-inflight-per-uid, else
+ * relayed. Takes over *m. */
 static void sandbox_request(struct bro_client *c, struct proto_msg *m, const char *request_id)
 {
         if (c->srv->stopping) {
@@ -53,12 +112,10 @@ static void sandbox_request(struct bro_client *c, struct proto_msg *m, const cha
                 proto_msg_free(m);
                 return;
         }
-        if (c->n_inflight >= BRO_MAX_INFLIGHT) {
-                char msg[128];
-                snprintf(msg, sizeof(msg), "%s: at most %d requests may be in flight on one connection",
-                         proto_type_name(m->type), BRO_MAX_INFLIGHT);
-                log_info("%s: %s refused, %u requests in flight", c->stream.name, proto_type_name(m->type),
-                         c->n_inflight);
+        char msg[512];
+        if (bro_client_inflight_check(c, proto_type_name(m->type), msg, sizeof(msg)) < 0) {
+                log_info("%s: %s refused, %u requests in flight: %s", c->stream.name, proto_type_name(m->type),
+                         c->n_inflight, msg);
                 bro_client_error(c, "busy", msg, NULL, request_id);
                 proto_msg_free(m);
                 return;
@@ -136,11 +193,37 @@ static void on_connection(uv_stream_t *listener, int status)
         }
         c->uid = cred.uid;
         c->pid = cred.pid;
-        if (srv->n_clients > BRO_MAX_CLIENTS || srv->stopping) {
-                log_warn("%s: refused, %u clients connected", c->stream.name, srv->n_clients - 1);
-                proto_stream_fail(&c->stream, "busy", "Too many connections to the broker", NULL, NULL);
+        struct bro_user *u = user_get(srv, cred.uid);
+        if (!u) {
+                proto_stream_close(&c->stream);
                 return;
         }
+        c->user = u;
+        u->n_refs++;
+        /* Bounded from here on: a refused connection that leaves its error frame unread is not
+         * held for it. */
+        const struct bro_bounds *b = &srv->cfg.bounds;
+        proto_stream_bound(&c->stream, &b->stream, &u->quota, client_busy);
+        char msg[256];
+        if (srv->stopping) {
+                proto_stream_fail(&c->stream, "busy", "The broker is stopping", NULL, NULL);
+                return;
+        }
+        if (u->n_conns >= b->max_conns_per_uid) {
+                pol_reason(msg, sizeof(msg), POL_CONN_UID_CAP, (unsigned)cred.uid, "broker", b->max_conns_per_uid);
+                log_warn("%s: refused, %u connections of its uid", c->stream.name, u->n_conns);
+                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
+                return;
+        }
+        if (srv->n_admitted >= b->max_conns) {
+                pol_reason(msg, sizeof(msg), POL_CONN_CAP, "broker", b->max_conns);
+                log_warn("%s: refused, %u clients connected", c->stream.name, srv->n_admitted);
+                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
+                return;
+        }
+        c->admitted = true;
+        u->n_conns++;
+        srv->n_admitted++;
         int r = proto_stream_start(&c->stream);
         if (r < 0) {
                 log_warn("%s: Failed to read: %s", c->stream.name, uv_strerror(r));

@@ -16,7 +16,7 @@
  * writes to a local file) and replayed from it, bounded (agent.c).
  *
  * Sockets:
- *   --listen      clients (anvilctl, later the UI); 0660; at most BRO_MAX_CLIENTS at once.
+ *   --listen      clients (anvilctl, later the UI); 0660; bounded per uid and in all (clients.c).
  *                 Every connection is a proto_stream: strict decoding, an error frame and a
  *                 close for a malformed frame, the daemon goes on serving everyone else.
  *   --supervisor  one NEW connection per run_request or probe_request (relay.c), connected
@@ -26,7 +26,9 @@
  *                 client that has gone.
  *
  * A request's life (relay.c):
- *   B1  a run_request/probe_request arrives; at most BRO_MAX_INFLIGHT per client ("busy")
+ *   B1  a run_request/probe_request arrives; at most BRO_MAX_INFLIGHT per connection and
+ *       --max-inflight-per-uid per uid ("busy"); one that would not fit in a frame once
+ *       re-encoded for the supervisor is refused ("bad_request")
  *   B2  uv_pipe_connect to the supervisor; failure -> error "unavailable" to the client
  *   B3  connected: the decoded request is re-encoded and sent (never raw client bytes)
  *   B4  run_event frames are relayed as they come; the first names the run_id, which
@@ -59,7 +61,8 @@
 #include "lib/ids.h"
 #include "lib/log.h"
 
-/* 128 clients with 8 requests each is over a thousand fds: more than the usual soft limit. */
+/* --max-conns (1024) clients and their requests' supervisor connections: more than the usual
+ * soft limit. */
 #define NOFILE_WANTED 4096
 
 static void usage(FILE *f)
@@ -77,7 +80,18 @@ static void usage(FILE *f)
                    "  --model-max-tokens N     0..1000000 (0: not sent)\n"
                    "  --model-temperature T    0..2 (not sent unless given)\n"
                    "  --model-retries N        on 429, 5xx, a refused or reset connection, 0..10 (3)\n"
-                   "  --help              this text\n");
+                   "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
+                   "connections of one user together):\n"
+                   "  --max-conns N             connections at once, all users (%u)\n"
+                   "  --max-conns-per-uid N     connections at once, per uid (%u)\n"
+                   "  --max-inflight-per-uid N  runs, probes and tasks in flight, per uid (%u; %u per connection)\n"
+                   "  --idle-timeout S          a connection with nothing in flight that sends nothing (%u)\n"
+                   "  --frame-timeout S         a frame begun and not completed; an error frame left unread (%u)\n"
+                   "  --max-partial-bytes N     bytes of frames begun and not completed, per uid (%zu)\n"
+                   "  --max-unread-bytes N      bytes sent and not yet read, per uid (%zu)\n"
+                   "  --help              this text\n",
+                BRO_MAX_CONNS_DEFAULT, BRO_MAX_CONNS_PER_UID_DEFAULT, BRO_MAX_INFLIGHT_PER_UID_DEFAULT, BRO_MAX_INFLIGHT,
+                BRO_IDLE_S_DEFAULT, BRO_FRAME_S_DEFAULT, BRO_MAX_PARTIAL_DEFAULT, BRO_MAX_UNREAD_DEFAULT);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -156,6 +170,34 @@ static int model_key(struct bro_config *cfg, const char *key_file)
         return r;
 }
 
+/* The bounds on clients (broker.h): a whole number each, within its range. */
+static int parse_bound_opt(int c, const char *arg, struct bro_bounds *b)
+{
+        unsigned v;
+        switch (c) {
+        case 1:
+                return parse_uint("--max-conns", arg, 1, 65536, "", &b->max_conns);
+        case 2:
+                return parse_uint("--max-conns-per-uid", arg, 1, 65536, "", &b->max_conns_per_uid);
+        case 3:
+                return parse_uint("--max-inflight-per-uid", arg, 1, 65536, "", &b->max_inflight_per_uid);
+        case 4:
+                return parse_uint("--idle-timeout", arg, 1, 86400, " of seconds", &b->stream.idle_s);
+        case 5:
+                return parse_uint("--frame-timeout", arg, 1, 86400, " of seconds", &b->stream.frame_s);
+        case 6:
+        case 7:
+                /* At least one read's worth (64 KiB); below 16 MiB + 4 a frame of the largest
+                 * size cannot be taken in (partial) or waits alone (unread). */
+                if (parse_uint(c == 6 ? "--max-partial-bytes" : "--max-unread-bytes", arg, 65536, UINT_MAX, " of bytes",
+                               &v) < 0)
+                        return -1;
+                *(c == 6 ? &b->max_partial : &b->max_unread) = v;
+                return 0;
+        }
+        return -1;
+}
+
 /* --model-*: each value checked as it comes, then the whole (bro_model_cfg_check) if any
  * was given. */
 static int parse_model_opt(int c, const char *arg, struct bro_config *cfg, bool *given)
@@ -200,12 +242,27 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 { "model-max-tokens", required_argument, NULL, 'N' },
                 { "model-temperature", required_argument, NULL, 'P' },
                 { "model-retries", required_argument, NULL, 'R' },
+                { "max-conns", required_argument, NULL, 1 },
+                { "max-conns-per-uid", required_argument, NULL, 2 },
+                { "max-inflight-per-uid", required_argument, NULL, 3 },
+                { "idle-timeout", required_argument, NULL, 4 },
+                { "frame-timeout", required_argument, NULL, 5 },
+                { "max-partial-bytes", required_argument, NULL, 6 },
+                { "max-unread-bytes", required_argument, NULL, 7 },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         opterr = 0; /* our own one-line messages */
         cfg->socket_group = (gid_t)-1;
         bro_model_cfg_default(&cfg->model);
+        cfg->bounds = (struct bro_bounds){
+                .max_conns = BRO_MAX_CONNS_DEFAULT,
+                .max_conns_per_uid = BRO_MAX_CONNS_PER_UID_DEFAULT,
+                .max_inflight_per_uid = BRO_MAX_INFLIGHT_PER_UID_DEFAULT,
+                .max_partial = BRO_MAX_PARTIAL_DEFAULT,
+                .max_unread = BRO_MAX_UNREAD_DEFAULT,
+                .stream = { .daemon = "broker", .idle_s = BRO_IDLE_S_DEFAULT, .frame_s = BRO_FRAME_S_DEFAULT },
+        };
         const char *key_file = NULL;
         bool model_given = false;
         int c;
@@ -235,6 +292,16 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                         if (parse_model_opt(c, optarg, cfg, &model_given) < 0)
                                 return -1;
                         break;
+                case 1:
+                case 2:
+                case 3:
+                case 4:
+                case 5:
+                case 6:
+                case 7:
+                        if (parse_bound_opt(c, optarg, &cfg->bounds) < 0)
+                                return -1;
+                        break;
                 case 'K':
                         key_file = optarg;
                         model_given = true;
@@ -261,6 +328,9 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
         if (check_socket_path("--supervisor", cfg->supervisor_path) < 0 ||
             check_socket_path("--listen", cfg->listen_path) < 0)
                 return -1;
+        if (cfg->bounds.max_conns_per_uid > cfg->bounds.max_conns)
+                return bad_usage("--max-conns-per-uid %u is over --max-conns %u", cfg->bounds.max_conns_per_uid,
+                                 cfg->bounds.max_conns);
         if (strcmp(cfg->supervisor_path, cfg->listen_path) == 0)
                 return bad_usage("--listen and --supervisor are the same path, %s", cfg->listen_path);
         if (model_key(cfg, key_file) < 0)

@@ -5,6 +5,7 @@
  * needs to be matched by id on the way back; the supervisor's frames are decoded strictly and
  * re-encoded for the client, never passed through as raw bytes. */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include "lib/list.h"
 #include "lib/fd.h"
 #include "lib/log.h"
+#include "policy/reasons.h"
 
 /* ---- ending a request: exactly one log line, one last frame ---- */
 
@@ -174,7 +176,7 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 return;
         case PROTO_ERROR:
                 r->done = true;
-                /* The supervisor's refusals of a whole connection ("busy: Too many connections",
+                /* The supervisor's refusals of a whole connection (busy: one of its bounds,
                  * "forbidden", "bad_frame") carry no request_id; on this connection they can only
                  * be about this request, and the client needs the id to match them. */
                 if (!m->u.error.request_id && r->request_id)
@@ -281,10 +283,41 @@ void bro_relay_abandon(struct bro_relay *r)
         proto_stream_close(&r->stream);
 }
 
+/* F6: the broker passes a request on re-encoded, with every field written out (the
+ * encoder's way), which may be larger than what the client sent: a client's frame within the
+ * limit, with its optional fields left out, can come out over it. Whether it fits is known
+ * only by encoding it, so it is encoded here, before anything starts: a request that does not
+ * fit is the client's bad_request, which says so, never an internal error when it is sent. */
+static int relay_fits(const struct proto_msg *m, char *msg, size_t size)
+{
+        uint8_t *buf;
+        size_t len;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        int r = proto_encode(m, &buf, &len, &err);
+        if (r == 0) {
+                free(buf);
+                return 0;
+        }
+        if (r == -EMSGSIZE)
+                pol_reason(msg, size, POL_RELAY_TOO_LARGE, err.msg);
+        else
+                snprintf(msg, size, "%s", err.msg);
+        return r;
+}
+
 static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
                                    const struct bro_relay_owner *o)
 {
         const char *rid = m->type == PROTO_RUN_REQUEST ? m->u.run_request.request_id : m->u.probe_request.request_id;
+        char why[512];
+        int fit = relay_fits(m, why, sizeof(why));
+        if (fit < 0) {
+                log_info("%s: %s refused: %s", c ? c->stream.name : "a task", proto_type_name(m->type), why);
+                if (c)
+                        bro_client_error(c, fit == -EMSGSIZE ? "bad_request" : "internal", why, NULL, rid);
+                proto_msg_free(m);
+                return NULL;
+        }
         struct bro_relay *r = calloc(1, sizeof(*r));
         if (!r || (rid && !(r->request_id = strdup(rid)))) {
                 if (c)

@@ -1,8 +1,10 @@
 /* anvilctl: the command line. Talks to the broker at $ANVIL_SOCKET (default /run/anvil.sock).
  *
  * Exit status: 0 when the run (or submit's task) was carried out, whatever the tool did (its
- * status, and the task's, is in the output); 1 when the server refused or could not carry it out (an error frame); 2 for a
- * usage error; 3 when the server cannot be reached or the connection broke. */
+ * status, and the task's, is in the output); 1 when the server refused or could not carry it out (an error frame,
+ * printed: also when the broker refuses the connection over one of its bounds); 2 for a
+ * usage error; 3 when the server cannot be reached or the connection broke ("the broker closed
+ * the connection ...", when it closed without an error frame). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -90,20 +92,58 @@ static int connect_broker(void)
         return fd;
 }
 
+/* The broker closed the connection while a request was being sent (it refuses a connection
+ * over one of its bounds with an error frame, then closes it without reading the request):
+ * its error frame, if one came, says why. Returns the exit status. */
+static int closed_while_sending(int fd, const char *what)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader rd;
+        struct proto_msg in;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        int k = proto_read_msg(fd, &rd, &in, &err);
+        proto_reader_free(&rd);
+        int rc = EXIT_CONNECT;
+        if (k == 1 && in.type == PROTO_ERROR) {
+                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                rc = EXIT_REFUSED;
+        } else {
+                fprintf(stderr, "anvilctl: the broker closed the connection before it took %s\n", what);
+        }
+        if (k == 1)
+                proto_msg_free(&in);
+        return rc;
+}
+
 /* Connects to the broker and sends m (what names it in the error: "the run"): the connected
- * fd, or -1 once it has said why. */
+ * fd, or minus the exit status once it has said why. SIGPIPE is ignored (main): a broker that
+ * closes first is an EPIPE here, never a silent death. */
 static int send_request(const struct proto_msg *m, const char *what)
 {
         int fd = connect_broker();
         if (fd < 0)
-                return -1;
+                return -EXIT_CONNECT;
         struct anvil_err err = ANVIL_ERR_INIT;
         if (proto_write_msg(fd, m, &err) < 0) {
-                fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, socket_path(), err.msg);
+                int rc = EXIT_CONNECT;
+                if (err.code == EPIPE || err.code == ECONNRESET)
+                        rc = closed_while_sending(fd, what);
+                else
+                        fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, socket_path(), err.msg);
                 close(fd);
-                return -1;
+                return -rc;
         }
         return fd;
+}
+
+/* The message for a read that ended the connection: the broker's closing it (end of stream,
+ * or a reset when it closed with our bytes unread) said as such. */
+static void say_read_failed(int k, const struct anvil_err *err, const char *what)
+{
+        if (k == 0 || err->code == ECONNRESET)
+                fprintf(stderr, "anvilctl: the broker closed the connection before %s ended\n", what);
+        else
+                fprintf(stderr, "anvilctl: %s\n", err->msg);
 }
 
 /* What a request's reader does with one frame (not an error frame): 1 to read on, 0 when the
@@ -124,10 +164,7 @@ static int follow(int fd, const char *what, frame_fn on_frame, void *ctx)
                 struct proto_msg in;
                 int k = proto_read_msg(fd, &rd, &in, &err);
                 if (k <= 0) {
-                        if (k == 0)
-                                fprintf(stderr, "anvilctl: the connection closed before %s ended\n", what);
-                        else
-                                fprintf(stderr, "anvilctl: %s\n", err.msg);
+                        say_read_failed(k, &err, what);
                         break;
                 }
                 int r;
@@ -440,7 +477,7 @@ static int cmd_run(int argc, char **argv)
         req->request_id = strdup(rid);
 
         fd = send_request(&m, "the run");
-        rc = fd < 0 ? EXIT_CONNECT : follow(fd, "the run", on_run_frame, &json);
+        rc = fd < 0 ? -fd : follow(fd, "the run", on_run_frame, &json);
 out:
         proto_msg_free(&m);
         return rc;
@@ -473,14 +510,14 @@ static int cmd_probe(int argc, char **argv)
         m.u.probe_request.request_id = rid;
         _cleanup_close_ int fd = send_request(&m, "the probe request");
         if (fd < 0)
-                return EXIT_CONNECT;
+                return -fd;
         struct proto_reader rd;
         proto_reader_init(&rd, PROTO_FRAME_MAX);
         struct proto_msg in;
         int k = proto_read_msg(fd, &rd, &in, &err);
         proto_reader_free(&rd);
         if (k <= 0) {
-                fprintf(stderr, "anvilctl: %s\n", k == 0 ? "the connection closed before the probe ended" : err.msg);
+                say_read_failed(k, &err, "the probe");
                 return EXIT_CONNECT;
         }
         int rc = EXIT_CONNECT;
@@ -814,7 +851,7 @@ static int cmd_submit(int argc, char **argv)
         _cleanup_close_ int fd = send_request(&m, "the task");
         proto_msg_free(&m);
         if (fd < 0)
-                return EXIT_CONNECT;
+                return -fd;
         struct sigaction sa = { .sa_handler = on_cancel_signal }; /* no SA_RESTART: reads go on (EINTR) */
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
@@ -840,13 +877,16 @@ static int cmd_trace(int argc, char **argv)
                 return die_usage("trace: '%s' is not a task id", argv[1]);
         _cleanup_close_ int fd = send_request(&m, "the request");
         if (fd < 0)
-                return EXIT_CONNECT;
+                return -fd;
         struct task_view v = { false, true, true };
         return follow(fd, "the task", on_task_frame, &v);
 }
 
 int main(int argc, char **argv)
 {
+        /* A broker that closes the connection (a bound met) while a request is written is an
+         * EPIPE to report with its error frame, not a signal that ends anvilctl in silence. */
+        (void)signal(SIGPIPE, SIG_IGN);
         if (argc < 2) {
                 usage(stderr);
                 return EXIT_USAGE;

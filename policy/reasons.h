@@ -73,6 +73,25 @@
         X(MODEL_CUT_SERVER, "the model's reply was cut at the server's token limit: finish_reason is length") \
         /* host:port, libcurl's text for its error code */                                      \
         X(MODEL_FAILED, "the request to the model server at %s failed: %s")                     \
+        /* The daemons' bounds on their clients' connections (proto/stream.c, broker/clients.c, \
+         * supervisor/server.c): the messages of their error frames. Each names the daemon    \
+         * ("broker", "supervisor"), the bound, its value and its flag. */                     \
+        /* uid (unsigned), daemon, the cap (unsigned) */                                        \
+        X(CONN_UID_CAP, "too many connections from uid %u to the %s: at most %u at once (--max-conns-per-uid); close one and try again") \
+        /* daemon, the cap (unsigned) */                                                        \
+        X(CONN_CAP, "too many connections to the %s: at most %u at once from all users (--max-conns); try again later") \
+        /* the request's type, uid (unsigned), the cap (unsigned), daemon */                    \
+        X(INFLIGHT_UID_CAP, "%s: uid %u already has %u requests in flight, the most it may have on the %s (--max-inflight-per-uid); wait for one to end") \
+        /* seconds (unsigned), daemon */                                                        \
+        X(CONN_IDLE, "the connection was idle for %u s with no request in flight and the %s has closed it (--idle-timeout); connect again to send a request") \
+        /* seconds (unsigned), daemon */                                                        \
+        X(FRAME_TIMEOUT, "message: a frame was begun and not completed within %u s and the %s has closed the connection (--frame-timeout); send each frame whole") \
+        /* uid (unsigned), daemon, bytes (unsigned long long), the limit (unsigned long long) */ \
+        X(PARTIAL_UID_CAP, "message: uid %u's unfinished frames on its connections to the %s would take %llu bytes, over the limit of %llu (--max-partial-bytes); send each frame whole, on fewer connections at once") \
+        /* uid (unsigned), bytes (unsigned long long), daemon, the limit (unsigned long long) */ \
+        X(UNREAD_UID_CAP, "uid %u has left %llu bytes of replies unread on its connections to the %s, and the next would take it over the limit of %llu (--max-unread-bytes); this connection is closed: read the replies to a request as they come") \
+        /* the encoder's message ("run_request: encoded frame of N bytes is over the limit of M") */ \
+        X(RELAY_TOO_LARGE, "%s, as the broker passes the request on to the supervisor (every field written out); send smaller inputs") \
         /* layer, evidence */                                                                   \
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
         /* variables between an agent's steps (DESIGN §8, jail/runner/vars.c). A request's that \

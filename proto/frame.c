@@ -28,6 +28,10 @@ static uint32_t frame_len(const struct proto_reader *r)
         return ntohl(be);
 }
 
+/* A buffer larger than this is given back once it is empty: a connection that sent one large
+ * frame does not keep its memory while it sits idle. */
+#define READER_KEEP (64u * 1024)
+
 /* Drops the frame handed out by the previous proto_reader_next call. */
 static void reader_consume(struct proto_reader *r)
 {
@@ -36,19 +40,44 @@ static void reader_consume(struct proto_reader *r)
         memmove(r->buf, r->buf + r->pending, r->len - r->pending);
         r->len -= r->pending;
         r->pending = 0;
+        if (r->len == 0 && r->cap > READER_KEEP) {
+                free(r->buf);
+                r->buf = NULL;
+                r->cap = 0;
+        }
+}
+
+/* The length the next frame's header declares, once its 4 bytes are in buf + data. */
+static bool next_len(const struct proto_reader *r, const uint8_t *data, size_t n, uint32_t *fl)
+{
+        if (r->len + n < 4)
+                return false;
+        uint8_t h[4];
+        for (size_t i = 0; i < 4; i++)
+                h[i] = i < r->len ? r->buf[i] : data[i - r->len];
+        uint32_t be;
+        memcpy(&be, h, 4);
+        *fl = ntohl(be);
+        return true;
 }
 
 /* Callers drain every whole frame after each feed, so the buffer never holds more than one
- * unfinished frame (at most max + 4 bytes, checked by proto_reader_next) and the last read. */
+ * unfinished frame (at most max + 4 bytes, checked by proto_reader_next) and the last read.
+ * It grows by doubling but never past the frame its header declares (unless the same read
+ * brought more): a frame of 16 MiB + 4 takes 16 MiB + 4, not 32 MiB. */
 int proto_reader_feed(struct proto_reader *r, const void *data, size_t n, struct anvil_err *err)
 {
         reader_consume(r);
         if (n == 0)
                 return 0;
-        if (r->len + n > r->cap) {
+        size_t need = r->len + n;
+        if (need > r->cap) {
                 size_t cap = r->cap ? r->cap : 4096;
-                while (cap < r->len + n)
+                while (cap < need)
                         cap *= 2;
+                uint32_t fl;
+                if (next_len(r, data, n, &fl) && fl <= r->max && need <= (size_t)fl + 4 && cap > (size_t)fl + 4)
+                        cap = (size_t)fl + 4;
                 uint8_t *nb = realloc(r->buf, cap);
                 if (!nb)
                         return anvil_err_set(err, ENOMEM, "Out of memory buffering a frame");

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "policy/reasons.h"
 
 #define STREAM_QUEUE_MAX (64u * 1024 * 1024)
 
@@ -19,9 +20,52 @@ struct write_req {
         bool close_after;
 };
 
-static void on_closed(uv_handle_t *h)
+static void stream_arm(struct proto_stream *s);
+
+static uint64_t stream_now(const struct proto_stream *s)
+{
+        return uv_now(s->pipe.loop);
+}
+
+/* ---- the quota: this stream's share of its uid's bytes ---- */
+
+static void charge_partial(struct proto_stream *s)
+{
+        if (!s->quota)
+                return;
+        size_t held = s->reader.len - s->reader.pending;
+        s->quota->partial = s->quota->partial - s->charged_partial + held;
+        s->charged_partial = held;
+}
+
+/* libuv writes what the socket takes at once and queues the rest: the queue is what the peer
+ * has not taken. */
+static void charge_unread(struct proto_stream *s)
+{
+        if (!s->quota || s->closing)
+                return;
+        size_t q = uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe);
+        s->quota->unread = s->quota->unread - s->charged_unread + q;
+        s->charged_unread = q;
+}
+
+static void release_quota(struct proto_stream *s)
+{
+        if (!s->quota)
+                return;
+        s->quota->partial -= s->charged_partial;
+        s->quota->unread -= s->charged_unread;
+        s->charged_partial = s->charged_unread = 0;
+}
+
+/* ---- closing: the pipe and the timer, then the owner's callback ---- */
+
+static void on_handle_closed(uv_handle_t *h)
 {
         struct proto_stream *s = h->data;
+        if (--s->open_handles > 0)
+                return;
+        release_quota(s);
         proto_reader_free(&s->reader);
         if (s->on_close)
                 s->on_close(s);
@@ -33,7 +77,8 @@ void proto_stream_close(struct proto_stream *s)
                 return;
         s->closing = true;
         s->paused = true;
-        uv_close((uv_handle_t *)&s->pipe, on_closed);
+        uv_close((uv_handle_t *)&s->pipe, on_handle_closed);
+        uv_close((uv_handle_t *)&s->timer, on_handle_closed);
 }
 
 static void on_shutdown(uv_shutdown_t *req, int status)
@@ -54,8 +99,87 @@ void proto_stream_end(struct proto_stream *s)
         if (!req || uv_shutdown(req, (uv_stream_t *)&s->pipe, on_shutdown) < 0) {
                 free(req);
                 proto_stream_close(s);
+                return;
+        }
+        /* The shutdown waits for the peer to take what is queued: a client's connection is
+         * not held for that longer than its error frame would be. */
+        if (s->bounds) {
+                s->lingering = true;
+                s->linger_t0_ms = stream_now(s);
+                stream_arm(s);
         }
 }
+
+/* ---- the timer: one deadline at a time ---- */
+
+static void on_timer(uv_timer_t *t);
+
+/* The deadline that applies now (loop time, ms), 0 for none: an error frame waiting to be
+ * read; else an unfinished frame; else the connection's idleness. */
+static uint64_t stream_deadline(const struct proto_stream *s)
+{
+        const struct proto_bounds *b = s->bounds;
+        if (!b || s->closing)
+                return 0;
+        if (s->lingering) {
+                unsigned t = b->frame_s ? b->frame_s : b->idle_s;
+                return t ? s->linger_t0_ms + t * 1000ull : 0;
+        }
+        if (s->paused)
+                return 0;
+        if (s->frame_t0_ms && b->frame_s)
+                return s->frame_t0_ms + b->frame_s * 1000ull;
+        return b->idle_s ? s->active_ms + b->idle_s * 1000ull : 0;
+}
+
+static void stream_arm(struct proto_stream *s)
+{
+        if (!s->bounds || s->closing)
+                return;
+        uint64_t d = stream_deadline(s), now = stream_now(s);
+        if (!d)
+                (void)uv_timer_stop(&s->timer);
+        else
+                (void)uv_timer_start(&s->timer, on_timer, d > now ? d - now : 0, 0);
+}
+
+static void on_timer(uv_timer_t *t)
+{
+        struct proto_stream *s = t->data;
+        const struct proto_bounds *b = s->bounds;
+        uint64_t d = stream_deadline(s), now = stream_now(s);
+        if (!d)
+                return;
+        if (now < d) {
+                stream_arm(s);
+                return;
+        }
+        char msg[512];
+        if (s->lingering) {
+                log_warn("%s: closed: what was queued for it (its error frame last) was not read within %u s", s->name,
+                         b->frame_s ? b->frame_s : b->idle_s);
+                proto_stream_close(s);
+                return;
+        }
+        if (s->frame_t0_ms && b->frame_s) {
+                pol_reason(msg, sizeof(msg), POL_FRAME_TIMEOUT, b->frame_s, b->daemon);
+                log_warn("%s: %zu bytes of a frame after %u s, closing", s->name,
+                         s->reader.len - s->reader.pending, b->frame_s);
+                proto_stream_fail(s, "bad_frame", msg, NULL, NULL);
+                return;
+        }
+        if (s->busy && s->busy(s)) {
+                /* A request in flight: the connection waits for it, which is not idleness. */
+                s->active_ms = now;
+                stream_arm(s);
+                return;
+        }
+        pol_reason(msg, sizeof(msg), POL_CONN_IDLE, b->idle_s, b->daemon);
+        log_info("%s: idle for %u s, closing", s->name, b->idle_s);
+        proto_stream_fail(s, "busy", msg, NULL, NULL);
+}
+
+/* ---- writing ---- */
 
 static void on_written(uv_write_t *req, int status)
 {
@@ -64,6 +188,7 @@ static void on_written(uv_write_t *req, int status)
         bool close_after = w->close_after;
         free(w->buf);
         free(w);
+        charge_unread(s);
         if (status < 0 && !close_after && !s->paused && !s->closing) {
                 /* The peer has closed (EPIPE): what it sent before it went is still to be read,
                  * such as the error frame that says why (a supervisor refusing a connection
@@ -76,17 +201,40 @@ static void on_written(uv_write_t *req, int status)
                 proto_stream_close(s);
 }
 
+/* Whether a frame of len bytes may be queued: a peer that leaves too much unread is told so
+ * and dropped. With a quota the bound is its uid's, over all its connections; a frame into
+ * an empty queue always goes (so a bound below one frame refuses nobody who reads), which
+ * lets a uid go over by at most one frame. */
+static bool may_queue(struct proto_stream *s, size_t len)
+{
+        size_t queued = uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe);
+        struct proto_quota *q = s->quota;
+        if (!q) {
+                if (queued + len <= s->max_queue)
+                        return true;
+                log_warn("%s: dropped, %zu bytes unread", s->name, queued);
+                proto_stream_close(s);
+                return false;
+        }
+        if (!q->unread_max || q->unread == 0 || q->unread + len <= q->unread_max)
+                return true;
+        char msg[512];
+        pol_reason(msg, sizeof(msg), POL_UNREAD_UID_CAP, q->uid, (unsigned long long)q->unread,
+                   s->bounds ? s->bounds->daemon : "server", (unsigned long long)q->unread_max);
+        log_warn("%s: %zu bytes unread on this connection, %zu for its uid: closing", s->name, queued, q->unread);
+        proto_stream_fail(s, "busy", msg, NULL, NULL);
+        return false;
+}
+
 static int stream_write(struct proto_stream *s, uint8_t *buf, size_t len, bool close_after)
 {
         if (s->closing || s->write_failed) {
                 free(buf);
                 return -EPIPE;
         }
-        if (uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe) + len > s->max_queue) {
-                log_warn("%s: dropped, %zu bytes unread", s->name,
-                         uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe));
+        /* An error frame that closes the connection is small and always queued. */
+        if (!close_after && !may_queue(s, len)) {
                 free(buf);
-                proto_stream_close(s);
                 return -ENOBUFS;
         }
         struct write_req *w = calloc(1, sizeof(*w));
@@ -105,6 +253,9 @@ static int stream_write(struct proto_stream *s, uint8_t *buf, size_t len, bool c
                 proto_stream_close(s);
                 return r;
         }
+        charge_unread(s);
+        s->active_ms = stream_now(s);
+        stream_arm(s);
         return 0;
 }
 
@@ -136,7 +287,15 @@ void proto_stream_fail(struct proto_stream *s, const char *code, const char *mes
                 return;
         }
         (void)stream_write(s, buf, len, true);
+        /* A client's connection that does not read its error frame is not held for it. */
+        if (s->bounds && !s->closing) {
+                s->lingering = true;
+                s->linger_t0_ms = stream_now(s);
+                stream_arm(s);
+        }
 }
+
+/* ---- reading ---- */
 
 static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf)
 {
@@ -158,6 +317,32 @@ static void stream_bad(struct proto_stream *s, const char *code, const char *mes
         s->on_bad(s, code, message);
 }
 
+/* After a read: the uid's share of unfinished frames, and when the unfinished one began. */
+static void after_read(struct proto_stream *s, unsigned frames, uint64_t now)
+{
+        charge_partial(s);
+        bool partial = proto_reader_partial(&s->reader);
+        if (!partial)
+                s->frame_t0_ms = 0;
+        else if (frames || !s->frame_t0_ms)
+                s->frame_t0_ms = now;
+        stream_arm(s);
+}
+
+/* Whether nread more bytes fit in the uid's bound on unfinished frames. */
+static bool may_buffer(struct proto_stream *s, size_t nread)
+{
+        struct proto_quota *q = s->quota;
+        if (!q || !q->partial_max || q->partial + nread <= q->partial_max)
+                return true;
+        char msg[512];
+        pol_reason(msg, sizeof(msg), POL_PARTIAL_UID_CAP, q->uid, s->bounds ? s->bounds->daemon : "server",
+                   (unsigned long long)(q->partial + nread), (unsigned long long)q->partial_max);
+        log_warn("%s: %zu bytes of unfinished frames for its uid, closing", s->name, q->partial);
+        proto_stream_fail(s, "busy", msg, NULL, NULL);
+        return false;
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
         struct proto_stream *s = st->data;
@@ -176,30 +361,40 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 proto_stream_close(s);
                 return;
         }
+        if (nread == 0)
+                return;
+        uint64_t now = stream_now(s);
+        s->active_ms = now;
+        if (!may_buffer(s, (size_t)nread))
+                return;
         if (proto_reader_feed(&s->reader, buf->base, (size_t)nread, &err) < 0) {
                 stream_bad(s, "bad_frame", err.msg, NULL);
+                after_read(s, 0, now);
                 return;
         }
+        unsigned frames = 0;
         for (;;) {
                 const uint8_t *p;
                 size_t n;
                 int r = proto_reader_next(&s->reader, &p, &n, &err);
                 if (r < 0) {
                         stream_bad(s, "bad_frame", err.msg, NULL);
-                        return;
+                        break;
                 }
                 if (r == 0)
-                        return;
+                        break;
+                frames++;
                 struct proto_msg m;
                 if (proto_decode(p, n, &m, &err) < 0) {
                         proto_err_field(&err, field, sizeof(field));
                         stream_bad(s, "bad_message", err.msg, field);
-                        return;
+                        break;
                 }
                 s->on_msg(s, &m);
                 if (s->paused)
-                        return;
+                        break;
         }
+        after_read(s, frames, now);
 }
 
 int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
@@ -209,7 +404,12 @@ int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_
         int r = uv_pipe_init(loop, &s->pipe, 0);
         if (r < 0)
                 return r;
+        /* libuv's uv_timer_init cannot fail (1.44 returns 0): there is no half-made stream to
+         * close asynchronously. */
+        (void)uv_timer_init(loop, &s->timer);
         s->pipe.data = s;
+        s->timer.data = s;
+        s->open_handles = 2;
         s->on_msg = on_msg;
         s->on_close = on_close;
         s->data = data;
@@ -217,6 +417,16 @@ int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_
         proto_reader_init(&s->reader, PROTO_FRAME_MAX);
         snprintf(s->name, sizeof(s->name), "connection");
         return 0;
+}
+
+void proto_stream_bound(struct proto_stream *s, const struct proto_bounds *b, struct proto_quota *q,
+                        proto_stream_busy_cb busy)
+{
+        s->bounds = b;
+        s->quota = q;
+        s->busy = busy;
+        s->active_ms = stream_now(s);
+        stream_arm(s);
 }
 
 int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err)

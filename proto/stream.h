@@ -1,7 +1,14 @@
 /* A framed msgpack connection on the libuv loop, shared by both daemons. It reads frames,
  * decodes them strictly and hands whole messages to its owner. A malformed frame or message
  * gets an `error` frame naming the field and the connection is closed after it is written;
- * the loop, and every other connection, goes on. */
+ * the loop, and every other connection, goes on.
+ *
+ * A daemon's client connections are bounded here, the same way in both daemons
+ * (proto_stream_bound): a connection idle with nothing in flight, a frame begun and not
+ * completed, an error frame left unread, each within its time; and, over all the connections
+ * of one uid together (struct proto_quota, kept by the daemon), the bytes of unfinished frames
+ * and the bytes written and not read. Each bound met is an error frame that names it (the
+ * catalog's CONN_*, FRAME_TIMEOUT, PARTIAL_UID_CAP, UNREAD_UID_CAP), then a close. */
 #pragma once
 
 #include <stdbool.h>
@@ -21,17 +28,49 @@ typedef void (*proto_stream_close_cb)(struct proto_stream *s);
  * which is right for a server; a client of a server sets it, decides, and closes. */
 typedef void (*proto_stream_bad_cb)(struct proto_stream *s, const char *code, const char *message);
 
+/* The bounds a daemon puts on each of its clients' connections, the same in both daemons
+ * (each sets them from its own flags, named in the error frames). A timeout of 0 is off. */
+struct proto_bounds {
+        const char *daemon; /* "broker", "supervisor" */
+        unsigned idle_s;    /* --idle-timeout: nothing in flight and no frame either way */
+        unsigned frame_s;   /* --frame-timeout: a frame begun and not completed; also how long an
+                               error frame that closes the connection may wait to be read */
+};
+
+/* What all the connections of one uid hold together: the owner keeps one per uid and points
+ * each of that uid's streams at it (proto_stream_bound); each stream adds its share and takes
+ * it back when it closes, before its close callback. */
+struct proto_quota {
+        unsigned uid;
+        size_t partial, partial_max; /* bytes of frames begun and not completed, in the readers */
+        size_t unread, unread_max;   /* bytes written to the peers and not yet taken by them */
+};
+
+/* Whether the owner has a request of this connection in flight (it is then not idle). */
+typedef bool (*proto_stream_busy_cb)(struct proto_stream *s);
+
 struct proto_stream {
         uv_pipe_t pipe;
+        uv_timer_t timer; /* the bounds' deadlines; closed with the pipe */
         struct proto_reader reader;
         proto_stream_msg_cb on_msg;
         proto_stream_close_cb on_close;
         proto_stream_bad_cb on_bad; /* optional */
         void *data;
-        size_t max_queue; /* a peer that lets more than this pile up unread is dropped */
+        size_t max_queue; /* without a quota: a peer that lets more than this pile up unread is dropped */
         bool closing;
         bool paused; /* no further messages are delivered */
         bool write_failed; /* the peer is gone for writing; what it sent before is still read */
+        bool lingering; /* an error frame is queued and the connection closes once it is written */
+        unsigned open_handles; /* of pipe and timer, until both close callbacks have run */
+        /* proto_stream_bound: NULL for a daemon's own outgoing connections */
+        const struct proto_bounds *bounds;
+        struct proto_quota *quota;
+        proto_stream_busy_cb busy;
+        size_t charged_partial, charged_unread; /* this stream's share of *quota */
+        uint64_t active_ms;   /* the last frame read or written (loop time) */
+        uint64_t frame_t0_ms; /* when the unfinished frame began; 0: none */
+        uint64_t linger_t0_ms;
         char name[48]; /* for logs: "client uid 1000" */
 };
 
@@ -40,6 +79,11 @@ int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_
 /* Adopts a connected fd (e.g. from a blocking connect()). */
 int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err);
 int proto_stream_start(struct proto_stream *s);
+/* A client's connection to a daemon: the bounds and the quota of its uid apply (both must
+ * outlive the stream); busy (optional) says whether a request of it is in flight. Before
+ * proto_stream_start. */
+void proto_stream_bound(struct proto_stream *s, const struct proto_bounds *b, struct proto_quota *q,
+                        proto_stream_busy_cb busy);
 /* Queues m. Returns <0 (and closes the stream) if it cannot be encoded or sent. */
 int proto_stream_send(struct proto_stream *s, const struct proto_msg *m);
 /* Sends an error frame, stops delivering messages, closes once it is written. */

@@ -124,8 +124,23 @@ static void usage(FILE *f)
                 "                      UID+1 .. UID+max-runs (default %u)\n"
                 "  --runner PATH       anvil-py (default: beside this binary)\n"
                 "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
-                "                      that Landlock's denials are explained in each run's trace\n",
-                SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT);
+                "                      that Landlock's denials are explained in each run's trace\n"
+                "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
+                "connections of one uid together):\n"
+                "  --max-conns N       connections at once, all uids (default twice the per-uid cap,\n"
+                "                      at least %d)\n"
+                "  --max-conns-per-uid N  connections at once, per uid: at least max-runs + 1, as the\n"
+                "                      broker carries each run on a connection of its own (default\n"
+                "                      max-runs + %d)\n"
+                "  --max-inflight-per-uid N  runs at once, per uid (default max-runs)\n"
+                "  --idle-timeout S    a connection with nothing in flight that sends nothing (default %d)\n"
+                "  --frame-timeout S   a frame begun and not completed; an error frame left unread\n"
+                "                      (default %d)\n"
+                "  --max-partial-bytes N  bytes of frames begun and not completed, per uid (default\n"
+                "                      (max-runs + 1) x 16 MiB: a request for every slot at once)\n"
+                "  --max-unread-bytes N   bytes sent and not yet read, per uid (default as above)\n",
+                SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT, SUP_MAX_CONNS_MIN, SUP_CONNS_HEADROOM,
+                SUP_IDLE_S_DEFAULT, SUP_FRAME_S_DEFAULT);
 }
 
 static int parse_uint(const char *s, unsigned long max, unsigned long *out)
@@ -136,6 +151,82 @@ static int parse_uint(const char *s, unsigned long max, unsigned long *out)
         if (errno || *s == 0 || *end || *s == '-' || v > max)
                 return -1;
         *out = v;
+        return 0;
+}
+
+/* The bounds on clients (supervisor.h): 0 until given, each within its range. */
+static int parse_bound_opt(int c, const char *arg, struct sup_bounds *b)
+{
+        static const struct {
+                const char *name;
+                unsigned long min, max;
+        } opt[] = {
+                [1] = { "--max-conns", 1, 65536 },           [2] = { "--max-conns-per-uid", 1, 65536 },
+                [3] = { "--max-inflight-per-uid", 1, SUP_MAX_RUNS }, [4] = { "--idle-timeout", 1, 86400 },
+                [5] = { "--frame-timeout", 1, 86400 },       [6] = { "--max-partial-bytes", 65536, 0xFFFFFFFFul },
+                [7] = { "--max-unread-bytes", 65536, 0xFFFFFFFFul },
+        };
+        unsigned long v;
+        if (parse_uint(arg, opt[c].max, &v) < 0 || v < opt[c].min) {
+                fprintf(stderr, "anvil-supervisor: %s: expected %lu..%lu%s\n", opt[c].name, opt[c].min, opt[c].max,
+                        c == 4 || c == 5 ? " seconds" : c >= 6 ? " bytes" : "");
+                return -1;
+        }
+        switch (c) {
+        case 1:
+                b->max_conns = (unsigned)v;
+                break;
+        case 2:
+                b->max_conns_per_uid = (unsigned)v;
+                break;
+        case 3:
+                b->max_inflight_per_uid = (unsigned)v;
+                break;
+        case 4:
+                b->stream.idle_s = (unsigned)v;
+                break;
+        case 5:
+                b->stream.frame_s = (unsigned)v;
+                break;
+        case 6:
+                b->max_partial = v;
+                break;
+        case 7:
+                b->max_unread = v;
+                break;
+        }
+        return 0;
+}
+
+/* The defaults that follow from --max-runs, and the rule that the broker must be able to
+ * fill every run slot (one connection each) and still ask for a probe. */
+static int bounds_resolve(struct sup_config *cfg)
+{
+        struct sup_bounds *b = &cfg->bounds;
+        size_t in_transit = (size_t)(cfg->max_runs + 1) * (PROTO_FRAME_MAX + 4);
+        if (!b->max_conns_per_uid)
+                b->max_conns_per_uid = cfg->max_runs + SUP_CONNS_HEADROOM;
+        if (!b->max_conns)
+                b->max_conns = 2 * b->max_conns_per_uid > SUP_MAX_CONNS_MIN ? 2 * b->max_conns_per_uid
+                                                                            : SUP_MAX_CONNS_MIN;
+        if (!b->max_inflight_per_uid)
+                b->max_inflight_per_uid = cfg->max_runs;
+        if (!b->max_partial)
+                b->max_partial = in_transit;
+        if (!b->max_unread)
+                b->max_unread = in_transit;
+        if (b->max_conns_per_uid < cfg->max_runs + 1) {
+                fprintf(stderr,
+                        "anvil-supervisor: --max-conns-per-uid %u: at least --max-runs + 1 (%u): the broker carries "
+                        "each run on a connection of its own, and a probe on another\n",
+                        b->max_conns_per_uid, cfg->max_runs + 1);
+                return -1;
+        }
+        if (b->max_conns_per_uid > b->max_conns) {
+                fprintf(stderr, "anvil-supervisor: --max-conns-per-uid %u is over --max-conns %u\n", b->max_conns_per_uid,
+                        b->max_conns);
+                return -1;
+        }
         return 0;
 }
 
@@ -156,6 +247,13 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 { "test-no-pdeathsig", no_argument, NULL, 'P' },
                 { "test-no-sync-watch", no_argument, NULL, 'W' },
                 { "enable-kernel-audit", no_argument, NULL, 'A' },
+                { "max-conns", required_argument, NULL, 1 },
+                { "max-conns-per-uid", required_argument, NULL, 2 },
+                { "max-inflight-per-uid", required_argument, NULL, 3 },
+                { "idle-timeout", required_argument, NULL, 4 },
+                { "frame-timeout", required_argument, NULL, 5 },
+                { "max-partial-bytes", required_argument, NULL, 6 },
+                { "max-unread-bytes", required_argument, NULL, 7 },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
@@ -165,6 +263,8 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
         cfg->socket_group = (gid_t)-1;
         cfg->uid_base = UID_BASE_DEFAULT;
         cfg->cpu_quota_pct = 100;
+        cfg->bounds.stream = (struct proto_bounds){ .daemon = "supervisor", .idle_s = SUP_IDLE_S_DEFAULT,
+                                                    .frame_s = SUP_FRAME_S_DEFAULT };
         /* A quota above all the CPUs there are would limit nothing. */
         long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
         unsigned long max_pct = 100ul * (unsigned long)(ncpu > 0 ? (ncpu < 4096 ? ncpu : 4096) : 1);
@@ -324,6 +424,16 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                                 return -1;
                         }
                         break;
+                case 1:
+                case 2:
+                case 3:
+                case 4:
+                case 5:
+                case 6:
+                case 7:
+                        if (parse_bound_opt(c, optarg, &cfg->bounds) < 0)
+                                return -1;
+                        break;
                 case 'h':
                         usage(stdout);
                         exit(0);
@@ -336,6 +446,8 @@ static int parse_args(int argc, char **argv, struct sup_config *cfg)
                 usage(stderr);
                 return -1;
         }
+        if (bounds_resolve(cfg) < 0)
+                return -1;
         if (cfg->no_cgroup && cfg->cpu_quota_given && cfg->cpu_quota_pct) {
                 fprintf(stderr, "anvil-supervisor: --cpu-quota needs a cgroup, and --cgroup none was given\n");
                 return -1;

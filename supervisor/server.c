@@ -1,5 +1,7 @@
 /* The supervisor's socket: who may connect (SO_PEERCRED), and the closed list of operations
- * a client may ask for. Anything else gets an error frame and the connection is closed. */
+ * a client may ask for. Anything else gets an error frame and the connection is closed. Each
+ * connection is bounded (proto/stream.c), per uid over all its connections (struct sup_user)
+ * and, for connections, in all (supervisor.h says why that one is global). */
 #define _GNU_SOURCE
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,10 +11,16 @@
 
 #include "lib/list.h"
 #include "lib/log.h"
+#include "policy/reasons.h"
+#include "supervisor/run.h"
 #include "supervisor/supervisor.h"
 
 void sup_client_send(struct sup_client *c, const struct proto_msg *m)
 {
+        /* A probe's result goes to every waiter at once (probe.c): no one waits any more. */
+        if (m->type == PROTO_PROBE_RESULT)
+                for (struct sup_client *o = c->srv->clients; o; o = o->next)
+                        o->probe_waiting = false;
         (void)proto_stream_send(&c->stream, m);
 }
 
@@ -27,6 +35,48 @@ void sup_client_error(struct sup_client *c, const char *code, const char *messag
         sup_client_send(c, &m);
 }
 
+/* ---- the bounds per uid (README "The daemons"; supervisor.h says which is global, and why) ---- */
+
+static struct sup_user *user_get(struct sup_server *srv, uid_t uid)
+{
+        struct sup_user *u;
+        for (u = srv->users; u; u = u->next)
+                if (u->quota.uid == uid)
+                        return u;
+        if (!(u = calloc(1, sizeof(*u))))
+                return NULL;
+        u->quota.uid = uid;
+        u->quota.partial_max = srv->cfg.bounds.max_partial;
+        u->quota.unread_max = srv->cfg.bounds.max_unread;
+        LIST_PREPEND(srv->users, u);
+        return u;
+}
+
+static void user_put(struct sup_user *u)
+{
+        if (--u->n_refs > 0)
+                return;
+        LIST_REMOVE(u);
+        free(u);
+}
+
+/* Live runs of c's (c_only) or of its uid's. */
+static unsigned runs_of(const struct sup_client *c, bool c_only)
+{
+        unsigned n = 0;
+        for (const struct sup_run *r = c->srv->runs; r; r = r->next)
+                if (r->client && (r->client == c || (!c_only && r->client->user == c->user)))
+                        n++;
+        return n;
+}
+
+/* A connection with a run in flight, or waiting for a probe, is not idle. */
+static bool client_busy(struct proto_stream *s)
+{
+        const struct sup_client *c = s->data;
+        return c->probe_waiting || runs_of(c, true) > 0;
+}
+
 static void on_client_closed(struct proto_stream *s)
 {
         struct sup_client *c = s->data;
@@ -34,7 +84,28 @@ static void on_client_closed(struct proto_stream *s)
         sup_probe_client_gone(c->srv, c);
         LIST_REMOVE(c);
         c->srv->n_clients--;
+        if (c->admitted) {
+                c->srv->n_admitted--;
+                c->user->n_conns--;
+        }
+        if (c->user)
+                user_put(c->user);
         free(c);
+}
+
+/* --max-inflight-per-uid: below --max-runs it keeps run slots for the other uids; at
+ * --max-runs (the default) it is the slots' own bound, which run.c says in its own words. */
+static void run_request(struct sup_client *c, struct proto_run_request *req)
+{
+        unsigned max = c->srv->cfg.bounds.max_inflight_per_uid;
+        if (max < c->srv->cfg.max_runs && runs_of(c, false) >= max) {
+                char msg[256];
+                pol_reason(msg, sizeof(msg), POL_INFLIGHT_UID_CAP, "run_request", (unsigned)c->uid, max, "supervisor");
+                log_info("%s: run_request refused: %s", c->stream.name, msg);
+                sup_client_error(c, "busy", msg, NULL, req->request_id);
+                return;
+        }
+        sup_run_start(c, req);
 }
 
 static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
@@ -49,12 +120,13 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 break;
         }
         case PROTO_RUN_REQUEST:
-                sup_run_start(c, &m->u.run_request);
+                run_request(c, &m->u.run_request);
                 break;
         case PROTO_CANCEL:
                 sup_run_cancel(c, &m->u.cancel);
                 break;
         case PROTO_PROBE_REQUEST:
+                c->probe_waiting = true;
                 sup_probe_request(c, m->u.probe_request.request_id);
                 break;
         default: {
@@ -99,16 +171,42 @@ static void on_connection(uv_stream_t *listener, int status)
         }
         c->uid = cred.uid;
         c->pid = cred.pid;
+        const struct sup_bounds *b = &srv->cfg.bounds;
         if (!allowed(srv, cred.uid)) {
                 log_warn("%s: refused, uid not allowed", c->stream.name);
+                proto_stream_bound(&c->stream, &b->stream, NULL, NULL);
                 proto_stream_fail(&c->stream, "forbidden", "This uid may not use the supervisor (see --allow-uid)",
                                   NULL, NULL);
                 return;
         }
-        if (srv->n_clients > SUP_MAX_CLIENTS || srv->stopping) {
-                proto_stream_fail(&c->stream, "busy", "Too many connections", NULL, NULL);
+        struct sup_user *u = user_get(srv, cred.uid);
+        if (!u) {
+                proto_stream_close(&c->stream);
                 return;
         }
+        c->user = u;
+        u->n_refs++;
+        proto_stream_bound(&c->stream, &b->stream, &u->quota, client_busy);
+        char msg[256];
+        if (srv->stopping) {
+                proto_stream_fail(&c->stream, "busy", "The supervisor is stopping", NULL, NULL);
+                return;
+        }
+        if (u->n_conns >= b->max_conns_per_uid) {
+                pol_reason(msg, sizeof(msg), POL_CONN_UID_CAP, (unsigned)cred.uid, "supervisor", b->max_conns_per_uid);
+                log_warn("%s: refused, %u connections of its uid", c->stream.name, u->n_conns);
+                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
+                return;
+        }
+        if (srv->n_admitted >= b->max_conns) {
+                pol_reason(msg, sizeof(msg), POL_CONN_CAP, "supervisor", b->max_conns);
+                log_warn("%s: refused, %u clients connected", c->stream.name, srv->n_admitted);
+                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
+                return;
+        }
+        c->admitted = true;
+        u->n_conns++;
+        srv->n_admitted++;
         (void)proto_stream_start(&c->stream);
 }
 

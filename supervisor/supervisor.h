@@ -16,7 +16,29 @@
 #define SUP_MAX_RUNS 256 /* concurrent runs */
 #define SUP_MAX_SPARES 8
 #define SUP_MAX_SLOTS (SUP_MAX_RUNS + SUP_MAX_SPARES)
-#define SUP_MAX_CLIENTS 128
+
+/* The bounds on clients (server.c; README "The daemons"), defaults of their flags. The
+ * supervisor's clients are the broker, which carries every run on a connection of its own,
+ * and root. A uid's cap on connections must leave the broker every run slot and a probe
+ * beside them: at least --max-runs + 1, by default --max-runs + SUP_CONNS_HEADROOM. The one
+ * global bound, --max-conns, is global because each connection costs this one process an fd
+ * and buffers whoever holds it; it defaults to twice the per-uid cap (and at least
+ * SUP_MAX_CONNS_MIN), so that root (an operator's probe) finds room while the broker is at
+ * its cap. The bytes per uid default to every run slot's request (or result) in transit at
+ * once, as the broker's uid carries all of them. */
+#define SUP_CONNS_HEADROOM 16
+#define SUP_MAX_CONNS_MIN 512
+#define SUP_IDLE_S_DEFAULT 300
+#define SUP_FRAME_S_DEFAULT 60
+
+struct sup_bounds {
+        unsigned max_conns;            /* --max-conns, all uids */
+        unsigned max_conns_per_uid;    /* --max-conns-per-uid */
+        unsigned max_inflight_per_uid; /* --max-inflight-per-uid: runs (default --max-runs) */
+        size_t max_partial;            /* --max-partial-bytes, per uid */
+        size_t max_unread;             /* --max-unread-bytes, per uid */
+        struct proto_bounds stream;    /* --idle-timeout, --frame-timeout */
+};
 
 struct sup_config {
         const char *listen_path;
@@ -46,10 +68,12 @@ struct sup_config {
         unsigned keep_runs; /* run directories kept */
         unsigned spares;    /* jail children cloned ahead of time */
         char runner_path[PATH_MAX];
+        struct sup_bounds bounds;
 };
 
 struct sup_run;
 struct sup_client;
+struct sup_user;
 struct sup_server;
 struct sup_kaudit;
 
@@ -99,9 +123,11 @@ struct sup_server {
         unsigned n_runs; /* runs admitted whose slot is not yet free again (run.c) */
         struct sup_spare spares[SUP_MAX_SPARES];
         uv_timer_t refill_timer;
-        unsigned n_clients;
+        unsigned n_clients;  /* every connection until its close callback, refused ones too */
+        unsigned n_admitted; /* those admitted (counted against --max-conns) */
         struct sup_run *runs; /* every live run */
         struct sup_client *clients;
+        struct sup_user *users; /* one per uid with a connection */
         struct sup_kaudit *kaudit; /* kaudit.c: Landlock's denials from the kernel's audit */
         bool stopping;
         struct sup_probe *probe; /* the last probe's result, and whoever waits for the next */
@@ -109,9 +135,20 @@ struct sup_server {
         char no_userns[128];     /* why no user namespace can be made here; "" if one can */
 };
 
+/* What all the connections of one uid hold (server.c): freed with its last connection. */
+struct sup_user {
+        struct proto_quota quota;
+        unsigned n_conns; /* admitted */
+        unsigned n_refs;  /* connections pointing here, refused ones too */
+        struct sup_user *next, **pprev;
+};
+
 struct sup_client {
         struct proto_stream stream;
         struct sup_server *srv;
+        struct sup_user *user; /* NULL until its credentials are read */
+        bool admitted;
+        bool probe_waiting; /* a probe_request of it is not answered yet */
         uid_t uid;
         pid_t pid;
         struct sup_client *next, **pprev;

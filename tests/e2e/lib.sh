@@ -179,3 +179,63 @@ no_run_cgroups() {
         done
         fail "$1: run cgroups left: $(cg_runs "$2" | tr '\n' ' ')"
 }
+
+# ---- the daemons' bounds on clients (t_bounds_*.sh) ----
+CONNTOOL="$ANVIL_BUILD/tests/conntool"
+
+# start_bro NAME [broker options...]: a broker of the test's own on the suite's supervisor,
+# its socket at $T/NAME.sock opened to group 65534 (the group of the tests' other uids),
+# state in $T/NAME, log in $T/NAME.log; its pid in BRO_PID; stopped when the test ends.
+# glibc's mmap threshold is set to 64 KiB, so that every buffer of a frame is a mapping of
+# its own, given back when it is freed: the broker's RSS then shows what it holds.
+start_bro() {
+        local name=$1 before
+        shift
+        # A log of an earlier broker of the same name says nothing of this one.
+        before=$(grep -c ": listening on " "$T/$name.log" 2>/dev/null)
+        GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=65536 \
+                "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/$name.sock" \
+                --state-dir "$T/$name" --socket-group 65534 "$@" >>"$T/$name.log" 2>&1 &
+        BRO_PID=$!
+        OWN_PIDS+=("$BRO_PID")
+        for _ in $(seq 100); do
+                [ "$(grep -c ": listening on " "$T/$name.log")" -gt "${before:-0}" ] && return
+                kill -0 "$BRO_PID" 2>/dev/null || break
+                sleep 0.1
+        done
+        fail "the broker $name did not start: $(cat "$T/$name.log")"
+}
+
+# as_uid UID CMD...: CMD as UID, in group 65534 (so that it may use the sockets above).
+as_uid() {
+        local uid=$1
+        shift
+        setpriv --reuid="$uid" --regid=65534 --clear-groups -- "$@"
+}
+
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+n_fds() { find "/proc/$1/fd" -mindepth 1 -maxdepth 1 | wc -l; }
+
+# hold NAME UID SOCKET N [PARTIAL]: uid UID holds N connections to SOCKET (conntool hold,
+# each with PARTIAL bytes of an unfinished frame) until `release NAME`, which has it print
+# what each had received (conntool's summary) into $T/NAME.out.
+declare -A HOLD_PID
+hold() {
+        local name=$1 uid=$2
+        shift 2
+        # setpriv and conntool exec in turn: the background job's pid is conntool's.
+        (exec setpriv --reuid="$uid" --regid=65534 --clear-groups -- "$CONNTOOL" "$1" hold "${@:2}") \
+                >"$T/$name.out" 2>&1 &
+        HOLD_PID[$name]=$!
+        OWN_PIDS+=("$!")
+        for _ in $(seq 300); do
+                grep -q '^held ' "$T/$name.out" && return
+                kill -0 "${HOLD_PID[$name]}" 2>/dev/null || break
+                sleep 0.1
+        done
+        fail "hold $name: $(cat "$T/$name.out")"
+}
+release() {
+        kill -USR1 "${HOLD_PID[$1]}"
+        wait "${HOLD_PID[$1]}" || fail "hold $1: conntool exited $?: $(cat "$T/$1.out")"
+}

@@ -367,6 +367,28 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_MODEL_FAILED:
                 pol_reason(buf, size, r, "127.0.0.1:8080", "Failure when receiving data from the peer");
                 return;
+        case POL_CONN_UID_CAP:
+                pol_reason(buf, size, r, 1000U, "broker", 64U);
+                return;
+        case POL_CONN_CAP:
+                pol_reason(buf, size, r, "broker", 1024U);
+                return;
+        case POL_INFLIGHT_UID_CAP:
+                pol_reason(buf, size, r, "run_request", 1000U, 32U, "broker");
+                return;
+        case POL_CONN_IDLE:
+        case POL_FRAME_TIMEOUT:
+                pol_reason(buf, size, r, 300U, "broker");
+                return;
+        case POL_PARTIAL_UID_CAP:
+                pol_reason(buf, size, r, 1000U, "broker", 134283264ULL, 134217760ULL);
+                return;
+        case POL_UNREAD_UID_CAP:
+                pol_reason(buf, size, r, 1000U, 268000000ULL, "broker", 268435456ULL);
+                return;
+        case POL_RELAY_TOO_LARGE:
+                pol_reason(buf, size, r, "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
+                return;
         case POL_REFUSED_NOT_IN_FORCE:
                 pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
                 return;
@@ -543,6 +565,25 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_MODEL_CUT_SERVER] = "the model's reply was cut at the server's token limit: finish_reason is length",
         [POL_MODEL_FAILED] = "the request to the model server at 127.0.0.1:8080 failed: Failure when receiving data "
                              "from the peer",
+        [POL_CONN_UID_CAP] = "too many connections from uid 1000 to the broker: at most 64 at once "
+                             "(--max-conns-per-uid); close one and try again",
+        [POL_CONN_CAP] = "too many connections to the broker: at most 1024 at once from all users (--max-conns); "
+                         "try again later",
+        [POL_INFLIGHT_UID_CAP] = "run_request: uid 1000 already has 32 requests in flight, the most it may have on "
+                                 "the broker (--max-inflight-per-uid); wait for one to end",
+        [POL_CONN_IDLE] = "the connection was idle for 300 s with no request in flight and the broker has closed it "
+                          "(--idle-timeout); connect again to send a request",
+        [POL_FRAME_TIMEOUT] = "message: a frame was begun and not completed within 300 s and the broker has closed "
+                              "the connection (--frame-timeout); send each frame whole",
+        [POL_PARTIAL_UID_CAP] = "message: uid 1000's unfinished frames on its connections to the broker would take "
+                                "134283264 bytes, over the limit of 134217760 (--max-partial-bytes); send each frame "
+                                "whole, on fewer connections at once",
+        [POL_UNREAD_UID_CAP] = "uid 1000 has left 268000000 bytes of replies unread on its connections to the broker, "
+                               "and the next would take it over the limit of 268435456 (--max-unread-bytes); this "
+                               "connection is closed: read the replies to a request as they come",
+        [POL_RELAY_TOO_LARGE] = "run_request: encoded frame of 16777369 bytes is over the limit of 16777216, as the "
+                                "broker passes the request on to the supervisor (every field written out); send "
+                                "smaller inputs",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
         [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
         [POL_VARIABLES_NOT_OBJECT] = "variables refused: expected a JSON object, got an array",

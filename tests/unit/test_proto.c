@@ -766,6 +766,40 @@ static void test_reader_byte_at_a_time(void **state)
         proto_reader_free(&r);
 }
 
+/* The reader's memory (issue 9, F4): a frame's buffer grows with what has arrived, never past
+ * the size its header declares (16 MiB + 4 took 32 MiB before), and is given back once the
+ * frame is taken out, so a connection that sent one large frame holds nothing while idle. */
+static void test_reader_memory(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader r;
+        const uint8_t *p;
+        size_t n;
+        const size_t fl = 1000000;
+        _cleanup_free_ uint8_t *frame = calloc(1, fl + 4);
+        assert_non_null(frame);
+        uint32_t be = htonl((uint32_t)fl);
+        memcpy(frame, &be, 4);
+        proto_reader_init(&r, 0);
+        assert_int_equal(proto_reader_feed(&r, frame, 4 + 10, &err), 0);
+        assert_true(r.cap < 65536); /* the header alone allocates nothing like the frame */
+        for (size_t off = 14; off < fl + 4; off += 65536) {
+                size_t k = fl + 4 - off < 65536 ? fl + 4 - off : 65536;
+                assert_int_equal(proto_reader_next(&r, &p, &n, &err), 0);
+                assert_int_equal(proto_reader_feed(&r, frame + off, k, &err), 0);
+                assert_true(r.cap <= fl + 4);
+        }
+        assert_int_equal(r.cap, fl + 4);
+        assert_int_equal(proto_reader_next(&r, &p, &n, &err), 1);
+        assert_int_equal(n, fl);
+        assert_int_equal(proto_reader_next(&r, &p, &n, &err), 0);
+        assert_null(r.buf);
+        assert_int_equal(r.cap, 0);
+        assert_false(proto_reader_partial(&r));
+        proto_reader_free(&r);
+}
+
 static void test_reader_two_in_one_feed(void **state)
 {
         (void)state;
@@ -1007,6 +1041,7 @@ int main(void)
                 cmocka_unit_test(test_reader_huge_header),
                 cmocka_unit_test(test_reader_byte_at_a_time),
                 cmocka_unit_test(test_reader_two_in_one_feed),
+                cmocka_unit_test(test_reader_memory),
                 cmocka_unit_test(test_read_msg_truncated_stream),
                 cmocka_unit_test(test_encode_error_frame),
                 cmocka_unit_test(test_encode_required_unset),
