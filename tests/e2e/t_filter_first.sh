@@ -9,8 +9,8 @@
 #   - malformed variables are still the request's fault, an error bad_request naming the field,
 #     now refused under the filter;
 #   - a legitimate tool with variables still runs, with the Python layers on and off.
-# Before, the pre-check ran before the filter was loaded: such a tool's tier was `namespaces`,
-# and no seccomp_verified event was ever recorded for it.
+# Before, the variables and the pre-check came before the filter was loaded: such a tool's
+# tier was `namespaces`, and its run never got as far as the filter at all.
 . "$(dirname "$0")/lib.sh"
 VR="$ANVIL_BUILD/tests/varsrun"
 [ -x "$VR" ] || fail "$VR is missing: build it with 'make tests'"
