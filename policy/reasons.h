@@ -94,6 +94,10 @@
         X(RELAY_TOO_LARGE, "%s, as the broker passes the request on to the supervisor (every field written out); send smaller inputs") \
         /* layer, evidence */                                                                   \
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
+        /* the runner's first event (R6): what it saw in force, a list */                       \
+        X(LAYERS_IN_FORCE, "in force before the request's variables and source are read: %s")  \
+        /* the supervisor's, at S6a: the runner's /proc status */                               \
+        X(SECCOMP_VERIFIED, "seccomp filter seen in force from outside (%s); its listener watched") \
         /* variables between an agent's steps (DESIGN §8, jail/runner/vars.c). A request's that \
          * the runner refuses, before the tool's first line (an error frame bad_request):       \
          * the decoder's message */                                                             \

@@ -36,15 +36,18 @@
  *       applied the Landlock ABI the kernel has (kaudit.c); only then GO. A failed check
  *       refuses the run: no tool code ever ran.
  *   S5  pid 1 forks and execs the runner (P3); EXEC_OK (P4)
- *   S6  the runner reads the spec (R1), checks Landlock is enforced (R6), sends events on
- *       fd 3 (R7-R10). Meanwhile the kernel's audit records of Landlock's denials arrive on
- *       the multicast group and become the run's events (kaudit.c)
- *   S6a before the tool's first line the runner loads its seccomp filter and sends the
- *       listener to pid 1, which passes it on as NOTIFY (SCM_RIGHTS) on the sync socket;
- *       the supervisor checks the filter in the runner's /proc status, watches the listener
- *       and answers NOTIFY_OK; only then does the tool start. From then on every refused
- *       call waits in the kernel until notify.c has recorded it and answered EPERM (a
- *       non-native ABI's call: recorded, and the run killed)
+ *   S6  the runner reads the spec (R1), starts its interpreter (R4), checks Landlock is
+ *       enforced (R6), sends events on fd 3 (R6-R10). Meanwhile the kernel's audit records
+ *       of Landlock's denials arrive on the multicast group and become the run's events
+ *       (kaudit.c)
+ *   S6a before it reads a byte of the request's (the variables, the source for the
+ *       pre-check: R6a, R6b) the runner loads its seccomp filter and sends the listener to
+ *       pid 1, which passes it on as NOTIFY (SCM_RIGHTS) on the sync socket; the supervisor
+ *       checks the filter in the runner's /proc status, watches the listener, records event
+ *       "seccomp_verified" and answers NOTIFY_OK; only then does the runner go on, its first
+ *       event "in_force". From then on every refused call waits in the kernel until notify.c
+ *       has recorded it and answered EPERM (a non-native ABI's call: recorded, and the run
+ *       killed)
  *   S7  wall-clock timer and the 20 ms memory sampler may kill pid 1 (SIGKILL by pidfd):
  *       the kernel then kills every process of the pid namespace
  *   S8  pid 1 reports EXIT with the runner's wait status and rusage (P5) and exits

@@ -175,6 +175,10 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
         snprintf(mech, sizeof(mech), "seccomp filter, refusals explained by the supervisor (%s)", evidence);
         (void)proto_strv_push(&run->mechanisms, mech);
         run->seccomp_verified = true;
+        /* On the record, with its time: the runner reads nothing of the request's before it
+         * has our answer (R6), so every later event of its comes after this one. */
+        sup_run_event(run, "supervisor", "seccomp_verified", NULL, NULL,
+                      pol_reason(msg, sizeof(msg), POL_SECCOMP_VERIFIED, evidence));
         return 0;
 }
 

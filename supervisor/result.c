@@ -58,7 +58,7 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         char line[PATH_MAX + 256];
         bool direct = run->srv->cfg.direct;
         /* Where Landlock is in force, what it allows of them (jail/landlock.c). */
-        bool ll = run->ka.abi > 0 && run->tool_started; /* applied (C10) and seen enforced (R6) */
+        bool ll = run->ka.abi > 0 && run->layers_in_force; /* applied (C10) and seen enforced (R6) */
         if (direct) {
                 /* The host's own paths, as far as Landlock lets the tool reach them. */
                 (void)proto_strv_push(&b->read, ll ? "/usr (landlock)" : "the host's file system (no landlock in force)");
@@ -282,12 +282,12 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         }
         res->events = run->events;
         /* What was verified for this run: namespaces by verify.c before GO, or the run was
-         * refused; seccomp from outside before the tool's first line (S6a); Landlock applied
-         * by the child (it said so, C10) and seen enforced by the runner, which otherwise
-         * refuses before "started". A tool the pre-check refused never got as far as seccomp
-         * or the runner's Landlock check: nothing of it ran. */
-        res->isolation.tier =
-                (char *)sup_tier(!run->srv->cfg.direct, run->seccomp_verified, run->ka.abi > 0 && run->tool_started);
+         * refused; seccomp from outside before the runner read the request's variables and
+         * source (S6a); Landlock applied by the child (it said so, C10) and seen enforced by
+         * the runner, which otherwise refuses, as its first event says (R6). All of them are
+         * in force before the pre-check (R6b): a tool it refused has the full tier. */
+        res->isolation.tier = (char *)sup_tier(!run->srv->cfg.direct, run->seccomp_verified,
+                                               run->ka.abi > 0 && run->layers_in_force);
         res->isolation.mechanisms = run->mechanisms;
         char dir[PATH_MAX + 16];
         snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);

@@ -142,7 +142,7 @@ static void run_fail(struct sup_run *run, const char *msg)
         run_kill(run);
 }
 
-/* The runner refused what the request gave it (its variables, R4a) before the tool started:
+/* The runner refused what the request gave it (its variables, R6a) before the tool started:
  * the client's error, answered with bad_request and the field, never a sandbox failure. */
 static void run_refuse_request(struct sup_run *run, const char *msg, const char *field)
 {
@@ -299,6 +299,8 @@ static const char *runner_payload(struct sup_run *run, struct proto_runner_event
 static void runner_event(struct sup_run *run, struct proto_msg *m)
 {
         struct proto_event *in = &m->u.runner_event.event;
+        bool first = !run->runner_spoke; /* the first frame on fd 3 */
+        run->runner_spoke = true;
         if (run->events.n >= EVENTS_KEEP) {
                 run->events_dropped++;
                 return;
@@ -311,8 +313,13 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
         e->t_ms = run_ms(run);
         stream_event(run, e);
         /* Before "started" the runner alone writes here; a refusal then (a layer it found
-         * not in force, R6) means the sandbox failed, not the tool. */
-        if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
+         * not in force, R6; the request's variables, R6a) means the sandbox or the request
+         * failed, not the tool. Its word that the layers are in force counts only as its
+         * first event, sent before it read a byte of the request's (R6): a later one may come
+         * from code that has parsed them. */
+        if (first && strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "in_force") == 0)
+                run->layers_in_force = true;
+        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
                 run->tool_started = true;
         else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started &&
                  e->op && strcmp(e->op, "variables") == 0)

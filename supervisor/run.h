@@ -46,6 +46,10 @@ struct sup_run {
         uint64_t kernel_refusals;
         bool seccomp_verified; /* S6a: seen in force from outside */
         bool tool_started; /* the runner said "started": its later claims are the tool's word */
+        /* The runner's first frame on fd 3 was the event "in_force" (R6): it saw every layer
+         * it checks in force (Landlock among them) before it read a byte of the request's. */
+        bool layers_in_force;
+        bool runner_spoke; /* a runner_event frame has come on fd 3 */
         struct sup_run_kaudit ka; /* Landlock: what the jail reported, its denials (kaudit.c) */
         /* what happened */
         bool cloned;   /* a jail child is the run's */

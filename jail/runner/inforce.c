@@ -1,5 +1,6 @@
 /* R6: the kernel layer the runner installs itself, seccomp, and the fail-closed checks of
- * what the jail promises (DESIGN §6), just before the tool's first line. Nothing here trusts
+ * what the jail promises (DESIGN §6), before the runner reads a byte of the request's (its
+ * variables, R6a; its source, R6b) and so before the tool's first line. Nothing here trusts
  * what it was told: each promise is looked up in what the kernel reports for this process.
  * A promise not kept refuses the run ("refused: <layer> not in force (<evidence>)"); no
  * tool code runs, and the supervisor reports the sandbox's failure, not the tool's. */
@@ -64,9 +65,10 @@ static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_
         return -1;
 }
 
-int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t layer_size, char *evidence,
-                          size_t size)
+int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t seen_size, char *layer,
+                          size_t layer_size, char *evidence, size_t size)
 {
+        seen[0] = 0;
         struct anvil_err err = ANVIL_ERR_INIT;
         int listener = -1;
         int r;
@@ -105,6 +107,7 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t
                 snprintf(evidence, size, "%s", err.msg);
                 return -1;
         }
+        bool filtered = r == 0; /* loaded, and the supervisor saw it in force */
         /* The promises, as the kernel reports them. */
         /* Asked of the kernel with prctl, not read from /proc: a direct jail has no /proc. */
         long nnp = prctl(PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0), mode = prctl(PR_GET_SECCOMP, 0, 0, 0, 0);
@@ -138,5 +141,8 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t
                         snprintf(evidence, size, "fd %ld is open (%s); only 0-3 may be", fd, target);
                         return -1;
                 }
+        snprintf(seen, seen_size, "%sno_new_privs, %sonly fds 0-3",
+                 filtered ? "the seccomp filter (seen by the supervisor), " : "",
+                 spec->direct ? "" : "user, pid, uts and network namespaces, ");
         return 0;
 }

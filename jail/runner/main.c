@@ -4,21 +4,26 @@
  *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there
  *   R2  not dumpable; parent-death signal and no_new_privs are inherited from pid 1
  *   R3  the audit hook (audit.c): PySys_AddAuditHook here, before Py_InitializeFromConfig,
- *       so Python code can never remove it; it lets everything by until R6
+ *       so Python code can never remove it; it lets everything by until R6c
  *   R4  start the interpreter: isolated config, no bytecode written, Debian's sys.path;
  *       pre-warm what the data stack would otherwise do in the run (platform's processor)
- *   R4a final_answer made a builtin; the spec's variables, if any, decoded and bound as
- *       globals of __main__ (vars.c); malformed ones refuse the run (event "refused", op
- *       "variables": the request's fault, which the supervisor answers with an error frame),
- *       and no tool code runs
- *   R5  the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
- *       a tool with findings stops here, status blocked
- *   R6  arm the audit hook; the fail-closed checks of the jail's promises: Landlock, when
- *       the spec says the jail was restricted with it, is seen enforced (jail/landlock.c);
- *       seccomp (inforce.c) is installed after our own start-up, before the tool's first
- *       line, its listener sent to pid 1 on fd 4, which is then closed; no_new_privs, the
- *       filter and only fds 0-3 open are checked: one not in force refuses the run ("refused:
- *       <layer> not in force (...)"), event "refused", and no tool code runs
+ *   R5  final_answer made a builtin, and what vars.c's encoder needs taken (vars_init)
+ *   R6  the jail's promises, fail closed: Landlock, when the spec says the jail was
+ *       restricted with it, is seen enforced (jail/landlock.c); seccomp (inforce.c) is
+ *       loaded, its listener sent to pid 1 on fd 4, which is then closed, and the
+ *       supervisor's word awaited that it sees the filter in our /proc status and watches
+ *       the listener (S6a: NOTIFY_OK); no_new_privs, the filter, the namespaces and only fds
+ *       0-3 open are checked. One not in force refuses the run ("refused: <layer> not in
+ *       force (...)"), event "refused", and nothing of the request's is read. Else event
+ *       "in_force", the runner's first, naming what it saw: the supervisor takes it (for the
+ *       tier's Landlock) only as the first event, the one sent before any untrusted byte
+ *   R6a the spec's variables, if any, decoded and bound as globals of __main__ (vars.c);
+ *       malformed ones refuse the run (event "refused", op "variables": the request's fault,
+ *       which the supervisor answers with an error frame), and no tool code runs
+ *   R6b the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
+ *       a tool with findings stops here, status blocked, its result with the full tier
+ *   R6c arm the audit hook. With the Python layers off (a test build's supervisor), event
+ *       "layers_disabled" right after "in_force", and R6b and R6c are left out
  *   R7  event "started"
  *   R8  compile as "<tool>", run in __main__
  *   R9  event "exception" with the traceback, if one escaped the tool
@@ -29,6 +34,30 @@
  *       Py_FinalizeEx, so the tool's threads and its output are done
  *   R10 finalize (flushes the tool's output), the summary of refusals not recorded, event
  *       "blocked" if a refusal ended the tool, event "finished", exit with the tool's code
+ *
+ * What runs before the filter (R1-R5), and why none of it handles untrusted input. The
+ * request's own bytes, the tool's source and its variables (what the model wrote), are first
+ * interpreted at R6a and R6b, under every layer the tier promises. Before R6:
+ *   - R1 must come first: the spec says what R6 is to find (the Landlock ABI, whether seccomp
+ *     is promised, a jail without namespaces) and where the tool's roots are. The frame is
+ *     the supervisor's, read with the strict msgpack decoder of proto/ (fuzzed; the very
+ *     code the supervisor itself, outside any jail, ran on the client's frame that carried
+ *     the same bytes): source and variables come out of it as opaque strings, checked only
+ *     for their length, UTF-8 and no NUL. What is interpreted of the spec before R6 is the
+ *     supervisor's own: the jail's paths (runner_policy_init), the granted capabilities'
+ *     names (matched against a table), the `uname -p` and `file -b` it ran itself outside
+ *     (prewarm_platform), the flags of R6.
+ *   - R2-R5 read no byte of the request's: a prctl, a C function pointer, the interpreter's
+ *     start-up (its fixed environment and its own root-owned files on the read-only /usr:
+ *     the stdlib, Debian's site and .pth files) and imports of _json, keyword and builtins.
+ *     They run before R6 so that R6's checks see the process as the tool will get it (an
+ *     fd the start-up left open is refused there); under the filter they would gain
+ *     nothing, as no untrusted byte steers them.
+ * What R6a and R6b ask of the kernel (importing json and ast: openat, newfstatat, read,
+ * lseek, mmap, close, ioctl TCGETS on the files) is none of the calls policy/seccomp.c
+ * refuses, and a call it refused would be a seccomp event on the run's record, which
+ * tests/e2e/t_filter_first.sh finds none of. Had one been needed, that work would be done
+ * at R5, on trusted input, never by a wider filter.
  *
  * Events go to fd 3 as runner_event frames. Everything here is on the untrusted side: the
  * supervisor decodes these frames as strictly as a client's, and only trusts what the kernel
@@ -372,8 +401,9 @@ static void prewarm_platform(const struct proto_run_spec *spec)
         Py_DECREF(platform);
 }
 
-/* R6: what the spec says the kernel enforces must be seen enforced before the tool's first
- * line; if not, the run is refused on the record and nothing of the tool runs. */
+/* R6: what the spec says the kernel enforces must be seen enforced before the first byte of
+ * the request's is read; if not, the run is refused on the record and nothing of the tool
+ * runs. The check is a listing of "/" that Landlock refuses (jail/landlock.c). */
 static bool landlock_refused(const struct proto_run_spec *spec)
 {
         char evidence[160], msg[256];
@@ -383,6 +413,27 @@ static bool landlock_refused(const struct proto_run_spec *spec)
         send_event("refused", "landlock", msg, 0, NULL);
         fprintf(stderr, "anvil-py: %s\n", msg);
         return true;
+}
+
+/* R6, fail closed: also with the Python layers off, which this does not depend on. 0 once
+ * event "in_force" is sent, -1 once the refusal is. */
+static int layers_in_force(const struct proto_run_spec *spec)
+{
+        if (landlock_refused(spec))
+                return -1;
+        char seen[256], layer[32], evidence[300], msg[512];
+        if (inforce_kernel_layers(spec, seen, sizeof(seen), layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
+                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, layer, evidence);
+                send_event("refused", NULL, msg, 0, NULL);
+                return -1;
+        }
+        char all[320];
+        if (spec->landlock_abi)
+                snprintf(all, sizeof(all), "landlock ABI %u, %s", (unsigned)spec->landlock_abi, seen);
+        else
+                snprintf(all, sizeof(all), "%s", seen);
+        send_event("in_force", NULL, pol_reason(msg, sizeof(msg), POL_LAYERS_IN_FORCE, all), 0, NULL);
+        return 0;
 }
 
 int main(void)
@@ -410,10 +461,21 @@ int main(void)
         if (start_python() < 0)
                 return 125;
         prewarm_platform(&spec);
-        /* R4a */
+        /* R5 */
+        if (vars_init(&R) < 0)
+                return 125;
+        /* R6: from here on, every layer the tier promises is in force. */
+        if (layers_in_force(&spec) < 0)
+                return 125;
+        if (spec.test_no_python_layers) {
+                /* A test build's supervisor asked for it, to show the kernel layers alone: said
+                 * on the record, never silent. */
+                send_event("layers_disabled", NULL, "test mode: the pre-check and the audit hook are off", 0, NULL);
+        }
+        /* R6a: the first of the request's bytes interpreted. */
         {
                 char msg[512];
-                int v = vars_setup(&R, spec.variables, msg, sizeof(msg));
+                int v = vars_bind(&R, spec.variables, msg, sizeof(msg));
                 if (v == -1) {
                         send_event("refused", "variables", msg, 0, NULL);
                         fprintf(stderr, "anvil-py: %s\n", msg);
@@ -421,39 +483,23 @@ int main(void)
                 if (v < 0)
                         return 125;
         }
-        if (spec.test_no_python_layers) {
-                /* A test build's supervisor asked for it, to show the kernel layers alone: said
-                 * on the record, never silent. */
-                send_event("layers_disabled", NULL, "test mode: the pre-check and the audit hook are off", 0, NULL);
-                goto run;
-        }
-        /* R5 */
-        int findings = precheck_run(&R, spec.source);
-        if (findings < 0)
-                return 125;
-        if (findings > 0) {
-                char msg[96];
-                snprintf(msg, sizeof(msg), "the pre-check refused the tool (%d finding%s); none of it ran", findings,
-                         findings == 1 ? "" : "s");
-                send_event("blocked", NULL, msg, 0, NULL);
-                (void)Py_FinalizeEx();
-                send_event("finished", NULL, "tool finished with exit code 1", 0, NULL);
-                return 1;
-        }
-        /* R6 */
-        if (audit_arm(&R) < 0)
-                return 125;
-run:;
-        /* R6, fail closed: also with the Python layers off, which this does not depend on. */
-        if (landlock_refused(&spec))
-                return 125;
-        {
-                char layer[32], evidence[300], msg[400];
-                if (inforce_kernel_layers(&spec, layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
-                        pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, layer, evidence);
-                        send_event("refused", NULL, msg, 0, NULL);
+        if (!spec.test_no_python_layers) {
+                /* R6b */
+                int findings = precheck_run(&R, spec.source);
+                if (findings < 0)
                         return 125;
+                if (findings > 0) {
+                        char msg[96];
+                        snprintf(msg, sizeof(msg), "the pre-check refused the tool (%d finding%s); none of it ran",
+                                 findings, findings == 1 ? "" : "s");
+                        send_event("blocked", NULL, msg, 0, NULL);
+                        (void)Py_FinalizeEx();
+                        send_event("finished", NULL, "tool finished with exit code 1", 0, NULL);
+                        return 1;
                 }
+                /* R6c */
+                if (audit_arm(&R) < 0)
+                        return 125;
         }
         pid_t self = getpid();
         /* R7 */

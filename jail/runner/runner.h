@@ -50,24 +50,29 @@ void runner_send(struct runner *r, struct proto_msg *m);
 int runner_policy_init(struct runner *r, const struct proto_run_spec *spec);
 int runner_realpath(const char *path, char *out, size_t size, void *ctx);
 
-/* precheck.c: the number of findings (each already sent as an event), or -1 if the
- * pre-check itself could not run (an error on stderr). A source that does not parse has no
- * findings: compiling it then raises the SyntaxError the tool should see. */
+/* precheck.c (R6b, under every layer of R6): the number of findings (each already sent as an
+ * event), or -1 if the pre-check itself could not run (an error on stderr). A source that
+ * does not parse has no findings: compiling it then raises the SyntaxError the tool should
+ * see. */
 int precheck_run(struct runner *r, const char *source);
 
-/* inforce.c (R6): installs seccomp and checks the jail's promises; -1 with the layer and
- * the evidence if one is not in force. */
-int inforce_kernel_layers(const struct proto_run_spec *spec, char *layer, size_t layer_size, char *evidence,
-                          size_t size);
+/* inforce.c (R6): installs seccomp, has the supervisor confirm it, and checks the jail's
+ * promises; 0 with what was seen in force in `seen` (a list for the event "in_force"), or -1
+ * with the layer and the evidence if one is not in force. */
+int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t seen_size, char *layer,
+                          size_t layer_size, char *evidence, size_t size);
 
-/* vars.c (DESIGN §8). vars_setup (R4a): final_answer made a builtin, and the spec's variables,
- * if any, decoded and bound as globals of __main__: 0; -1 with the refusal in msg (the
- * request's fault); -2 if the runner itself failed (on stderr). vars_collect (R9a): the
- * variables the tool left, sent as one event "variables". */
-int vars_setup(struct runner *r, const char *variables, char *msg, size_t size);
+/* vars.c (DESIGN §8). vars_init (R5): final_answer made a builtin, what the encoder needs taken
+ * (nothing of the request's): 0, or -1 if the runner itself failed (on stderr). vars_bind
+ * (R6a, under every layer of R6): the spec's variables, if any, decoded and bound as globals
+ * of __main__: 0; -1 with the refusal in msg (the request's fault); -2 if the runner itself
+ * failed (on stderr). vars_collect (R9a): the variables the tool left, sent as one event
+ * "variables". */
+int vars_init(struct runner *r);
+int vars_bind(struct runner *r, const char *variables, char *msg, size_t size);
 void vars_collect(struct runner *r);
 
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
-int audit_arm(struct runner *r);      /* after it, before the tool's first line */
+int audit_arm(struct runner *r);      /* R6c: after the pre-check, before the tool's first line */
 void audit_finish(struct runner *r);  /* the summary of refusals not recorded */

@@ -2,7 +2,7 @@
  * code action is one run; what passes from one to the next is JSON-serialisable variables
  * only, and the model ends with final_answer(value).
  *
- * In (R4a): the run spec's `variables`, a JSON object as text, is decoded here with Python's
+ * In (R6a): the run spec's `variables`, a JSON object as text, is decoded here with Python's
  * own json module (inside the jail: untrusted parsing belongs here) and each key bound as a
  * global of __main__. It is strict: NaN and Infinity (which Python's json would take) and a
  * key given twice anywhere are refused, and each name must be one a tool can use
@@ -10,11 +10,15 @@
  * at most 128 bytes; at most 1000 of them). A request that breaks a rule is refused whole,
  * before the pre-check and before the tool's first line, with event "refused", op
  * "variables": the supervisor answers with an error frame bad_request, not a result.
- * This runs before the audit hook is armed and before seccomp is installed (R6), which is
- * safe because nothing of the data can run: json's C scanner builds only dicts, lists,
- * strings, numbers, booleans and None, and calls no code but the two hooks below (C). The
- * jail's other layers (namespaces, Landlock, rlimits, cgroup) are all in force already, and
- * 1 MiB of text bounds the work.
+ * This runs under every layer of the jail (R6: Landlock seen enforced, the seccomp filter
+ * loaded and seen from outside by the supervisor, no_new_privs, the namespaces, fds 0-3,
+ * besides the rlimits and the cgroup), and before the audit hook is armed (R6c: it is not the
+ * tool's doing). Nothing of the data can run: json's C scanner builds only dicts, lists,
+ * strings, numbers, booleans and None, and calls no code but the two hooks below (C); 1 MiB
+ * of text bounds the work. What it asks of the kernel (importing json: openat, newfstatat,
+ * read, lseek, ioctl TCGETS, mmap, close) is nothing the filter refuses (policy/seccomp.c);
+ * what needs no data of the request's, final_answer and the encoder's parts, is set up
+ * before the filter, by vars_init (R5).
  *
  * Out (R9a): after the tool's last line, whether it ended or raised, the globals of __main__
  * it left (names starting with '_' are not variables) are judged one by one, in their order:
@@ -363,7 +367,7 @@ out:
         return rc;
 }
 
-/* ---- setup (R4a) ---- */
+/* ---- setup (R5) and binding (R6a) ---- */
 
 static PyObject *attr_of(const char *module, const char *name)
 {
@@ -373,10 +377,9 @@ static PyObject *attr_of(const char *module, const char *name)
         return a;
 }
 
-int vars_setup(struct runner *r, const char *variables, char *msg, size_t size)
+int vars_init(struct runner *r)
 {
         V = r;
-        msg[0] = 0;
         make_encoder = attr_of("_json", "make_encoder");
         encode_str = attr_of("_json", "encode_basestring");
         PyObject *kwlist = attr_of("keyword", "kwlist");
@@ -399,7 +402,7 @@ int vars_setup(struct runner *r, const char *variables, char *msg, size_t size)
                 PyErr_Print();
                 Py_XDECREF(fa);
                 Py_XDECREF(builtins);
-                return -2;
+                return -1;
         }
         Py_DECREF(fa);
         /* The builtins' names as they are now, before any tool code: the same in every run. */
@@ -407,8 +410,14 @@ int vars_setup(struct runner *r, const char *variables, char *msg, size_t size)
         Py_DECREF(builtins);
         if (!builtin_names) {
                 PyErr_Print();
-                return -2;
+                return -1;
         }
+        return 0;
+}
+
+int vars_bind(struct runner *r, const char *variables, char *msg, size_t size)
+{
+        msg[0] = 0;
         if (!variables)
                 return 0;
         PyObject *main_mod = PyImport_AddModule("__main__"); /* borrowed */

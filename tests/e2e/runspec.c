@@ -1,7 +1,9 @@
 /* runspec: the runner's side of the supervisor, for tests that run anvil-py outside a jail.
  *
- *   runspec encode TOOL.py   writes a run_spec frame for TOOL.py on stdout (the jail's roots,
- *                            the Python layers on), as the supervisor sends it on the runner's
+ *   runspec encode TOOL.py [VARIABLES]
+ *                            writes a run_spec frame for TOOL.py on stdout (the jail's roots,
+ *                            the Python layers on; the file VARIABLES's bytes as its
+ *                            variables, unchecked), as the supervisor sends it on the runner's
  *                            stdin
  *   runspec events           reads runner_event frames on stdin until it ends and prints each
  *                            as "<layer> <kind>: <message>"
@@ -17,10 +19,11 @@
 int main(int argc, char **argv)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (argc == 3 && strcmp(argv[1], "encode") == 0) {
-                uint8_t *src;
-                size_t len;
-                if (fd_read_file(argv[2], PROTO_SOURCE_MAX, &src, &len, &err) < 0) {
+        if ((argc == 3 || argc == 4) && strcmp(argv[1], "encode") == 0) {
+                uint8_t *src, *vars = NULL;
+                size_t len, n_vars;
+                if (fd_read_file(argv[2], PROTO_SOURCE_MAX, &src, &len, &err) < 0 ||
+                    (argc == 4 && fd_read_file(argv[3], PROTO_VARIABLES_MAX, &vars, &n_vars, &err) < 0)) {
                         fprintf(stderr, "runspec: %s\n", err.msg);
                         return 1;
                 }
@@ -31,8 +34,10 @@ int main(int argc, char **argv)
                 m.u.run_spec.read_roots = (struct proto_strv){ reads, 2 };
                 m.u.run_spec.write_roots = (struct proto_strv){ writes, 1 };
                 m.u.run_spec.scratch = "/tmp";
+                m.u.run_spec.variables = (char *)vars;
                 int r = proto_write_msg(1, &m, &err);
                 free(src);
+                free(vars);
                 if (r < 0) {
                         fprintf(stderr, "runspec: %s\n", err.msg);
                         return 1;
@@ -56,6 +61,6 @@ int main(int argc, char **argv)
                         proto_msg_free(&m);
                 }
         }
-        fprintf(stderr, "usage: runspec encode TOOL.py | runspec events\n");
+        fprintf(stderr, "usage: runspec encode TOOL.py [VARIABLES] | runspec events\n");
         return 1;
 }

@@ -16,12 +16,17 @@ expect_eq "processes" \
         "$(j .blast_radius.processes)"
 expect_eq "limits as given" "7 300" "$(j '"\(.blast_radius.limits.wall_s) \(.blast_radius.limits.memory_mb)"')"
 expect_eq "write" "/work/artifacts (at most 67108864 bytes)" "$(j '.blast_radius.write[0]')"
-# A tool the pre-check refused never reached seccomp: the radius says what held instead.
+# A tool the pre-check refused was judged under every layer (jail/runner/main.c, R6): the
+# radius is the same.
 tool refused.py <<<'import socket'
 run_json "$T/refused.py"
-expect_eq "refused tool: processes" "at most 64 processes and threads, in a pid namespace of its own" \
+expect_eq "refused tool: status" blocked "$(j .status)"
+expect_eq "refused tool: processes" \
+        "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this run); at most 64 threads, in a pid namespace of its own" \
         "$(j .blast_radius.processes)"
-expect_eq "refused tool: network" "none: a network namespace of its own with no interface up" "$(j .blast_radius.network)"
+expect_eq "refused tool: network" \
+        "none: seccomp refused every socket but AF_UNIX (verified for this run); a network namespace of its own with no interface up; TCP bind and connect denied by landlock" \
+        "$(j .blast_radius.network)"
 # The human form.
 out=$("$CTL" run "$T/noop.py" --input "$T/one.csv" --timeout 7) || fail "anvilctl run exited $?"
 expect_eq "human: the card's title" "blast radius (namespaces+seccomp+landlock):" "$(grep '^blast radius' <<<"$out")"

@@ -75,10 +75,12 @@ expect_match "the run's mechanisms name the filter, seen from outside" \
         "$(j '.isolation.mechanisms | join("; ")')"
 # Control for the file check: the same file is readable on the host.
 expect_match "control: the host file reads on the host" '^anvil test host file' "$(cat "$T/hostfile")"
-# A tool the pre-check refused never reached seccomp: its tier says so.
+# A tool the pre-check refused was judged under every layer (the runner loads them first):
+# its tier is the probe's (t_filter_first.sh shows the order).
 tool refused.py <<<'import socket'
 run_json "$T/refused.py"
-expect_eq "a refused tool's tier" "namespaces" "$(j .isolation.tier)"
+expect_eq "a refused tool's status" blocked "$(j .status)"
+expect_eq "a refused tool's tier" "namespaces+seccomp+landlock" "$(j .isolation.tier)"
 
 # A probe environment without seccomp, then one without Landlock: the tier drops and says why.
 broken() { # LAYER N: a supervisor whose probe's jail leaves LAYER out; its probe in $T/probe.json

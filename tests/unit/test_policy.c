@@ -392,6 +392,12 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_REFUSED_NOT_IN_FORCE:
                 pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
                 return;
+        case POL_LAYERS_IN_FORCE:
+                pol_reason(buf, size, r, "landlock ABI 7, no_new_privs, only fds 0-3");
+                return;
+        case POL_SECCOMP_VERIFIED:
+                pol_reason(buf, size, r, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
+                return;
         case POL_VARIABLES_NOT_JSON:
                 pol_reason(buf, size, r, "Expecting value: line 1 column 1 (char 0)");
                 return;
@@ -585,6 +591,10 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                 "broker passes the request on to the supervisor (every field written out); send "
                                 "smaller inputs",
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
+        [POL_LAYERS_IN_FORCE] = "in force before the request's variables and source are read: landlock ABI 7, "
+                                "no_new_privs, only fds 0-3",
+        [POL_SECCOMP_VERIFIED] = "seccomp filter seen in force from outside (the runner's /proc status: Seccomp 2, "
+                                 "Seccomp_filters 1, NoNewPrivs 1); its listener watched",
         [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
         [POL_VARIABLES_NOT_OBJECT] = "variables refused: expected a JSON object, got an array",
         [POL_VARIABLES_BAD_NAME] = "variables refused: 'print' shadows a builtin",
