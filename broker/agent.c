@@ -417,6 +417,7 @@ static void on_result_saved(void *data, int rc, const char *failed, const char *
         if (rc < 0) {
                 log_error("task %s: its result was not stored: %s", t->id, error);
                 bro_not_stored(&t->not_stored, "tasks", failed, -rc); /* the client is told */
+                bro_store_mark_unstored(t->srv, t->id);
         }
         struct bro_client *c = t->client;
         if (c) {

@@ -148,6 +148,11 @@ void bro_store_prune(struct bro_server *srv, enum bro_prune kind);
 /* text to dirfd/name as the thread pool's writes do (whole or not at all), but now, on the
  * caller's thread: for the start-up (recover.c). */
 int bro_store_write_now(struct bro_server *srv, int dirfd, const char *name, const char *text, struct anvil_err *err);
+/* DIR/tasks/<task_id>.unstored, empty: the task ended and its client had its result, which
+ * could not be written. It needs no data block, so a full disk still takes it; it tells the
+ * next start that the trace without a result is no interrupted task (recover.c). */
+#define BRO_UNSTORED_SUFFIX ".unstored"
+void bro_store_mark_unstored(struct bro_server *srv, const char *task_id);
 bool bro_run_id_valid(const char *run_id);
 /* Takes over *m (a run_result); renders and writes it on the thread pool, then calls
  * bro_relay_stored(r, m). Returns <0 if it could not be queued (m is left to the caller). */

@@ -15,9 +15,10 @@
  *       actions the trace shows with a stored result (a "code" line, then the "run_result"
  *       naming its run, whose RunResult is DIR/results/<run_id>.json), up to the same budget
  *       as a TaskResult's; no deliverable (the task never ended well)
- * A trace whose last line is the "end" of another status is a task that ended but whose
- * result could not be written (its client was told: not_stored): it is left as it is. One
- * whose "end" says interrupted (a broker killed between R2 and R3) gets R3.
+ * A task that ended but whose result could not be written (its client was told: not_stored)
+ * is left as it is: its DIR/tasks/<task_id>.unstored says so (its trace may lack its end, on
+ * a full disk), and so does a trace whose last line is the "end" of another status. One whose
+ * "end" says interrupted (a broker killed between R2 and R3) gets R3.
  *
  * This runs before the loop and the socket, on the main thread: the files are the broker's
  * own, a trace is read line by line within the replay's bounds (agent.h). */
@@ -224,7 +225,7 @@ void bro_recover_tasks(struct bro_server *srv)
         const size_t sl = strlen(".jsonl");
         while ((de = readdir(d))) {
                 size_t n = strlen(de->d_name);
-                char id[PROTO_ID_MAX + 1], result[PROTO_ID_MAX + 8];
+                char id[PROTO_ID_MAX + 1], result[PROTO_ID_MAX + 16];
                 if (n <= sl || n - sl > PROTO_ID_MAX || strcmp(de->d_name + n - sl, ".jsonl") != 0)
                         continue;
                 snprintf(id, sizeof(id), "%.*s", (int)(n - sl), de->d_name);
@@ -233,6 +234,11 @@ void bro_recover_tasks(struct bro_server *srv)
                 snprintf(result, sizeof(result), "%s.json", id);
                 if (faccessat(srv->tasks_dirfd, result, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT)
                         continue;
+                snprintf(result, sizeof(result), "%s" BRO_UNSTORED_SUFFIX, id);
+                if (faccessat(srv->tasks_dirfd, result, F_OK, AT_SYMLINK_NOFOLLOW) == 0 || errno != ENOENT) {
+                        log_info("task %s: ended, its result not stored (tasks/%s); left as it is", id, result);
+                        continue;
+                }
                 recover_one(srv, id, de->d_name);
         }
 }

@@ -317,6 +317,19 @@ int bro_store_write_now(struct bro_server *srv, int dirfd, const char *name, con
         return write_text(dirfd, name, tmp, text, err);
 }
 
+void bro_store_mark_unstored(struct bro_server *srv, const char *task_id)
+{
+        char name[PROTO_ID_MAX + 16];
+        snprintf(name, sizeof(name), "%s" BRO_UNSTORED_SUFFIX, task_id);
+        int fd = openat(srv->tasks_dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+        if (fd < 0) {
+                log_warn("task %s: tasks/%s cannot be created: %s; its next start will take it for interrupted", task_id,
+                         name, strerror(errno));
+                return;
+        }
+        (void)close(fd);
+}
+
 /* ---- retention ---- */
 
 struct prune_job {
@@ -325,7 +338,6 @@ struct prune_job {
         enum bro_prune kind;
         int dirfd, traces_dirfd;
         unsigned keep;
-        unsigned removed;
         int rc; /* the first failure to remove, -errno */
 };
 
@@ -334,9 +346,9 @@ static int cmp_names(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The names of dirfd's entries that end with suffix (and start with prefix), not temporary
- * files; sorted. */
-static char **list_names(int dirfd, const char *prefix, const char *suffix, size_t *n)
+/* The stems of dirfd's entries that start with prefix and end with one of suffixes (the
+ * suffix cut off), not temporary files; sorted. */
+static char **list_stems(int dirfd, const char *prefix, const char *const *suffixes, size_t *n)
 {
         *n = 0;
         int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -348,12 +360,14 @@ static char **list_names(int dirfd, const char *prefix, const char *suffix, size
                 return NULL;
         }
         char **names = NULL;
-        size_t cap = 0, sl = strlen(suffix), pl = strlen(prefix);
+        size_t cap = 0, pl = strlen(prefix);
         struct dirent *de;
         while ((de = readdir(d))) {
-                size_t len = strlen(de->d_name);
-                if (de->d_name[0] == '.' || len <= sl || strcmp(de->d_name + len - sl, suffix) != 0 ||
-                    strncmp(de->d_name, prefix, pl) != 0)
+                size_t len = strlen(de->d_name), sl = 0;
+                for (const char *const *sfx = suffixes; *sfx && !sl; sfx++)
+                        if (len > strlen(*sfx) && strcmp(de->d_name + len - strlen(*sfx), *sfx) == 0)
+                                sl = strlen(*sfx);
+                if (de->d_name[0] == '.' || !sl || strncmp(de->d_name, prefix, pl) != 0)
                         continue;
                 if (*n == cap) {
                         char **nn = realloc(names, (cap = cap ? cap * 2 : 256) * sizeof(*names));
@@ -361,7 +375,7 @@ static char **list_names(int dirfd, const char *prefix, const char *suffix, size
                                 break;
                         names = nn;
                 }
-                if (!(names[*n] = strdup(de->d_name)))
+                if (!(names[*n] = strndup(de->d_name, len - sl)))
                         break;
                 (*n)++;
         }
@@ -370,39 +384,40 @@ static char **list_names(int dirfd, const char *prefix, const char *suffix, size
         return names;
 }
 
-static void prune_unlink(struct prune_job *job, int dirfd, const char *name)
+static void prune_unlink(struct prune_job *job, int dirfd, const char *stem, const char *suffix)
 {
+        char name[PATH_MAX];
+        snprintf(name, sizeof(name), "%s%s", stem, suffix);
         if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT && job->rc == 0)
                 job->rc = -errno;
 }
 
-/* results/: <run_id>.json. tasks/: an ended task is its <task_id>.json (a running task has
- * none yet, and is never pruned), with its trace and its deliverable's source: the trace
- * goes first, so that a broker killed in the middle leaves no trace without a result (which
- * its next start would take for an interrupted task). */
+/* results/: <run_id>.json. tasks/: an ended task is its <task_id>.json, or its
+ * <task_id>.unstored when its result could not be written (a running task has neither yet,
+ * and is never pruned), with its trace and its deliverable's source: the trace goes first,
+ * so that a broker killed in the middle leaves no trace without a result (which its next
+ * start would take for an interrupted task). */
 static void prune_work(uv_work_t *w)
 {
         struct prune_job *job = w->data;
         bool tasks = job->kind == BRO_PRUNE_TASKS;
+        static const char *const result_sfx[] = { ".json", NULL };
+        static const char *const task_sfx[] = { ".json", BRO_UNSTORED_SUFFIX, NULL };
         size_t n;
-        char **names = list_names(job->dirfd, tasks ? "task-" : "", ".json", &n);
+        char **stems = list_stems(job->dirfd, tasks ? "task-" : "", tasks ? task_sfx : result_sfx, &n);
         size_t excess = n > job->keep ? n - job->keep : 0;
         for (size_t i = 0; i < n; i++) {
                 if (i < excess) {
                         if (tasks) {
-                                char other[PATH_MAX];
-                                size_t stem = strlen(names[i]) - strlen(".json");
-                                snprintf(other, sizeof(other), "%.*s.jsonl", (int)stem, names[i]);
-                                prune_unlink(job, job->traces_dirfd, other);
-                                snprintf(other, sizeof(other), "%.*s.tool.py", (int)stem, names[i]);
-                                prune_unlink(job, job->dirfd, other);
+                                prune_unlink(job, job->traces_dirfd, stems[i], ".jsonl");
+                                prune_unlink(job, job->dirfd, stems[i], ".tool.py");
+                                prune_unlink(job, job->dirfd, stems[i], BRO_UNSTORED_SUFFIX);
                         }
-                        prune_unlink(job, job->dirfd, names[i]);
-                        job->removed++;
+                        prune_unlink(job, job->dirfd, stems[i], ".json");
                 }
-                free(names[i]);
+                free(stems[i]);
         }
-        free(names);
+        free(stems);
 }
 
 static void prune_queue(struct bro_server *srv, enum bro_prune kind);

@@ -11,6 +11,9 @@
 #       is removed, the client told (the control: a small result fits in the same space)
 #   not full (the control, the same broker once the filler is gone): no notice, and the
 #       result, the task's result and its trace are stored.
+#   the next start: the task that ended with its result unstored (its empty
+#       tasks/<task_id>.unstored says so) is not taken for an interrupted one (t_broker_faults
+#       has the control: a trace without a result is)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "skip: mounting a tmpfs needs root"; exit 77; }
@@ -43,10 +46,11 @@ export ANVIL_SOCKET="$T/b.sock"
 dd if=/dev/zero of="$MNT/filler" bs=64k 2>/dev/null
 expect_eq "free space on the tmpfs" 0 "$(df --output=avail "$MNT" | tail -1 | tr -d ' ')"
 
-# no_files_left WHAT: nothing but the (empty) directories and traces under the state dir
+# no_files_left WHAT: no result in results/ or tasks/, whole, half or temporary (a task's
+# empty <task_id>.unstored is no result: it says there is none)
 no_files_left() {
         expect_eq "$1: files left in results/ and tasks/ (whole, half or temporary)" "" \
-                "$(find "$SD/results" "$SD/tasks" -type f | head -5)"
+                "$(find "$SD/results" "$SD/tasks" -type f ! -name '*.unstored' | head -5)"
 }
 
 # ---- full: a run ----
@@ -97,6 +101,8 @@ expect_eq "full: the task's run says it was not stored" \
         "the broker could not store this result: results/$rid.json could not be written ($NO_SPACE)" \
         "$(jq -r '.steps[0].run.not_stored' "$T/task.out")"
 no_files_left "full: a task"
+expect_eq "full: the task's marker, tasks/$tid.unstored, empty" 0 "$(stat -c %s "$SD/tasks/$tid.unstored")"
+full_tid=$tid
 kill -0 "$BRO" 2>/dev/null || fail "the broker is gone: $(tail -5 "$T/b.log")"
 echo "ok: the broker is still up"
 
@@ -118,3 +124,16 @@ echo "ok: not full: tasks/$tid.json stored, equal to what the client got"
 [ -f "$SD/tasks/$tid.tool.py" ] || fail "not full: no tasks/$tid.tool.py"
 expect_eq "not full: the trace's last line" end "$(tail -1 "$SD/traces/$tid.jsonl" | jq -r .kind)"
 expect_eq "temporary files left" "" "$(find "$SD" -name '*.tmp' | head -3)"
+
+# ---- the next start: the task that ended unstored is no interrupted task ----
+kill -TERM "$BRO"
+wait "$BRO"
+"$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$SD" >"$T/b2.log" 2>&1 &
+BRO=$!
+OWN_PIDS+=("$BRO")
+for _ in $(seq 100); do [ -S "$T/b.sock" ] && break; sleep 0.1; done
+[ -S "$T/b.sock" ] || fail "the broker did not start again: $(cat "$T/b2.log")"
+grep -q "task $full_tid: ended, its result not stored (tasks/$full_tid.unstored); left as it is" "$T/b2.log" ||
+        fail "restart: the log does not say the unstored task is left: $(cat "$T/b2.log")"
+[ ! -e "$SD/tasks/$full_tid.json" ] || fail "restart: the unstored task was taken for an interrupted one"
+expect_eq "restart: its trace is left as it was" 0 "$(wc -c <"$SD/traces/$full_tid.jsonl")"
