@@ -39,3 +39,25 @@ wait_asked() {
 task_id_of() {
         sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$1" | head -1
 }
+
+# sup_jail_procs_left: as lib.sh's jail_procs_left, counting only the suite supervisor's
+# descendants (ANVIL_E2E_SUP_PID: a jail's pid 1 is its child, and every process of a jail
+# stays below its pid 1, which takes in the jail's orphans). In the rootless pass every jail
+# of every suite on the machine runs as the same user, and another suite's would count.
+sup_jail_procs_left() {
+        local n=0 uid pid exe p ruid=-1
+        [ -n "$ROOTLESS_USER" ] && ruid=$(id -u "$ROOTLESS_USER")
+        while read -r pid uid; do
+                [ "$uid" -lt 0 ] && uid=$((uid + 4294967296)) # ps shows a uid over 2^31 as negative
+                { [ "$uid" -gt "$ANVIL_E2E_UID_BASE" ] && [ "$uid" -le $((ANVIL_E2E_UID_BASE + 264)) ]; } ||
+                        [ "$uid" = "$ruid" ] || continue
+                exe=$(readlink "/proc/$pid/exe" 2>/dev/null)
+                [[ "$(basename "${exe% (deleted)}")" = anvil-supervisor ]] && continue
+                p=$pid
+                while [ -n "$p" ] && [ "$p" -gt 1 ] && [ "$p" != "$ANVIL_E2E_SUP_PID" ]; do
+                        p=$(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -d' ' -f2)
+                done
+                [ "$p" = "$ANVIL_E2E_SUP_PID" ] && n=$((n + 1))
+        done < <(ps -eo pid=,uid=)
+        echo "$n"
+}

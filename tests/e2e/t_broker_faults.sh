@@ -69,8 +69,8 @@ action_running() {
         fail "task $1: its slow action did not start: $(tail -3 "$f")"
 }
 no_jail_left() { # WHAT
-        for _ in $(seq 100); do [ "$(jail_procs_left)" = 0 ] && break; sleep 0.1; done
-        expect_eq "$1: jail processes left" 0 "$(jail_procs_left)"
+        for _ in $(seq 100); do [ "$(sup_jail_procs_left)" = 0 ] && break; sleep 0.1; done
+        expect_eq "$1: jail processes left" 0 "$(sup_jail_procs_left)"
 }
 
 # ---- kill -9 of the broker mid-task ----
@@ -81,6 +81,8 @@ for _ in $(seq 100); do [ -n "$(task_id_of "$T/kill.human")" ] && break; sleep 0
 id=$(task_id_of "$T/kill.human")
 [ -n "$id" ] || fail "kill: no task id: $(cat "$T/kill.human")"
 action_running "$id" 3
+[ "$(sup_jail_procs_left)" -ge 1 ] || fail "kill: the running action's jail is not seen (the control of the count)"
+echo "ok: kill: the running action's jail processes are seen (the control)"
 kill -KILL "$BRO"
 wait "$BRO" 2>/dev/null
 wait "$C"
@@ -168,6 +170,7 @@ for _ in $(seq 100); do [ -n "$(task_id_of "$T/gone.human")" ] && break; sleep 0
 gid=$(task_id_of "$T/gone.human")
 [ -n "$gid" ] || fail "gone: no task id: $(cat "$T/gone.human")"
 action_running "$gid" $((before + 2))
+[ "$(sup_jail_procs_left)" -ge 1 ] || fail "gone: the running action's jail is not seen (the control of the count)"
 kill -KILL "$C"
 wait "$C" 2>/dev/null
 for _ in $(seq 100); do [ -f "$T/b/tasks/$gid.json" ] && break; sleep 0.1; done

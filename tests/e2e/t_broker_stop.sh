@@ -9,6 +9,7 @@
 # with a single SIGTERM, the stop's grace of 10 s ends it by itself. The control of both: the
 # broker is still there, waiting for the result, a second after the first SIGTERM.
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh" # sup_jail_procs_left
 
 # start_broker NAME SUPERVISOR_SOCKET: its socket $T/NAME.sock, state $T/NAME, log $T/NAME.log;
 # its pid in BRO.
@@ -68,8 +69,8 @@ grep -q "ended after [0-9]* ms: run_result killed, killed: the broker is stoppin
 if grep -q "the client has gone" "$T/b.log"; then fail "the log says the client had gone: $(cat "$T/b.log")"; fi
 echo "ok: the log says what happened, and not that the client had gone"
 [ ! -e "$T/b.sock" ] || fail "the broker's socket was left behind"
-for _ in $(seq 100); do [ "$(jail_procs_left)" = 0 ] && break; sleep 0.1; done
-expect_eq "jail processes left" 0 "$(jail_procs_left)"
+for _ in $(seq 100); do [ "$(sup_jail_procs_left)" = 0 ] && break; sleep 0.1; done
+expect_eq "jail processes left" 0 "$(sup_jail_procs_left)"
 
 # ---- a supervisor that never answers: the stop cannot complete ----
 cat >"$T/stuck.py" <<'PY'
