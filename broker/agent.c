@@ -70,10 +70,8 @@
 #define TASK_EVENT_TEXT_MAX (256 * 1024)  /* a task_event's message (proto/messages.c) */
 #define TASK_ERROR_MAX 4000               /* a task_result's error (EV_MESSAGE) */
 #define TASK_RESULT_BUDGET (12u << 20)    /* a TaskResult's texts, under PROTO_FRAME_MAX */
-/* A trace line replayed: a code action of PROTO_SOURCE_MAX bytes escaped as JSON (\u0001 is
- * 6 bytes) fits. A replay is read on the loop and queued to the client whole: bounded so. */
-#define TRACE_LINE_MAX (8u << 20)
-#define TRACE_FILE_MAX (64u << 20)
+#define TRACE_LINE_MAX BRO_TRACE_LINE_MAX /* agent.h */
+#define TRACE_FILE_MAX BRO_TRACE_FILE_MAX
 #define DESCRIBE_COLUMNS_MAX 200
 
 /* The broker's own tool for A2. It runs in the sandbox like any other and must pass the same
@@ -129,6 +127,9 @@ struct bro_task {
         bool budget_init;
         char *status, *error; /* the end, once known */
         const struct proto_task_step *delivered; /* an ok task's deliverable, in steps */
+        unsigned trace_lost;  /* trace lines not written, the first one's errno in trace_errno */
+        int trace_errno;
+        char *trace_incomplete, *not_stored; /* the TaskResult's notices (POL_TRACE_INCOMPLETE, POL_NOT_STORED) */
 };
 
 static void task_finish(struct bro_task *t, const char *status, const char *error);
@@ -140,18 +141,26 @@ static uint64_t task_ms(const struct bro_task *t)
         return now_ms() - t->t0;
 }
 
+/* As run ids: UTC time to the microsecond, strictly increasing within this broker, so that
+ * task ids sort by age (retention keeps the newest by name), then 64 random bits. */
 static void make_task_id(char *out, size_t size)
 {
+        static uint64_t last_us;
         uint64_t rnd = 0;
         if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
                 rnd = now_ms() * 0x9E3779B97F4A7C15ull;
         struct timespec ts;
         (void)clock_gettime(CLOCK_REALTIME, &ts);
+        uint64_t us = (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        if (us <= last_us)
+                us = last_us + 1;
+        last_us = us;
+        time_t sec = (time_t)(us / 1000000u);
         struct tm tm;
-        gmtime_r(&ts.tv_sec, &tm);
+        gmtime_r(&sec, &tm);
         char day[24];
         strftime(day, sizeof(day), "%Y%m%dT%H%M%S", &tm);
-        snprintf(out, size, "task-%s-%016" PRIx64, day, rnd);
+        snprintf(out, size, "task-%s%06u-%016" PRIx64, day, (unsigned)(us % 1000000u), rnd);
 }
 
 /* A copy of text cut to at most max bytes on a character boundary. */
@@ -187,8 +196,12 @@ static void trace_line(struct bro_task *t, const char *kind, json_t *fields)
         }
         buf[n] = '\n';
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (t->trace_fd >= 0 && fd_write_all(t->trace_fd, buf, n + 1, &err) < 0)
-                log_warn("task %s: a trace line was not written: %s, ignoring", t->id, err.msg);
+        /* A line that fails (a full disk) is counted, and the TaskResult says so. */
+        if (t->trace_fd >= 0 && fd_write_all(t->trace_fd, buf, n + 1, &err) < 0 && t->trace_lost++ == 0) {
+                t->trace_errno = err.code;
+                log_warn("task %s: a trace line was not written: %s; the task goes on, its trace incomplete", t->id,
+                         err.msg);
+        }
         free(buf);
 }
 
@@ -242,6 +255,8 @@ static void task_free(struct bro_task *t)
         free(t->variables);
         free(t->status);
         free(t->error);
+        free(t->trace_incomplete);
+        free(t->not_stored);
         if (t->trace_fd >= 0)
                 (void)close(t->trace_fd);
         explicit_bzero(&t->model, sizeof(t->model)); /* the key */
@@ -383,19 +398,12 @@ static void fit_result(struct proto_array *steps)
         }
 }
 
-bool bro_client_has_tasks(const struct bro_client *c, const struct bro_task *but)
-{
-        for (const struct bro_task *t = c->srv->tasks; t; t = t->next)
-                if (t != but && t->client == c)
-                        return true;
-        return false;
-}
-
 /* The TaskResult, once the task has ended; d holds its deliverable. Borrows from t. */
 static void task_result(const struct bro_task *t, struct proto_task_result *res, struct proto_deliverable *d)
 {
         *res = (struct proto_task_result){ .task_id = (char *)t->id, .status = t->status, .error = t->error,
-                                           .steps = t->steps };
+                                           .steps = t->steps, .not_stored = t->not_stored,
+                                           .trace_incomplete = t->trace_incomplete };
         if (t->delivered) {
                 *d = (struct proto_deliverable){ .run_id = t->delivered->run.run_id, .source = t->delivered->code,
                                                  .artifacts = t->delivered->run.artifacts };
@@ -403,24 +411,28 @@ static void task_result(const struct bro_task *t, struct proto_task_result *res,
         }
 }
 
-static void on_result_saved(void *data, int rc, const char *error)
+static void on_result_saved(void *data, int rc, const char *failed, const char *error)
 {
         struct bro_task *t = data;
-        if (rc < 0)
+        if (rc < 0) {
                 log_error("task %s: its result was not stored: %s", t->id, error);
-        /* A stopping broker kept this client open for its tasks' results: the last one sent,
-         * it is closed once its writes are done. */
+                bro_not_stored(&t->not_stored, "tasks", failed, -rc); /* the client is told */
+                bro_store_mark_unstored(t->srv, t->id);
+        }
         struct bro_client *c = t->client;
-        bool close_client = c && t->srv->stopping && !bro_client_has_tasks(c, t);
-        if (t->client) {
+        if (c) {
                 struct proto_msg m = { .type = PROTO_TASK_RESULT };
                 struct proto_deliverable d;
                 task_result(t, &m.u.task_result, &d);
-                bro_client_send(t->client, &m);
+                bro_client_send(c, &m);
+                /* The task is over for its client now, not when its memory goes: a stopping
+                 * broker ends a client with nothing left in flight (relay.c). */
+                c->n_inflight--;
+                t->client = NULL;
+                if (t->srv->stopping)
+                        bro_stop_poke(t->srv);
         }
         task_release(t);
-        if (close_client)
-                proto_stream_end(&c->stream);
 }
 
 static void task_finish(struct bro_task *t, const char *status, const char *error)
@@ -454,6 +466,13 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         json_object_set_new(f, "message", json_sprintf("%s%s%s", status, error ? ": " : ds ? ": the deliverable is run " : "",
                                                        error ? error : ds ? d.run_id : ""));
         trace_line(t, "end", f);
+        if (t->trace_lost) { /* the last line is written: the count is final */
+                char note[256];
+                pol_reason(note, sizeof(note), POL_TRACE_INCOMPLETE, (unsigned long long)t->trace_lost,
+                           strerror(t->trace_errno));
+                t->trace_incomplete = strdup(note);
+                res.trace_incomplete = t->trace_incomplete;
+        }
         log_info("task %s: %s%s%s after %u steps in %" PRIu64 " ms", t->id, status, error ? ": " : "",
                  error ? error : "", t->step, task_ms(t));
 
@@ -474,7 +493,8 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         if (!text || bro_store_files(t->srv, t->srv->tasks_dirfd, files, n, on_result_saved, t, &err) < 0) {
                 for (size_t i = 0; i < n; i++)
                         free(files[i].text);
-                on_result_saved(t, -1, text ? err.msg : "out of memory");
+                on_result_saved(t, text ? -(err.code ? err.code : EIO) : -ENOMEM, result_name,
+                                text ? err.msg : "out of memory");
         }
 }
 

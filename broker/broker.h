@@ -35,6 +35,9 @@ struct bro_bounds {
         size_t max_unread;             /* --max-unread-bytes, per uid */
         struct proto_bounds stream;    /* --idle-timeout, --frame-timeout */
 };
+#define BRO_STOP_GRACE_S 10 /* a stop's wait for the results of the runs it cancelled (relay.c) */
+#define BRO_KEEP_DEFAULT 1000 /* --keep-results, --keep-tasks */
+#define BRO_KEEP_MAX 1000000
 
 struct bro_config {
         const char *supervisor_path; /* the supervisor's socket, connected once per request */
@@ -44,7 +47,11 @@ struct bro_config {
         struct bro_model_cfg model;  /* --model-*: the default for every task (url "" if none) */
         const char *model_key_source; /* for the log: "ANVIL_MODEL_KEY", the key file's path, or NULL */
         struct bro_bounds bounds;
+        unsigned keep_results; /* --keep-results: DIR/results/ keeps the newest N (store.c) */
+        unsigned keep_tasks;   /* --keep-tasks: DIR/tasks/ and DIR/traces/ keep the newest N ended tasks */
 };
+
+enum bro_prune { BRO_PRUNE_RESULTS, BRO_PRUNE_TASKS, _BRO_PRUNE_MAX };
 
 struct bro_client;
 struct bro_user;
@@ -69,6 +76,13 @@ struct bro_server {
         uint64_t next_seq; /* numbers requests for the log */
         uint64_t next_tmp; /* numbers temporary result files */
         bool stopping;
+        bool stopping_now;       /* a second signal, or the stop's grace ran out (relay.c) */
+        bool stop_timers;        /* stop_grace and stop_idle are initialised */
+        uv_timer_t stop_grace;   /* BRO_STOP_GRACE_S, unreferenced: it never keeps the loop up */
+        uv_timer_t stop_idle;    /* 0 ms: clients with nothing left in flight are ended */
+        struct {
+                bool busy, again;
+        } prune[_BRO_PRUNE_MAX]; /* store.c */
 };
 
 /* What all the connections of one uid hold (clients.c): freed with its last connection. */
@@ -116,6 +130,8 @@ struct bro_relay {
         char run_id[PROTO_ID_MAX + 1]; /* learned from the supervisor's first frame about the run */
         char *cancel_request_id; /* a cancel waiting for run_id */
         bool cancel_pending;
+        bool cancel_sent;
+        bool stop_cancelled; /* the broker's stop sent the first cancel (its killed says so) */
         uint64_t seq;
         uint64_t t0;
         bool done;          /* the supervisor has sent its last frame for this request */
@@ -150,21 +166,52 @@ void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel);
 void bro_relays_client_gone(struct bro_client *c);
 /* Called by store.c once a run_result has been written (or failed to be): forwards it. */
 void bro_relay_stored(struct bro_relay *r, struct proto_msg *m);
+/* The broker's stop (main.c's signals), in relay.c. The first signal: no new request or
+ * client; every run in flight is cancelled at the supervisor, its result stored and sent;
+ * tasks are cancelled (agent.c); each client is ended once nothing of its is in flight.
+ * Returns the requests in flight. */
+unsigned bro_stop_begin(struct bro_server *srv);
+/* A second signal, or the grace ran out: what is still in flight is abandoned and every
+ * connection closed; why goes to the log. */
+void bro_stop_now(struct bro_server *srv, const char *why);
+/* Something of a client's has ended while the broker stops: clients with nothing left in
+ * flight are ended once what is queued for them is written (on the loop's next turn). */
+void bro_stop_poke(struct bro_server *srv);
+/* After the loop has ended: the stop's timers closed (their callbacks run in one more turn). */
+void bro_stop_close(struct bro_server *srv);
 
 /* store.c: DIR/results/<run_id>.json */
 int bro_store_init(struct bro_server *srv, struct anvil_err *err);
+/* *slot (freed first) becomes POL_NOT_STORED for dir/name and the errno code. */
+void bro_not_stored(char **slot, const char *dir, const char *name, int code);
+/* Retention (--keep-results, --keep-tasks), on the thread pool. */
+void bro_store_prune(struct bro_server *srv, enum bro_prune kind);
+/* text to dirfd/name as the thread pool's writes do (whole or not at all), but now, on the
+ * caller's thread: for the start-up (recover.c). */
+int bro_store_write_now(struct bro_server *srv, int dirfd, const char *name, const char *text, struct anvil_err *err);
+/* DIR/tasks/<task_id>.unstored, empty: the task ended and its client had its result, which
+ * could not be written. It needs no data block, so a full disk still takes it; it tells the
+ * next start that the trace without a result is no interrupted task (recover.c). */
+#define BRO_UNSTORED_SUFFIX ".unstored"
+void bro_store_mark_unstored(struct bro_server *srv, const char *task_id);
 bool bro_run_id_valid(const char *run_id);
 /* Takes over *m (a run_result); renders and writes it on the thread pool, then calls
  * bro_relay_stored(r, m). Returns <0 if it could not be queued (m is left to the caller). */
 int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err *err);
-/* Files of a task's, each written whole (or not at all) on the thread pool, in order; then
- * cb(data, 0 or -errno, the error). Takes over each text once queued (returns 0); on an
- * error return the texts stay the caller's and cb is not called. */
+/* Files of a task's, each written whole (or not at all) on the thread pool, in order, all
+ * or none (a failure removes those written before it); then cb(data, 0 or -errno, the name
+ * of the file that failed or NULL, the error). Takes over each text once queued (returns 0);
+ * on an error return the texts stay the caller's and cb is not called. */
 #define BRO_SAVE_FILES_MAX 2
 struct bro_save_file {
         char *name;
         char *text;
 };
-typedef void (*bro_saved_cb)(void *data, int rc, const char *error);
+typedef void (*bro_saved_cb)(void *data, int rc, const char *failed, const char *error);
 int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
                     void *data, struct anvil_err *err);
+
+/* recover.c: at start-up, before the socket is opened: every task with a trace and no result
+ * (the broker was killed while it ran) is ended "interrupted": its trace is given its end and
+ * its TaskResult is stored. Failures are logged; the broker starts all the same. */
+void bro_recover_tasks(struct bro_server *srv);

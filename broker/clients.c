@@ -244,11 +244,11 @@ void bro_server_stop(struct bro_server *srv)
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
         bro_tasks_stop(srv);
-        /* Each client's close callback closes its supervisor connections. A client with a
-         * task (now cancelled, its result being written) is read no more and closed once its
-         * results are sent (agent.c). */
+        /* A client with nothing in flight is closed. One with a run (cancelled by relay.c's
+         * bro_stop_begin) or a task (cancelled above, its result being written) is read no
+         * more and ended once its last result is sent (bro_stop_poke). */
         for (struct bro_client *c = srv->clients; c; c = c->next) {
-                if (bro_client_has_tasks(c, NULL))
+                if (c->n_inflight > 0)
                         (void)uv_read_stop((uv_stream_t *)&c->stream.pipe);
                 else
                         proto_stream_close(&c->stream);

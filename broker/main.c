@@ -72,6 +72,8 @@ static void usage(FILE *f)
                    "  --listen PATH       Unix socket for clients (created 0660)\n"
                    "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
                    "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
+                   "  --keep-results N    stored results kept, the newest (1..1000000, 1000)\n"
+                   "  --keep-tasks N      ended tasks kept (result, source, trace), the newest (1..1000000, 1000)\n"
                    "The model (OpenAI-compatible chat completions; the key from ANVIL_MODEL_KEY or a file):\n"
                    "  --model-url URL          the API base, e.g. https://api.openai.com/v1\n"
                    "  --model NAME             the model's name, e.g. gpt-4o-mini\n"
@@ -249,11 +251,14 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 { "frame-timeout", required_argument, NULL, 5 },
                 { "max-partial-bytes", required_argument, NULL, 6 },
                 { "max-unread-bytes", required_argument, NULL, 7 },
+                { "keep-results", required_argument, NULL, 'k' },
+                { "keep-tasks", required_argument, NULL, 't' },
                 { "help", no_argument, NULL, 'h' },
                 { 0 },
         };
         opterr = 0; /* our own one-line messages */
         cfg->socket_group = (gid_t)-1;
+        cfg->keep_results = cfg->keep_tasks = BRO_KEEP_DEFAULT;
         bro_model_cfg_default(&cfg->model);
         cfg->bounds = (struct bro_bounds){
                 .max_conns = BRO_MAX_CONNS_DEFAULT,
@@ -306,6 +311,12 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                         key_file = optarg;
                         model_given = true;
                         break;
+                case 'k':
+                case 't':
+                        if (parse_uint(c == 'k' ? "--keep-results" : "--keep-tasks", optarg, 1, BRO_KEEP_MAX, "",
+                                       c == 'k' ? &cfg->keep_results : &cfg->keep_tasks) < 0)
+                                return -1;
+                        break;
                 case 'h':
                         usage(stdout);
                         exit(0);
@@ -355,15 +366,29 @@ static void raise_nofile(void)
                          strerror(errno));
 }
 
+/* The first SIGTERM or SIGINT stops the broker as relay.c's bro_stop_begin says: runs in
+ * flight cancelled at the supervisor, their results stored and sent, tasks cancelled and
+ * their results stored and sent, within BRO_STOP_GRACE_S. A second one stops it at once. The
+ * signal handles stay, unreferenced: the loop ends once every connection is closed and every
+ * write has finished, not when a signal could still come. */
 static void on_signal(uv_signal_t *s, int signum)
 {
         struct bro_server *srv = s->data;
-        log_info("signal %d: stopping; requests in flight are abandoned", signum);
-        bro_server_stop(srv);
+        if (srv->stopping) {
+                char why[48];
+                snprintf(why, sizeof(why), "signal %d again", signum);
+                bro_stop_now(srv, why);
+                return;
+        }
+        log_info("signal %d: stopping: each run in flight is cancelled at the supervisor, its result stored and sent "
+                 "to its client; tasks are cancelled, their results stored and sent; then the connections are "
+                 "closed (at most %d s; a second signal stops at once)",
+                 signum, BRO_STOP_GRACE_S);
+        unsigned n = bro_stop_begin(srv);
+        log_info("stopping: %u requests in flight", n);
         bro_model_close(srv->model);
-        uv_close((uv_handle_t *)&srv->sigterm, NULL);
-        uv_close((uv_handle_t *)&srv->sigint, NULL);
-        /* The loop ends once every connection is closed and every result write has finished. */
+        uv_unref((uv_handle_t *)&srv->sigterm);
+        uv_unref((uv_handle_t *)&srv->sigint);
 }
 
 int main(int argc, char **argv)
@@ -380,6 +405,7 @@ int main(int argc, char **argv)
                 log_error("%s", err.msg);
                 return 1;
         }
+        bro_recover_tasks(&srv); /* before any client: tasks a killed broker left */
         srv.loop = uv_default_loop();
         if (bro_model_init(&srv.model, srv.loop, &err) < 0) {
                 log_error("%s", err.msg);
@@ -398,8 +424,10 @@ int main(int argc, char **argv)
         srv.sigterm.data = srv.sigint.data = &srv;
         (void)uv_signal_start(&srv.sigterm, on_signal, SIGTERM);
         (void)uv_signal_start(&srv.sigint, on_signal, SIGINT);
-        log_info("listening on %s (supervisor %s, results in %s)", srv.cfg.listen_path, srv.cfg.supervisor_path,
-                 srv.results_dir);
+        log_info("listening on %s (supervisor %s, results in %s; keeping %u results, %u tasks)", srv.cfg.listen_path,
+                 srv.cfg.supervisor_path, srv.results_dir, srv.cfg.keep_results, srv.cfg.keep_tasks);
+        bro_store_prune(&srv, BRO_PRUNE_RESULTS); /* a lowered --keep-* applies now */
+        bro_store_prune(&srv, BRO_PRUNE_TASKS);
         const struct bro_model_cfg *mc = &srv.cfg.model;
         if (mc->url[0])
                 log_info("model: %s at %s, key %s%s, timeout %u s, %u retries", mc->model, mc->url,
@@ -408,6 +436,10 @@ int main(int argc, char **argv)
         else
                 log_info("model: none set (--model-url)");
         uv_run(srv.loop, UV_RUN_DEFAULT);
+        bro_stop_close(&srv);
+        uv_close((uv_handle_t *)&srv.sigterm, NULL);
+        uv_close((uv_handle_t *)&srv.sigint, NULL);
+        uv_run(srv.loop, UV_RUN_DEFAULT); /* their close callbacks */
         (void)unlink(srv.cfg.listen_path);
         int dirfds[] = { srv.results_dirfd, srv.tasks_dirfd, srv.traces_dirfd };
         for (size_t i = 0; i < sizeof(dirfds) / sizeof(dirfds[0]); i++)

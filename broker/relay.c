@@ -26,8 +26,11 @@ static void relay_end(struct bro_relay *r, const char *fmt, ...)
         if (r->ended)
                 return;
         r->ended = true;
-        if (r->client)
+        if (r->client) {
                 r->client->n_inflight--;
+                if (r->srv->stopping)
+                        bro_stop_poke(r->srv); /* after its last frame, queued by the caller */
+        }
         char what[512];
         va_list ap;
         va_start(ap, fmt);
@@ -97,7 +100,9 @@ static void send_cancel(struct bro_relay *r, const char *request_id)
         struct proto_msg m = { .type = PROTO_CANCEL };
         m.u.cancel.request_id = (char *)request_id;
         m.u.cancel.run_id = r->run_id;
-        log_info("request #%" PRIu64 ": cancel of run %s forwarded to the supervisor", r->seq, r->run_id);
+        r->cancel_sent = true;
+        log_info("request #%" PRIu64 ": cancel of run %s %s the supervisor", r->seq, r->run_id,
+                 r->stop_cancelled ? "sent to (the broker is stopping)" : "forwarded to");
         (void)proto_stream_send(&r->stream, &m);
 }
 
@@ -128,18 +133,37 @@ void bro_relay_stored(struct bro_relay *r, struct proto_msg *m)
 static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        const char *run_id = m->u.run_result.run_id;
+        struct proto_run_result *res = &m->u.run_result;
+        const char *run_id = res->run_id;
         learn_run_id(r, run_id);
         r->done = true;
         proto_stream_close(&r->stream); /* nothing else comes for this request */
+        /* not_stored is the broker's word alone. */
+        free(res->not_stored);
+        res->not_stored = NULL;
+        /* The supervisor killed the run because the broker's stop asked it to: that is why it
+         * was killed (its events still record the supervisor's cancel). A run that ended on
+         * its own before the cancel came keeps its own status. */
+        char why[64];
+        if (r->stop_cancelled && res->killed && strcmp(res->killed, pol_reason_format(POL_KILLED_CANCELLED)) == 0) {
+                char *k = strdup(pol_reason(why, sizeof(why), POL_KILLED_BROKER_STOPPING));
+                if (k) {
+                        free(res->killed);
+                        res->killed = k;
+                }
+        }
         if (!bro_run_id_valid(run_id)) {
                 log_error("request #%" PRIu64 ": run_result not stored: run_id '%.64s' is not of [0-9A-Za-z_-]{1,64}",
                           r->seq, run_id);
+                bro_not_stored(&res->not_stored, "results", "<run_id>.json", EINVAL);
                 deliver_result(r, m);
                 return;
         }
         if (bro_store_result(r, m, &err) < 0) {
                 log_error("request #%" PRIu64 ": run %s not stored: %s", r->seq, run_id, err.msg);
+                char name[PROTO_ID_MAX + 8];
+                snprintf(name, sizeof(name), "%s.json", run_id);
+                bro_not_stored(&res->not_stored, "results", name, err.code ? err.code : EIO);
                 deliver_result(r, m);
         }
 }
@@ -407,4 +431,126 @@ void bro_relays_client_gone(struct bro_client *c)
                 relay_end(r, "abandoned, the client has gone%s", r->store_pending ? " (the result is still stored)" : "");
                 proto_stream_close(&r->stream);
         }
+}
+
+/* ---- the broker's stop (main.c's SIGTERM and SIGINT) ----
+ *
+ * A run in flight is cancelled at the supervisor, not let finish. A stop must end within a
+ * time the operator can count on (systemd sends SIGKILL after TimeoutStopSec, and a SIGKILL
+ * loses every result), while a run may have up to an hour of wall clock: letting runs finish
+ * would be bounded only by cutting them off anyway. A cancelled run still has a result, with
+ * what the tool printed until then, as the supervisor's own stop gives (killed: the
+ * supervisor is stopping), and a run cannot be resumed, so waiting would buy the client
+ * nothing it cannot have by running it again. So: each run is cancelled, its result (killed:
+ * the broker is stopping, unless it had ended on its own) stored and sent, and each client
+ * ended once nothing of its is in flight; tasks are cancelled (agent.c). BRO_STOP_GRACE_S
+ * bounds only the wait for the supervisor's answers and their writes; a second signal, or
+ * the grace running out, ends what is left at once. */
+
+static void on_stop_idle(uv_timer_t *t)
+{
+        struct bro_server *srv = t->data;
+        for (struct bro_client *c = srv->clients; c; c = c->next)
+                if (c->n_inflight == 0 && !c->stream.closing && !c->stream.paused)
+                        proto_stream_end(&c->stream); /* what is queued is written first */
+}
+
+void bro_stop_poke(struct bro_server *srv)
+{
+        if (srv->stop_timers && !srv->stopping_now)
+                (void)uv_timer_start(&srv->stop_idle, on_stop_idle, 0, 0);
+}
+
+static void on_stop_grace(uv_timer_t *t)
+{
+        char why[64];
+        snprintf(why, sizeof(why), "the stop's grace of %d s ran out", BRO_STOP_GRACE_S);
+        bro_stop_now(t->data, why);
+}
+
+/* A run not yet sent (still connecting) is refused as a new one would be; one whose client
+ * asked for a cancel already keeps that cancel (and its reason); a probe ends by itself. */
+static void stop_relay(struct bro_relay *r)
+{
+        if (r->req_held) {
+                relay_error(r, "busy", "The broker is stopping");
+                relay_end(r, "refused, the broker is stopping (it was not sent to the supervisor)");
+                proto_stream_close(&r->stream); /* cancels the connect */
+                return;
+        }
+        if (r->kind != PROTO_RUN_REQUEST || r->cancel_sent || r->cancel_pending)
+                return;
+        r->stop_cancelled = true;
+        if (r->run_id[0]) {
+                send_cancel(r, r->request_id);
+                return;
+        }
+        free(r->cancel_request_id);
+        r->cancel_request_id = r->request_id ? strdup(r->request_id) : NULL;
+        r->cancel_pending = true; /* sent once the supervisor names the run (B4) */
+        log_info("request #%" PRIu64 ": to be cancelled (the broker is stopping) once the supervisor names the run",
+                 r->seq);
+}
+
+unsigned bro_stop_begin(struct bro_server *srv)
+{
+        if (!srv->stop_timers) {
+                (void)uv_timer_init(srv->loop, &srv->stop_grace);
+                (void)uv_timer_init(srv->loop, &srv->stop_idle);
+                srv->stop_grace.data = srv->stop_idle.data = srv;
+                srv->stop_timers = true;
+        }
+        /* No new client or request; tasks cancelled; clients with nothing in flight ended, the
+         * others held (not read) until their last result is sent (clients.c). */
+        bro_server_stop(srv);
+        unsigned n = 0;
+        for (struct bro_client *c = srv->clients; c; c = c->next)
+                for (struct bro_relay *r = c->relays; r; r = r->next) {
+                        n += !r->ended;
+                        if (!r->ended && !r->done) /* else its result is being stored */
+                                stop_relay(r);
+                }
+        (void)uv_timer_start(&srv->stop_grace, on_stop_grace, BRO_STOP_GRACE_S * 1000u, 0);
+        uv_unref((uv_handle_t *)&srv->stop_grace);
+        bro_stop_poke(srv);
+        return n;
+}
+
+void bro_stop_now(struct bro_server *srv, const char *why)
+{
+        if (srv->stopping_now)
+                return;
+        srv->stopping_now = true;
+        unsigned n = 0;
+        char msg[160];
+        snprintf(msg, sizeof(msg), "The broker stopped before this request ended (%s)", why);
+        struct bro_client *cn;
+        for (struct bro_client *c = srv->clients; c; c = cn) {
+                cn = c->next;
+                for (struct bro_relay *r = c->relays; r; r = r->next) {
+                        if (!r->ended) {
+                                n++;
+                                /* Best effort: written now if the socket takes it, or lost
+                                 * with the connection; never waited for. */
+                                relay_error(r, "unavailable", msg);
+                                relay_end(r, "abandoned, the broker stopped at once: %s%s", why,
+                                          r->store_pending ? " (its result is still stored)" : "");
+                        }
+                        proto_stream_close(&r->stream);
+                }
+                proto_stream_close(&c->stream);
+        }
+        for (struct bro_relay *r = srv->owned; r; r = r->next)
+                proto_stream_close(&r->stream);
+        log_info("stopping at once: %s; %u requests in flight abandoned (closing their connections to the supervisor "
+                 "makes it kill their runs)", why, n);
+}
+
+void bro_stop_close(struct bro_server *srv)
+{
+        if (!srv->stop_timers)
+                return;
+        uv_close((uv_handle_t *)&srv->stop_grace, NULL);
+        uv_close((uv_handle_t *)&srv->stop_idle, NULL);
+        srv->stop_timers = false;
 }

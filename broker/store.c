@@ -3,7 +3,15 @@
  *
  * Each is rendered and written on libuv's thread pool, so a large result never stalls the
  * loop: to a temporary file in the same directory, fsync'd, then renamed over the final
- * name, so a reader sees the whole file or none. The worker touches nothing but its job. */
+ * name, so a reader sees the whole file or none; a write that fails (a full disk) removes
+ * its temporary file, and the result still goes to its client, saying it was not stored
+ * (not_stored). The worker touches nothing but its job.
+ *
+ * Retention: the newest --keep-results results and --keep-tasks tasks are kept. After each
+ * stored result (or task), a prune is queued on the thread pool, after the result has gone
+ * to its client: it lists the directory, sorts the names (run ids and task ids begin with
+ * their UTC time to the microsecond, so names sort by age) and removes the oldest beyond the
+ * count. One prune of each kind at a time; one asked for meanwhile runs when it is done. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +28,7 @@
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/log.h"
+#include "policy/reasons.h"
 #include "proto/json.h"
 
 #define TMP_SUFFIX ".tmp"
@@ -171,15 +180,30 @@ static void store_work(uv_work_t *w)
         job->rc = write_result(job);
 }
 
+void bro_not_stored(char **slot, const char *dir, const char *name, int code)
+{
+        char file[PROTO_ID_MAX + 32], msg[512];
+        snprintf(file, sizeof(file), "%s/%s", dir, name);
+        pol_reason(msg, sizeof(msg), POL_NOT_STORED, file, strerror(code));
+        free(*slot);
+        *slot = strdup(msg);
+}
+
 static void store_done(uv_work_t *w, int status)
 {
         struct store_job *job = w->data;
+        struct bro_server *srv = job->relay->srv;
         (void)status; /* jobs are never cancelled */
-        if (job->rc < 0)
+        bool stored = job->rc == 0;
+        if (!stored) {
                 log_error("request #%" PRIu64 ": run %s not stored: %s", job->relay->seq,
                           job->msg.u.run_result.run_id, job->err.msg);
+                bro_not_stored(&job->msg.u.run_result.not_stored, "results", job->name, -job->rc);
+        }
         bro_relay_stored(job->relay, &job->msg);
         free(job);
+        if (stored) /* after the result has gone to its client */
+                bro_store_prune(srv, BRO_PRUNE_RESULTS);
 }
 
 int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err *err)
@@ -210,33 +234,47 @@ int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err 
 
 struct files_job {
         uv_work_t work;
+        struct bro_server *srv;
         int dirfd;
         struct bro_save_file files[BRO_SAVE_FILES_MAX];
         char tmp[BRO_SAVE_FILES_MAX][PROTO_ID_MAX + 96];
         size_t n;
+        size_t failed; /* the file that failed, when rc < 0 */
         bro_saved_cb cb;
         void *data;
         int rc;
         struct anvil_err err;
 };
 
+/* All or none: a file that fails takes those written before it in the same job away (a
+ * task's tool.py without its TaskResult is half a result). */
 static void files_work(uv_work_t *w)
 {
         struct files_job *job = w->data;
-        for (size_t i = 0; i < job->n && job->rc == 0; i++)
+        size_t i;
+        for (i = 0; i < job->n && job->rc == 0; i++)
                 job->rc = write_text(job->dirfd, job->files[i].name, job->tmp[i], job->files[i].text, &job->err);
+        if (job->rc == 0)
+                return;
+        job->failed = i - 1;
+        for (size_t k = 0; k + 1 < i; k++)
+                (void)unlinkat(job->dirfd, job->files[k].name, 0);
 }
 
 static void files_done(uv_work_t *w, int status)
 {
         struct files_job *job = w->data;
         (void)status;
-        job->cb(job->data, job->rc, job->err.msg);
+        job->cb(job->data, job->rc, job->rc < 0 ? job->files[job->failed].name : NULL, job->err.msg);
+        bool prune = job->rc == 0 && job->dirfd == job->srv->tasks_dirfd;
+        struct bro_server *srv = job->srv;
         for (size_t i = 0; i < job->n; i++) {
                 free(job->files[i].name);
                 free(job->files[i].text);
         }
         free(job);
+        if (prune)
+                bro_store_prune(srv, BRO_PRUNE_TASKS);
 }
 
 int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
@@ -247,6 +285,7 @@ int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_fil
         struct files_job *job = calloc(1, sizeof(*job));
         if (!job)
                 return anvil_err_set(err, ENOMEM, "Out of memory");
+        job->srv = srv;
         job->dirfd = dirfd;
         job->cb = cb;
         job->data = data;
@@ -269,4 +308,159 @@ fail:
                 free(job->files[i].name);
         free(job); /* the texts stay the caller's */
         return anvil_err_set(err, -e, "Failed to queue the write: %s", uv_strerror(e));
+}
+
+int bro_store_write_now(struct bro_server *srv, int dirfd, const char *name, const char *text, struct anvil_err *err)
+{
+        char tmp[PROTO_ID_MAX + 96];
+        snprintf(tmp, sizeof(tmp), ".%s.%d.%" PRIu64 TMP_SUFFIX, name, (int)getpid(), ++srv->next_tmp);
+        return write_text(dirfd, name, tmp, text, err);
+}
+
+void bro_store_mark_unstored(struct bro_server *srv, const char *task_id)
+{
+        char name[PROTO_ID_MAX + 16];
+        snprintf(name, sizeof(name), "%s" BRO_UNSTORED_SUFFIX, task_id);
+        int fd = openat(srv->tasks_dirfd, name, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+        if (fd < 0) {
+                log_warn("task %s: tasks/%s cannot be created: %s; its next start will take it for interrupted", task_id,
+                         name, strerror(errno));
+                return;
+        }
+        (void)close(fd);
+}
+
+/* ---- retention ---- */
+
+struct prune_job {
+        uv_work_t work;
+        struct bro_server *srv;
+        enum bro_prune kind;
+        int dirfd, traces_dirfd;
+        unsigned keep;
+        int rc; /* the first failure to remove, -errno */
+};
+
+static int cmp_names(const void *a, const void *b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The stems of dirfd's entries that start with prefix and end with one of suffixes (the
+ * suffix cut off), not temporary files; sorted. */
+static char **list_stems(int dirfd, const char *prefix, const char *const *suffixes, size_t *n)
+{
+        *n = 0;
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        _cleanup_closedir_ DIR *d = fdopendir(fd);
+        if (!d) {
+                (void)close(fd);
+                return NULL;
+        }
+        char **names = NULL;
+        size_t cap = 0, pl = strlen(prefix);
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                size_t len = strlen(de->d_name), sl = 0;
+                for (const char *const *sfx = suffixes; *sfx && !sl; sfx++)
+                        if (len > strlen(*sfx) && strcmp(de->d_name + len - strlen(*sfx), *sfx) == 0)
+                                sl = strlen(*sfx);
+                if (de->d_name[0] == '.' || !sl || strncmp(de->d_name, prefix, pl) != 0)
+                        continue;
+                if (*n == cap) {
+                        char **nn = realloc(names, (cap = cap ? cap * 2 : 256) * sizeof(*names));
+                        if (!nn)
+                                break;
+                        names = nn;
+                }
+                if (!(names[*n] = strndup(de->d_name, len - sl)))
+                        break;
+                (*n)++;
+        }
+        if (*n)
+                qsort(names, *n, sizeof(*names), cmp_names);
+        return names;
+}
+
+static void prune_unlink(struct prune_job *job, int dirfd, const char *stem, const char *suffix)
+{
+        char name[PATH_MAX];
+        snprintf(name, sizeof(name), "%s%s", stem, suffix);
+        if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT && job->rc == 0)
+                job->rc = -errno;
+}
+
+/* results/: <run_id>.json. tasks/: an ended task is its <task_id>.json, or its
+ * <task_id>.unstored when its result could not be written (a running task has neither yet,
+ * and is never pruned), with its trace and its deliverable's source: the trace goes first,
+ * so that a broker killed in the middle leaves no trace without a result (which its next
+ * start would take for an interrupted task). */
+static void prune_work(uv_work_t *w)
+{
+        struct prune_job *job = w->data;
+        bool tasks = job->kind == BRO_PRUNE_TASKS;
+        static const char *const result_sfx[] = { ".json", NULL };
+        static const char *const task_sfx[] = { ".json", BRO_UNSTORED_SUFFIX, NULL };
+        size_t n;
+        char **stems = list_stems(job->dirfd, tasks ? "task-" : "", tasks ? task_sfx : result_sfx, &n);
+        size_t excess = n > job->keep ? n - job->keep : 0;
+        for (size_t i = 0; i < n; i++) {
+                if (i < excess) {
+                        if (tasks) {
+                                prune_unlink(job, job->traces_dirfd, stems[i], ".jsonl");
+                                prune_unlink(job, job->dirfd, stems[i], ".tool.py");
+                                prune_unlink(job, job->dirfd, stems[i], BRO_UNSTORED_SUFFIX);
+                        }
+                        prune_unlink(job, job->dirfd, stems[i], ".json");
+                }
+                free(stems[i]);
+        }
+        free(stems);
+}
+
+static void prune_queue(struct bro_server *srv, enum bro_prune kind);
+
+static void prune_done(uv_work_t *w, int status)
+{
+        struct prune_job *job = w->data;
+        struct bro_server *srv = job->srv;
+        (void)status;
+        if (job->rc < 0)
+                log_warn("retention: Failed to remove an old %s: %s, ignoring",
+                         job->kind == BRO_PRUNE_TASKS ? "task" : "result", strerror(-job->rc));
+        enum bro_prune kind = job->kind;
+        free(job);
+        srv->prune[kind].busy = false;
+        if (srv->prune[kind].again) {
+                srv->prune[kind].again = false;
+                prune_queue(srv, kind);
+        }
+}
+
+static void prune_queue(struct bro_server *srv, enum bro_prune kind)
+{
+        struct prune_job *job = calloc(1, sizeof(*job));
+        if (!job)
+                return; /* the next stored result tries again */
+        job->srv = srv;
+        job->kind = kind;
+        job->dirfd = kind == BRO_PRUNE_TASKS ? srv->tasks_dirfd : srv->results_dirfd;
+        job->traces_dirfd = srv->traces_dirfd;
+        job->keep = kind == BRO_PRUNE_TASKS ? srv->cfg.keep_tasks : srv->cfg.keep_results;
+        job->work.data = job;
+        if (uv_queue_work(srv->loop, &job->work, prune_work, prune_done) < 0) {
+                free(job);
+                return;
+        }
+        srv->prune[kind].busy = true;
+}
+
+void bro_store_prune(struct bro_server *srv, enum bro_prune kind)
+{
+        if (srv->prune[kind].busy)
+                srv->prune[kind].again = true;
+        else
+                prune_queue(srv, kind);
 }

@@ -255,6 +255,8 @@ static void print_human(const struct proto_run_result *r)
                 printf(" (%s)", r->signal);
         printf(" in %" PRIu64 " ms, cpu %" PRIu64 " ms, peak %.1f MB; isolation: %s\n", r->wall_ms, r->cpu_ms,
                r->peak_rss_mb, r->isolation.tier);
+        if (r->not_stored) /* the broker's: the result is here, and nowhere else */
+                printf("note: %s\n", r->not_stored);
         printf("trace:\n");
         const struct proto_event *ev = r->events.items;
         for (size_t i = 0; i < r->events.n; i++)
@@ -592,6 +594,10 @@ static void print_task_event(const struct proto_task_event *e, bool verbose)
 static void print_task_result(const struct proto_task_result *r)
 {
         printf("\ntask %s: %s%s%s\n", r->task_id, r->status, r->error ? ": " : "", r->error ? r->error : "");
+        if (r->not_stored)
+                printf("note: %s\n", r->not_stored);
+        if (r->trace_incomplete)
+                printf("note: %s\n", r->trace_incomplete);
         const struct proto_task_step *s = r->steps.items;
         for (size_t i = 0; i < r->steps.n; i++)
                 printf("  action %zu: run %s: %s\n", i + 1, s[i].run.run_id, s[i].run.killed ? s[i].run.killed : s[i].run.status);

@@ -178,7 +178,21 @@
         /* who cancelled */                                                                     \
         X(TASK_CANCELLED, "cancelled by %s")                                                    \
         /* what went wrong */                                                                   \
-        X(TASK_INTERNAL, "internal error: %s")
+        X(TASK_INTERNAL, "internal error: %s")                                                  \
+        /* A task found at the broker's start with a trace and no result (broker/recover.c):   \
+         * the TaskResult's error and the trace's last line. */                                 \
+        X(TASK_INTERRUPTED, "the broker ended (killed or crashed) before the task did; marked when it started again") \
+        /* the bytes of an unfinished last line, removed from the trace (unsigned long long) */ \
+        X(TRACE_CUT, "the trace's last line, cut short when the broker ended, was removed (%llu bytes)") \
+        /* The broker (broker/relay.c, store.c, agent.c). A run its stop cancelled at the      \
+         * supervisor: the RunResult's killed, in place of the supervisor's KILLED_CANCELLED. */ \
+        X(KILLED_BROKER_STOPPING, "killed: the broker is stopping")                             \
+        /* A result sent to its client but not stored (run_result.not_stored,                  \
+         * task_result.not_stored): the file (results/<run_id>.json), the system's error */     \
+        X(NOT_STORED, "the broker could not store this result: %s could not be written (%s)")  \
+        /* task_result.trace_incomplete: lines not written (unsigned long long), the system's  \
+         * error for the first */                                                               \
+        X(TRACE_INCOMPLETE, "the trace is incomplete: %llu of its lines could not be written (%s)")
 
 /* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
  * of CAP_DENIED. One list, asserted verbatim like the reasons. */

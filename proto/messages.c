@@ -146,6 +146,7 @@ static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, variables_dropped, "variables_dropped", PF_ARRAY, OPT, PROTO_VARIABLES_DROPPED_MAX,
           &proto_variable_dropped_schema),
         F(struct proto_run_result, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
+        F(struct proto_run_result, not_stored, "not_stored", PF_STR, OPT, EV_MESSAGE, NULL),
 };
 SCHEMA(proto_run_result_schema, struct proto_run_result, "run_result", run_result_f);
 
@@ -217,6 +218,8 @@ static const struct proto_field task_result_f[] = {
         F(struct proto_task_result, error, "error", PF_STR, OPT, EV_MESSAGE, NULL),
         F(struct proto_task_result, steps, "steps", PF_ARRAY, REQ, 100, &task_step_s),
         F(struct proto_task_result, deliverable, "deliverable", PF_OPT_STRUCT, OPT, 0, &deliverable_s),
+        F(struct proto_task_result, not_stored, "not_stored", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_task_result, trace_incomplete, "trace_incomplete", PF_STR, OPT, EV_MESSAGE, NULL),
 };
 static SCHEMA(task_result_s, struct proto_task_result, "task_result", task_result_f);
 

@@ -193,6 +193,9 @@ struct proto_run_result {
         /* The value of the tool's last final_answer(value), as JSON text; NULL if it gave none
          * or was killed. */
         char *final_answer;
+        /* The broker's word, never the supervisor's (the broker drops one it is sent): set on a
+         * result it relays but could not store in DIR/results, saying why (POL_NOT_STORED). */
+        char *not_stored;
 };
 
 struct proto_probe_request {
@@ -250,10 +253,12 @@ struct proto_deliverable {
 
 struct proto_task_result {
         char *task_id;
-        char *status; /* ok|failed|cancelled */
+        char *status; /* ok|failed|cancelled|interrupted */
         char *error;
         struct proto_array steps; /* of struct proto_task_step */
         struct proto_deliverable *deliverable;
+        char *not_stored;       /* sent, but not stored in DIR/tasks: why (POL_NOT_STORED) */
+        char *trace_incomplete; /* lines of its trace were not written (POL_TRACE_INCOMPLETE) */
 };
 
 /* anvilctl trace: the broker replays a stored task's trace as task_event frames, then its

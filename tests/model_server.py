@@ -23,6 +23,8 @@ A step is an object; every field is optional:
     "pad_to":   pad the body with trailing spaces (JSON's own blanks) to this many bytes
     "headers":  {"Name": "value"} sent with the response (Retry-After, Content-Type...)
     "delay_s":  seconds to wait before answering (a slow server)
+    "stall_s":  seconds to wait after the status line and headers (Content-Length included),
+                before the body (a server that answers its headers and then hangs)
     "no_length": true: no Content-Length; the body ends when the connection is closed
     "close":    true: close the connection without answering at all (a reset)
 With neither "body" nor "raw", the body is a chat completion whose content is
@@ -148,6 +150,9 @@ class Handler(BaseHTTPRequestHandler):
             else:
                 self.send_header("Content-Length", str(len(payload)))
             self.end_headers()
+            if step.get("stall_s"):
+                self.wfile.flush()
+                time.sleep(float(step["stall_s"]))
             for i in range(0, len(payload), 1 << 16):
                 self.wfile.write(payload[i:i + (1 << 16)])
             self.wfile.flush()

@@ -124,6 +124,7 @@ jail_procs_left() {
         local n=0 uid pid exe ruid=-1
         [ -n "$ROOTLESS_USER" ] && ruid=$(id -u "$ROOTLESS_USER")
         while read -r pid uid; do
+                [ "$uid" -lt 0 ] && uid=$((uid + 4294967296)) # ps shows a uid over 2^31 as negative
                 { [ "$uid" -gt "$ANVIL_E2E_UID_BASE" ] && [ "$uid" -le $((ANVIL_E2E_UID_BASE + 264)) ]; } ||
                         { [ "$uid" -gt "$ANVIL_E2E_BARE_UID_BASE" ] &&
                                 [ "$uid" -le $((ANVIL_E2E_BARE_UID_BASE + 264)) ]; } || [ "$uid" = "$ruid" ] || continue

@@ -19,9 +19,10 @@
 #       control) and no other (a task's own model.url gets no key), and appears in no run's
 #       environment, output, artifact, stored result, trace or task result, nor in the log
 . "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh"
 
 KEY="sk-anvil-e2e-$RANDOM$RANDOM$RANDOM"
-mkdir -p "$T/scripts" "$T/logs" "$T/data"
+mkdir -p "$T/data"
 cat >"$T/data/sales.csv" <<'CSV'
 region,amount,units
 north,120.50,3
@@ -107,31 +108,12 @@ save("key", [
 ])
 PY
 
-# start_model NAME: a scripted server for scripts/NAME.json; its port in PORT_<NAME>.
-start_model() {
-        "$PY" "$TOP/tests/model_server.py" --script "$T/scripts/$1.json" --port-file "$T/logs/$1.port" \
-                --log "$T/logs/$1.jsonl" >"$T/logs/$1.out" 2>&1 &
-        OWN_PIDS+=("$!")
-        for _ in $(seq 100); do [ -s "$T/logs/$1.port" ] && break; sleep 0.1; done
-        [ -s "$T/logs/$1.port" ] || fail "the model server $1 did not start: $(cat "$T/logs/$1.out")"
-        printf -v "PORT_$1" '%s' "$(cat "$T/logs/$1.port")"
-}
 # cancel, ctrlc and stopping: the slow model, a server each (a task is ended while it waits)
 for s in totals units nocode keyerror caps retry fail500 slow key cancel steplimit carry ctrlc stopping; do
         case "$s" in cancel | ctrlc | stopping) cp "$T/scripts/slow.json" "$T/scripts/$s.json" ;; esac
         start_model "$s"
 done
 echo "ok: 14 scripted model servers on 127.0.0.1"
-# wait_asked NAME: until the server NAME has had a request (its task is past its describe run)
-wait_asked() {
-        for _ in $(seq 100); do [ -s "$T/logs/$1.jsonl" ] && break; sleep 0.1; done
-        [ -s "$T/logs/$1.jsonl" ] || fail "$1: the model was never asked"
-}
-# task_id_of FILE: the task id anvilctl submit's human output names first
-task_id_of() {
-        sed -n 's/^task \(task-[0-9A-Za-z-]*\)$/\1/p' "$1" | head -1
-}
-
 # The broker: its model is the "key" server, with the key; every other task names its own.
 printf '%s\n' "$KEY" >"$T/key"
 chmod 600 "$T/key"

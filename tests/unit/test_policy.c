@@ -519,6 +519,19 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_TASK_CANCELLED:
                 pol_reason(buf, size, r, "the client");
                 return;
+        case POL_TASK_INTERRUPTED:
+        case POL_KILLED_BROKER_STOPPING:
+                pol_reason(buf, size, r);
+                return;
+        case POL_TRACE_CUT:
+                pol_reason(buf, size, r, 37ULL);
+                return;
+        case POL_NOT_STORED:
+                pol_reason(buf, size, r, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json", "No space left on device");
+                return;
+        case POL_TRACE_INCOMPLETE:
+                pol_reason(buf, size, r, 3ULL, "No space left on device");
+                return;
         case _POL_REASON_MAX:
                 break;
         }
@@ -641,6 +654,13 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                          "action (run run-42) failed: KeyError: 'amount'",
         [POL_TASK_CANCELLED] = "cancelled by the client",
         [POL_TASK_INTERNAL] = "internal error: out of memory",
+        [POL_TASK_INTERRUPTED] = "the broker ended (killed or crashed) before the task did; marked when it "
+                                 "started again",
+        [POL_TRACE_CUT] = "the trace's last line, cut short when the broker ended, was removed (37 bytes)",
+        [POL_KILLED_BROKER_STOPPING] = "killed: the broker is stopping",
+        [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
+                           "could not be written (No space left on device)",
+        [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
 };
 
 static void test_reasons_catalog(void **state)

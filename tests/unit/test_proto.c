@@ -941,7 +941,8 @@ static void test_run_result_json(void **state)
                                            "capabilities", "blast_radius" };
         static const char *const top_extra[] = { "request_id", "signal", "stdout_truncated", "stdout_bytes",
                                                  "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup",
-                                                 "variables", "variables_dropped", "final_answer" };
+                                                 "variables", "variables_dropped", "final_answer",
+                                                 "not_stored" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
         static const char *const ev_extra[] = { "col", "traceback" };
@@ -982,7 +983,7 @@ static void test_run_result_json(void **state)
                 "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"col\":null,\"kind\":\"kill\",\"layer\":\"supervisor\","
                 "\"line\":3,\"message\":\"killed: timeout\",\"op\":\"wall clock\",\"reason\":\"timeout\","
                 "\"t_ms\":10005,\"traceback\":null}],\"exit_code\":null,\"final_answer\":null,\"isolation\":{\"mechanisms\":[\"userns\","
-                "\"seccomp\"],\"tier\":\"full\"},\"killed\":\"killed: timeout\",\"peak_rss_mb\":612.5,"
+                "\"seccomp\"],\"tier\":\"full\"},\"killed\":\"killed: timeout\",\"not_stored\":null,\"peak_rss_mb\":612.5,"
                 "\"request_id\":null,\"run_id\":\"r-1\",\"signal\":null,\"status\":\"killed\",\"stderr\":\"\","
                 "\"stderr_bytes\":0,\"stderr_truncated\":false,\"stdout\":\"h\\u00E9llo\\n\",\"stdout_bytes\":0,"
                 "\"stdout_truncated\":false,\"variables\":\"{\\\"n\\\":3}\",\"variables_dropped\":[{\"name\":\"df\","
