@@ -68,6 +68,11 @@
 #define PARK_SYNC_FD 10
 #define PARK_EXE_FD 11
 #define PARK_PARENT_FD 12
+/* Copies are made above the parked fds, so that no dup3 overwrites a source still needed.
+ * Never at a fixed high number: F_DUPFD fails with EINVAL at or past RLIMIT_NOFILE, which is
+ * the supervisor's until C7 (a supervisor started under `ulimit -n 512` failed every jail at
+ * C2 when the copies were made at 1000). */
+#define PARK_TMP_MIN (PARK_PARENT_FD + 1)
 
 extern char **environ;
 
@@ -83,9 +88,9 @@ static __attribute__((noreturn)) void child_fail(int sync_fd, const struct anvil
  * supervisor is alive, and it grants nothing a process of our uid could not do by pid. */
 static int keep_only_parked(const struct jail_static *st)
 {
-        int s = fcntl(st->sync_fd, F_DUPFD_CLOEXEC, 1000);
-        int e = fcntl(st->init_exe_fd, F_DUPFD_CLOEXEC, 1000);
-        int p = fcntl(st->parent_pidfd, F_DUPFD_CLOEXEC, 1000);
+        int s = fcntl(st->sync_fd, F_DUPFD_CLOEXEC, PARK_TMP_MIN);
+        int e = fcntl(st->init_exe_fd, F_DUPFD_CLOEXEC, PARK_TMP_MIN);
+        int p = fcntl(st->parent_pidfd, F_DUPFD_CLOEXEC, PARK_TMP_MIN);
         if (s < 0 || e < 0 || p < 0 || dup3(s, PARK_SYNC_FD, O_CLOEXEC) < 0 || dup3(e, PARK_EXE_FD, O_CLOEXEC) < 0 ||
             dup3(p, PARK_PARENT_FD, O_CLOEXEC) < 0)
                 return -errno;
@@ -148,13 +153,14 @@ static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
 /* C8: the run's four stream fds to 0-3, the sync socket to 4, anvil-init to 5
  * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it), the
  * supervisor's pidfd to 6 (close-on-exec too: needed until C11).
- * Everything goes through copies at 100 and up first, so no dup2 overwrites a source that
- * is still needed; the artifacts mount fd (used in C5) is closed with the rest. */
+ * Everything goes through copies above the parked fds first (PARK_TMP_MIN), so no dup2
+ * overwrites a source that is still needed; the artifacts mount fd (used in C5) is closed
+ * with the rest. */
 static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
 {
         int tmp[4];
         for (int i = 0; i < 4; i++)
-                if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 100)) < 0)
+                if ((tmp[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, PARK_TMP_MIN)) < 0)
                         return anvil_err_sys(err, errno, "Failed to duplicate fd %d", fds[i]);
         for (int i = 0; i < 4; i++)
                 if (dup2(tmp[i], i) < 0)

@@ -22,6 +22,7 @@
 #define JAIL_MPLCONFIGDIR "/tmp/matplotlib"
 #define JAIL_UID 1000 /* the tool's uid and gid inside; mapped to one host uid per run */
 #define JAIL_HOSTNAME "anvil"
+#define JAIL_NOFILE 1024 /* the tool's RLIMIT_NOFILE, soft and hard (C7) */
 
 /* fds as the runner receives them. */
 #define JAIL_FD_SPEC 0

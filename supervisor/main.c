@@ -93,6 +93,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/pidfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -569,8 +570,42 @@ static void on_signal(uv_signal_t *s, int signum)
 
 static int exit_code;
 
-/* Whether a user namespace can be made here (DESIGN §6: probe, don't detect): a child tries.
- * "" if it can, else why not. */
+/* Each connection holds an fd, and each run (or spare) about a dozen: the pipes' four ends,
+ * the sync socket, the pidfd, the four namespaces held, the artifacts mount, the seccomp
+ * listener. With the defaults (32 runs, 2 spares, 512 connections) that is over the usual soft
+ * limit of 1024, so it is raised to what the configuration can need, within the hard limit.
+ * Jails have their own (JAIL_NOFILE, set at C7), which a jail cannot raise past the hard
+ * limit it inherits: under a lower one every run would fail, so the supervisor does not start. */
+static int raise_nofile(const struct sup_config *cfg)
+{
+        rlim_t want = (rlim_t)cfg->bounds.max_conns + 16 * (rlim_t)(cfg->max_runs + cfg->spares) + 64;
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0)
+                return 0;
+        if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < JAIL_NOFILE) {
+                log_error("the open file limit's hard limit is %lu, under the %d each jail's tool is given: raise it "
+                          "(ulimit -Hn, or LimitNOFILE= in the unit)",
+                          (unsigned long)rl.rlim_max, JAIL_NOFILE);
+                return -1;
+        }
+        if (rl.rlim_cur >= want)
+                return 0;
+        rlim_t got = rl.rlim_max != RLIM_INFINITY && rl.rlim_max < want ? rl.rlim_max : want;
+        if (got > rl.rlim_cur) {
+                rl.rlim_cur = got;
+                if (setrlimit(RLIMIT_NOFILE, &rl) < 0) {
+                        log_warn("Failed to raise the open file limit to %lu: %s, ignoring", (unsigned long)got,
+                                 strerror(errno));
+                        return 0;
+                }
+        }
+        if (got < want)
+                log_warn("the open file limit is %lu (its hard limit), under the %lu that --max-conns %u and "
+                         "--max-runs %u can need: connections and runs past it fail",
+                         (unsigned long)rl.rlim_cur, (unsigned long)want, cfg->bounds.max_conns, cfg->max_runs);
+        return 0;
+}
+
 static const char *userns_refused(void)
 {
         static char why[128];
@@ -618,6 +653,8 @@ int main(int argc, char **argv)
                          "a host uid), cgroups only where delegated, the kernel's audit unreadable",
                          (unsigned)geteuid(), JAIL_UID);
         (void)signal(SIGPIPE, SIG_IGN);
+        if (raise_nofile(&srv.cfg) < 0)
+                return 1;
         umask(022);
         /* Root's supplementary groups would otherwise be inherited, unmapped, by every jail. */
         if (!srv.cfg.rootless && setgroups(0, NULL) < 0) {

@@ -770,7 +770,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 .nproc = srv->cfg.direct && srv->cfg.rootless ? 0
                          : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2
                                                                       : run->lim.pids,
-                .nofile = 1024,
+                .nofile = JAIL_NOFILE,
         };
         /* parent ends: in[1] out[0] er[0] ev[0]; the child's: in[0] out[1] er[1] ev[1] */
         int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, ev[2] = { -1, -1 };
