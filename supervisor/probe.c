@@ -533,6 +533,22 @@ void sup_probe_request(struct sup_client *c, const char *request_id)
         if (probe_start(p, &err) < 0) {
                 log_error("probe: %s", err.msg);
                 reset(p);
+                if (err.code == EBUSY) {
+                        /* Every run slot is taken (or the supervisor stops): nothing was found
+                         * out, so nothing is claimed; the waiters are told to come back. */
+                        char msg[160];
+                        snprintf(msg, sizeof(msg), "The probe needs a run slot of its own: %s", err.msg);
+                        for (unsigned i = 0; i < p->n_waiters; i++) {
+                                if (p->waiters[i].client)
+                                        sup_client_error(p->waiters[i].client, "busy", msg, NULL,
+                                                         p->waiters[i].request_id);
+                                free(p->waiters[i].request_id);
+                        }
+                        p->n_waiters = 0;
+                        p->running = false;
+                        listener_close(p);
+                        return;
+                }
                 mechanism(p, "interpreter", true, false, false, "the probe could not be started: %s", err.msg);
                 snprintf(p->tier, sizeof(p->tier), "none");
                 publish(p);

@@ -46,3 +46,25 @@ echo "ok: $ok runs ended ok, $busy were refused as busy, none otherwise"
 expect_eq "sandbox failures in the log" 0 "$(grep -c 'sandbox failed' "$T/slots.log")"
 ANVIL_SOCKET="$T/slots.sock" run_json "$T/quick.py"
 expect_eq "a following run" ok "$(j .status)"
+
+# A probe asked for while every slot is taken needs a slot of its own: it is told busy, and
+# nothing is claimed (before, it got a probe_result of tier "none", "the probe could not be
+# started"). Once a slot is free, it runs.
+tool sleeper.py <<<'import time; print("up", flush=True); time.sleep(30)'
+sl=()
+started=$(grep -c 'started for' "$T/slots.log")
+for i in 1 2; do
+        ANVIL_SOCKET="$T/slots.sock" "$CTL" run "$T/sleeper.py" --timeout 60 --json >"$T/sl.$i.json" 2>&1 &
+        sl+=($!)
+done
+for _ in $(seq 100); do [ "$(grep -c 'started for' "$T/slots.log")" -ge $((started + 2)) ] && break; sleep 0.1; done
+ANVIL_SOCKET="$T/slots.sock" "$CTL" probe --json >"$T/probe.json" 2>"$T/probe.err"
+expect_eq "a probe while both slots are taken: exit" 1 "$?"
+expect_eq "its error" "anvilctl: busy: The probe needs a run slot of its own: All 2 run slots are in use; try again later" "$(cat "$T/probe.err")"
+for p in "${sl[@]}"; do kill -INT "$p"; done
+for p in "${sl[@]}"; do wait "$p"; done
+for _ in $(seq 50); do
+        ANVIL_SOCKET="$T/slots.sock" "$CTL" probe --json >"$T/probe.json" 2>"$T/probe.err" && break
+        sleep 0.2
+done
+expect_match "the probe once a slot is free" "seccomp" "$(jq -r .tier "$T/probe.json")"
