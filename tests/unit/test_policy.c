@@ -376,6 +376,31 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_ARTIFACTS_CAP_REACHED:
                 pol_reason(buf, size, r, 67108864ULL);
                 return;
+        case POL_ARTIFACTS_ENTRIES_REACHED:
+                pol_reason(buf, size, r, 1000U);
+                return;
+        case POL_ARTIFACTS_NOT_LISTED:
+                pol_reason(buf, size, r, 10000ULL, 1000ULL, 9000ULL, 1000U);
+                return;
+        case POL_ARTIFACT_NOT_LISTED:
+        case POL_ARTIFACT_DIR_NOT_LISTED:
+                pol_reason(buf, size, r, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
+                return;
+        case POL_ARTIFACT_WHY_NOT_UTF8:
+                pol_reason(buf, size, r);
+                return;
+        case POL_ARTIFACT_WHY_TOO_DEEP:
+                pol_reason(buf, size, r, 16U);
+                return;
+        case POL_ARTIFACT_WHY_TOO_LONG:
+                pol_reason(buf, size, r, 4096U);
+                return;
+        case POL_ARTIFACTS_SKIPPED_MORE:
+                pol_reason(buf, size, r, 84ULL, 16U);
+                return;
+        case POL_ARTIFACTS_WALK_STOPPED:
+                pol_reason(buf, size, r, 20000ULL);
+                return;
         case POL_EVENTS_DROPPED:
                 pol_reason(buf, size, r, 17ULL);
                 return;
@@ -587,6 +612,20 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
         [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
+        [POL_ARTIFACTS_ENTRIES_REACHED] = "artifacts: the limit of 1000 files, directories and links was reached; any "
+                                          "made past it was refused",
+        [POL_ARTIFACTS_NOT_LISTED] = "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
+                                     "copied nor listed (a result lists at most 1000)",
+        [POL_ARTIFACT_NOT_LISTED] = "artifact 'out/\xEF\xBF\xBD.csv' is not listed: its name is not UTF-8",
+        [POL_ARTIFACT_DIR_NOT_LISTED] = "artifact directory 'out/\xEF\xBF\xBD.csv' is not listed, nor anything in it: "
+                                        "its name is not UTF-8",
+        [POL_ARTIFACT_WHY_NOT_UTF8] = "its name is not UTF-8",
+        [POL_ARTIFACT_WHY_TOO_DEEP] = "it is more than 16 directories deep",
+        [POL_ARTIFACT_WHY_TOO_LONG] = "its path is longer than 4096 bytes",
+        [POL_ARTIFACTS_SKIPPED_MORE] = "artifacts: 84 more entries were not listed (not regular files, or not listable); "
+                                       "only the first 16 are noted",
+        [POL_ARTIFACTS_WALK_STOPPED] = "artifacts: the first 20000 entries were looked at, and no more: any others were "
+                                       "neither copied nor listed",
         [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
         [POL_FORKS_REFUSED] = "1234 forks refused at the limit of 64 processes and threads",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
