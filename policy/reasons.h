@@ -20,6 +20,10 @@
         X(ARTIFACT_NOT_REGULAR, "artifact '%s' is not a regular file and is not listed")        \
         /* files cap (unsigned long long) */                                                    \
         X(ARTIFACTS_CAP_REACHED, "artifacts: the files cap of %llu bytes was reached; any write past it was refused") \
+        /* without a tmpfs (direct): RLIMIT_FSIZE (unsigned long long), the files that reached \
+         * it (unsigned long long), the first of them as shown */                              \
+        X(ARTIFACT_FILE_CAP_REACHED, "artifacts: the limit of %llu bytes for one file was reached by %llu (the " \
+                                     "first: '%s'); any write past it was refused")             \
         /* the artifacts tmpfs's entries (unsigned): its inodes, full (ENOSPC to the tool) */   \
         X(ARTIFACTS_ENTRIES_REACHED, "artifacts: the limit of %u files, directories and links was reached; " \
                                      "any made past it was refused")                            \

@@ -145,6 +145,9 @@ struct collect {
         uint64_t skipped; /* entries not listed for another reason */
         uint64_t walked;  /* entries looked at */
         bool walk_stopped;
+        uint64_t file_cap; /* without the tmpfs (direct): RLIMIT_FSIZE, which bounds each file; else 0 */
+        uint64_t at_cap;   /* files of file_cap bytes */
+        char first_at_cap[SHOW_MAX + 8];
         struct proto_array *artifacts, *notes;
 };
 
@@ -228,7 +231,11 @@ static int copy_file(int sfd, int dfd, const char *name, const char *rel, struct
         a->bytes = n_total;
         a->sha256 = strdup(SHA256End(&h, hex));
         c->total += n_total;
-        return (a->path && a->sha256) ? 0 : anvil_err_set(err, ENOMEM, "Out of memory");
+        if (!a->path || !a->sha256)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        if (c->file_cap && n_total >= c->file_cap && c->at_cap++ == 0)
+                show(rel, c->first_at_cap, sizeof(c->first_at_cap));
+        return 0;
 }
 
 static int cmp_names(const void *a, const void *b);
@@ -348,19 +355,20 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         struct collect c = { .artifacts = artifacts, .notes = notes };
         char msg[256];
         /* A full tmpfs refused whatever went past it (ENOSPC to the tool). Whether anything
-         * did cannot be seen from here: the reason says only what is certain. The entries are
-         * checked only on the artifacts tmpfs (direct has none: a host directory). */
+         * did cannot be seen from here: the reason says only what is certain. Only the run's
+         * own tmpfs tells (direct has none: a host directory, whose file system is not the
+         * run's). */
         struct statfs sf;
-        if (fstatfs(mount_fd, &sf) == 0) {
-                if (sf.f_bavail == 0)
-                        (void)add_note(notes, "artifacts_full", "artifacts",
-                                       pol_reason(msg, sizeof(msg), POL_ARTIFACTS_CAP_REACHED,
-                                                  (unsigned long long)files_bytes));
-                if (sf.f_type == TMPFS_MAGIC && sf.f_files == JAIL_ARTIFACTS_ENTRIES + 1 && sf.f_ffree == 0)
-                        (void)add_note(notes, "artifacts_entries_full", "artifacts",
-                                       pol_reason(msg, sizeof(msg), POL_ARTIFACTS_ENTRIES_REACHED,
-                                                  (unsigned)JAIL_ARTIFACTS_ENTRIES));
-        }
+        bool tmpfs = fstatfs(mount_fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+                     sf.f_files == JAIL_ARTIFACTS_ENTRIES + 1;
+        if (tmpfs && sf.f_bavail == 0)
+                (void)add_note(notes, "artifacts_full", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_CAP_REACHED, (unsigned long long)files_bytes));
+        if (tmpfs && sf.f_ffree == 0)
+                (void)add_note(notes, "artifacts_entries_full", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_ENTRIES_REACHED, (unsigned)JAIL_ARTIFACTS_ENTRIES));
+        /* Direct: a host directory, where RLIMIT_FSIZE (the files cap) bounds each file. */
+        c.file_cap = tmpfs ? 0 : files_bytes;
         _cleanup_close_ int sfd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sfd < 0 || dfd < 0)
@@ -373,6 +381,12 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
                                pol_reason(msg, sizeof(msg), POL_ARTIFACTS_NOT_LISTED, (unsigned long long)c.files,
                                           (unsigned long long)artifacts->n, (unsigned long long)(c.files - artifacts->n),
                                           (unsigned)PROTO_ARTIFACTS_MAX));
+        if (c.at_cap) {
+                char big[SHOW_MAX + 256];
+                (void)add_note(notes, "artifacts_full", "artifacts",
+                               pol_reason(big, sizeof(big), POL_ARTIFACT_FILE_CAP_REACHED, (unsigned long long)c.file_cap,
+                                          (unsigned long long)c.at_cap, c.first_at_cap));
+        }
         if (c.skipped > COLLECT_NOTES_MAX)
                 (void)add_note(notes, "artifacts_skipped", "artifacts",
                                pol_reason(msg, sizeof(msg), POL_ARTIFACTS_SKIPPED_MORE,

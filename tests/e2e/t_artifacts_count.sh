@@ -86,6 +86,30 @@ ANVIL_SOCKET="$T/direct.sock" run_json "$T/w1000.py" --timeout 60
 expect_eq "direct, control, 1000 files: listed" 1000 "$(j '.artifacts | length')"
 expect_eq "direct, control, 1000 files: no note" 0 "$(j '[.events[] | select(.kind | startswith("artifact"))] | length')"
 
+# Direct: RLIMIT_FSIZE (the files cap) bounds each file, and the result says which reached it.
+tool big.py <<'PY'
+chunk = b"z" * (1024 * 1024)
+for name in ("big1.bin", "big2.bin"):
+    try:
+        with open(f"artifacts/{name}", "wb") as f:
+            for _ in range(70):
+                f.write(chunk)
+                f.flush()
+    except OSError as e:
+        print(f"{name}: errno {e.errno}")
+with open("artifacts/small.bin", "wb") as f:
+    f.write(chunk)
+PY
+ANVIL_SOCKET="$T/direct.sock" run_json "$T/big.py" --timeout 60
+expect_eq "direct, 70 MB files: the tool got EFBIG" "big1.bin: errno 27 big2.bin: errno 27" "$(j .stdout | grep . | paste -sd' ')"
+expect_eq "direct, 70 MB files: listed at the cap" "big1.bin 67108864 big2.bin 67108864 small.bin 1048576" \
+        "$(j '[.artifacts[] | "\(.path) \(.bytes)"] | join(" ")')"
+expect_eq "direct, 70 MB files: the note" \
+        "artifacts: the limit of 67108864 bytes for one file was reached by 2 (the first: 'big1.bin'); any write past it was refused" \
+        "$(note artifacts_full)"
+ANVIL_SOCKET="$T/direct.sock" run_json "$T/w1000.py" --timeout 60
+expect_eq "direct, control, small files: no such note" "" "$(note artifacts_full)"
+
 # What cannot be listed, each with its reason; the result still arrives whole.
 tool odd.py <<'PY'
 import os

@@ -376,6 +376,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_ARTIFACTS_CAP_REACHED:
                 pol_reason(buf, size, r, 67108864ULL);
                 return;
+        case POL_ARTIFACT_FILE_CAP_REACHED:
+                pol_reason(buf, size, r, 67108864ULL, 2ULL, "big.bin");
+                return;
         case POL_ARTIFACTS_ENTRIES_REACHED:
                 pol_reason(buf, size, r, 1000U);
                 return;
@@ -612,6 +615,8 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
         [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
+        [POL_ARTIFACT_FILE_CAP_REACHED] = "artifacts: the limit of 67108864 bytes for one file was reached by 2 (the "
+                                          "first: 'big.bin'); any write past it was refused",
         [POL_ARTIFACTS_ENTRIES_REACHED] = "artifacts: the limit of 1000 files, directories and links was reached; any "
                                           "made past it was refused",
         [POL_ARTIFACTS_NOT_LISTED] = "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
