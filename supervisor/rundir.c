@@ -376,6 +376,8 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         int r = walk(sfd, dfd, "", 0, &c, err);
         if (r < 0)
                 return r;
+        /* The run's end, as its directory's mtime: what retention goes by (sup_rundir_prune). */
+        (void)utimensat(AT_FDCWD, dir, NULL, 0);
         if (c.files > artifacts->n)
                 (void)add_note(notes, "artifacts_not_listed", "artifacts",
                                pol_reason(msg, sizeof(msg), POL_ARTIFACTS_NOT_LISTED, (unsigned long long)c.files,
@@ -413,38 +415,58 @@ static int cmp_names(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Keeps the newest keep_runs run directories (names sort by time) and never a live run's. */
+struct ended {
+        char *name;
+        struct timespec t; /* the directory's mtime: when its run ended (sup_rundir_collect) */
+};
+
+static int cmp_ended(const void *a, const void *b)
+{
+        const struct ended *x = a, *y = b;
+        if (x->t.tv_sec != y->t.tv_sec)
+                return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
+        if (x->t.tv_nsec != y->t.tv_nsec)
+                return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* Keeps the keep_runs run directories whose runs ended last, and never a live run's. By
+ * their end, not their start (the names' order): a long run that ends after keep_runs
+ * shorter ones started later would otherwise lose its artifacts as its result goes out. */
 void sup_rundir_prune(struct sup_server *srv)
 {
         _cleanup_closedir_ DIR *d = opendir(srv->runs_dir);
         if (!d)
                 return;
-        char **names = NULL;
+        struct ended *runs = NULL;
         size_t n = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
-                if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+                struct stat st;
+                if (de->d_name[0] == '.' || de->d_type != DT_DIR ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                char **nn = realloc(names, (n + 1) * sizeof(char *));
+                struct ended *nn = realloc(runs, (n + 1) * sizeof(*runs));
                 if (!nn)
                         break;
-                names = nn;
-                if (!(names[n] = strdup(de->d_name)))
+                runs = nn;
+                if (!(runs[n].name = strdup(de->d_name)))
                         break;
-                n++;
+                runs[n++].t = st.st_mtim;
         }
-        qsort(names, n, sizeof(char *), cmp_names);
+        if (n)
+                qsort(runs, n, sizeof(*runs), cmp_ended);
         size_t excess = n > srv->cfg.keep_runs ? n - srv->cfg.keep_runs : 0;
         for (size_t i = 0; i < n; i++) {
-                if (i < excess && !sup_run_is_live(srv, names[i])) {
+                if (i < excess && !sup_run_is_live(srv, runs[i].name)) {
                         char p[PATH_MAX];
-                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, names[i]) < (int)sizeof(p)) {
+                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, runs[i].name) < (int)sizeof(p)) {
                                 /* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never
                                  * into a mount that is somehow still there. */
                                 (void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
                         }
                 }
-                free(names[i]);
+                free(runs[i].name);
         }
-        free(names);
+        free(runs);
 }
