@@ -11,13 +11,13 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/magic.h>
 #include <sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
-#include <linux/magic.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
@@ -293,7 +293,7 @@ static int walk_entry(int sfd, int dfd, const char *prefix, const char *name, un
         /* A listed path goes on the wire: UTF-8, and within the protocol's bound. */
         if (!utf8_valid((const uint8_t *)name, strlen(name)))
                 return skip(c, rel, not_listed, pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_NOT_UTF8), err);
-        if (strlen(rel) > PROTO_PATH_MAX || (dir && strlen(rel) + 1 > PROTO_PATH_MAX))
+        if (strlen(rel) > PROTO_PATH_MAX)
                 return skip(c, rel, not_listed,
                             pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_TOO_LONG, (unsigned)PROTO_PATH_MAX), err);
         if (S_ISREG(st.st_mode)) {
