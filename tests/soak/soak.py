@@ -16,7 +16,9 @@ clients), counting it.
 First a warm-up (by default 2 runs a client, at least a tenth of --runs), then the measured
 runs. At idle after each, the figures of both daemons are read: fds (/proc/PID/fd), RSS
 (VmRSS), mounts (their /proc/PID/mountinfo and ours); after the measured runs:
-  - fds back to the warm-up's baseline (waited for up to 30 s: spares are re-cloned);
+  - fds back to the warm-up's baseline (waited for up to 30 s: spares are re-cloned), the
+    namespaces the supervisor holds apart (it holds its spares', when it managed to open
+    them), each of which must be one a child of its own is in;
   - RSS within the tolerance of the warm-up's (--rss-tolerance-pct of it plus
     --rss-tolerance-mib): growth past a warm-up is a leak, the warm-up's own is the heap
     finding its size;
@@ -226,6 +228,44 @@ class Daemon:
     def fds(self):
         return len(os.listdir("/proc/%d/fd" % self.pid))
 
+    NS = ("mnt", "net", "ipc", "pid")
+
+    def held_ns(self):
+        """The namespaces it holds fds of ("mnt:[4026532...]"), and those of them that no child
+        of its own is in: the supervisor holds its spares' (and live runs') namespaces, and
+        whether it has opened them yet varies, so they are counted apart, each accounted for."""
+        held = []
+        d = "/proc/%d/fd" % self.pid
+        for fd in os.listdir(d):
+            try:
+                t = os.readlink(os.path.join(d, fd))
+            except OSError:
+                continue
+            if t.split(":")[0] in self.NS:
+                held.append(t)
+        live = set()
+        for p in os.listdir("/proc"):
+            try:
+                if not p.isdigit() or int(open("/proc/%s/stat" % p).read().rsplit(")", 1)[1].split()[1]) != self.pid:
+                    continue
+                for ns in self.NS:
+                    live.add(os.readlink("/proc/%s/ns/%s" % (p, ns)))
+            except (OSError, IndexError, ValueError):
+                continue
+        return held, [t for t in held if t not in live]
+
+    def fd_kinds(self):
+        """What its fds are, by kind: "socket", "pipe", "anon_inode:[pidfd]", a path."""
+        kinds = {}
+        d = "/proc/%d/fd" % self.pid
+        for fd in os.listdir(d):
+            try:
+                k = re.sub(r":\[\d+\]$", "", os.readlink(os.path.join(d, fd)))
+            except OSError:
+                continue
+            kinds[k] = kinds.get(k, 0) + 1
+        return kinds
+
     def rss_kib(self):
         with open("/proc/%d/status" % self.pid) as f:
             for line in f:
@@ -332,11 +372,11 @@ def zombies(pid):
 
 
 def settle(daemons, timeout=30):
-    """Waits until every daemon's fd count has held still for 2 s: the runs' teardowns done,
-    the spares cloned again. Returns {name: fds}."""
+    """Waits until every daemon's fd count, those of held namespaces apart, has held still for
+    2 s: the runs' teardowns done, the spares cloned again. Returns {name: fds}."""
     end, last, still = time.time() + timeout, None, 0
     while time.time() < end:
-        now = {d.name: d.fds() for d in daemons if d.alive()}
+        now = {d.name: d.fds() - len(d.held_ns()[0]) for d in daemons if d.alive()}
         still = still + 1 if now == last else 0
         last = now
         if still >= 8:
@@ -349,6 +389,8 @@ def snapshot(daemons, work, uids):
     fds = settle(daemons)
     return {
         "fds": fds,
+        "ns": {d.name: d.held_ns() for d in daemons if d.alive()},
+        "fd_kinds": {d.name: d.fd_kinds() for d in daemons if d.alive()},
         "rss": {d.name: d.rss_kib() for d in daemons if d.alive()},
         "mounts": {d.name: mounts(d.pid, work, uids) for d in daemons if d.alive()} | {"self": mounts("self", work, uids)},
         "mount_count": count_mounts("self"),
@@ -360,8 +402,9 @@ def snapshot(daemons, work, uids):
 def controls(work, uid, jobs):
     """Real kernel objects of each kind the checks look for, made here and checked for:
     a zombie, a mount of the soak's (a tmpfs below its directory, with its uid), an empty
-    cgroup-like directory below a base a log names, a daemon killed by SIGSEGV, and for each
-    kind of run a result that is not right. Returns what did not see its object."""
+    cgroup-like directory below a base a log names, a namespace held by a process none of
+    whose children is in it, a daemon killed by SIGSEGV, and for each kind of run a result
+    that is not right. Returns what did not see its object."""
     bad = []
     p = subprocess.Popen([PY, "-c", "import os, time\nif os.fork() == 0: os._exit(0)\ntime.sleep(30)"])
     if not wait_for("a zombie", lambda: zombies(p.pid), 5):
@@ -387,6 +430,13 @@ def controls(work, uid, jobs):
         bad.append("the cgroup check did not see an empty cgroup")
     shutil.rmtree(base)
     os.unlink(log)
+    d = Daemon("control", [PY, "-c", "import os, time\nfd = os.open('/proc/self/ns/net', os.O_RDONLY)\n"
+                                      "print('held', flush=True)\ntime.sleep(30)"], os.path.join(work, "control-ns.log"))
+    DAEMONS.remove(d)
+    wait_for("the fd", lambda: "held" in open(d.log).read(), 10)
+    if len(d.held_ns()[1]) != 1:
+        bad.append("the namespace check did not see a namespace held that no child is in: %s" % (d.held_ns(),))
+    d.stop()
     d = Daemon("control", ["sleep", "30"], os.path.join(work, "control-daemon.log"))
     DAEMONS.remove(d)
     d.proc.send_signal(signal.SIGSEGV)
@@ -508,8 +558,8 @@ def main():
         for b in bad:
             print("soak: FAIL: control: " + b)
         return 1
-    print("soak: controls: a zombie, a mount of the soak's, an empty cgroup, a daemon's SIGSEGV and a wrong "
-          "result of each kind are each seen by their check", flush=True)
+    print("soak: controls: a zombie, a mount of the soak's, an empty cgroup, a namespace held for no child, a "
+          "daemon's SIGSEGV and a wrong result of each kind are each seen by their check", flush=True)
 
     sup_sock, bro_sock = os.path.join(work, "sup.sock"), os.path.join(work, "anvil.sock")
     sup_log, bro_log = os.path.join(work, "supervisor.log"), os.path.join(work, "broker.log")
@@ -578,11 +628,17 @@ def main():
                     stored += 1
             except (OSError, ValueError) as e:
                 problems.append("run %s: not stored in the broker's results/: %s" % (r["run_id"], e))
-    # fds: back to the warm-up's baseline.
+    # fds: back to the warm-up's baseline (the held namespaces apart), and every namespace
+    # held one a child of the daemon's is in.
     for d in daemons:
+        for t in after["ns"][d.name][1]:
+            problems.append("%s: holds an fd of the namespace %s, which none of its children is in" % (d.name, t))
         if after["fds"].get(d.name) != base["fds"].get(d.name):
-            problems.append("%s: %s fds after the soak, %s after the warm-up" %
-                            (d.name, after["fds"].get(d.name), base["fds"].get(d.name)))
+            b, n = base["fd_kinds"].get(d.name, {}), after["fd_kinds"].get(d.name, {})
+            diff = ", ".join("%s %d -> %d" % (k, b.get(k, 0), n.get(k, 0))
+                             for k in sorted(set(b) | set(n)) if b.get(k, 0) != n.get(k, 0) and k not in Daemon.NS)
+            problems.append("%s: %s fds after the soak, %s after the warm-up (%s)" %
+                            (d.name, after["fds"].get(d.name), base["fds"].get(d.name), diff))
     # RSS: flat after the warm-up.
     rss_lines = []
     for d in daemons:
@@ -628,8 +684,10 @@ def main():
     print("  wall %.1f s, %.2f runs/s; latency p50 %.2f s, p95 %.2f s, max %.2f s" %
           (wall, len(soak) / wall if wall else 0, pct(lat, 0.5), pct(lat, 0.95), max(lat) if lat else 0))
     for d in daemons:
-        print("  %s pid %d: fds %s after the warm-up, %s after the soak" %
-              (d.name, d.pid, base["fds"].get(d.name), after["fds"].get(d.name)))
+        nb, na = len(base["ns"][d.name][0]), len(after["ns"][d.name][0])
+        print("  %s pid %d: fds %s after the warm-up, %s after the soak%s" %
+              (d.name, d.pid, base["fds"].get(d.name), after["fds"].get(d.name),
+               " (besides %d and %d of its spares' namespaces, none of another's)" % (nb, na) if nb or na else ""))
     for line in rss_lines:
         print("  " + line)
     print("  cgroups below the supervisor's bases: %d, each with a process in it (spares): %d" %
