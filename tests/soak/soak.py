@@ -711,7 +711,15 @@ def main():
         return 1
     print("soak: PASS")
     if not a.keep:
-        shutil.rmtree(work, ignore_errors=True)
+        for _ in range(10):  # what the daemons' last children leave as they go
+            try:
+                shutil.rmtree(work)
+                break
+            except OSError as e:
+                why = e
+                time.sleep(0.5)
+        else:
+            print("soak: could not remove %s: %s" % (work, why))
     return 0
 
 
