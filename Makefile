@@ -1,5 +1,6 @@
 # Anvil. `make` builds the four programs into build/; `make check` installs what is missing,
-# builds, and runs every test; `make demo` runs the example and the escapes end to end.
+# builds, and runs every test; `make demo` runs the example and the escapes end to end;
+# `make soak` runs 500 mixed runs from 16 clients and checks that nothing leaked.
 # Dependencies come from Debian's archive only (see `make deps`).
 
 BUILD    ?= build
@@ -36,7 +37,7 @@ PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(
 
 LIB_A := $(BUILD)/libanvil.a
 
-.PHONY: all check demo deps fuzz format bench clean tests
+.PHONY: all check demo deps fuzz format bench soak clean tests
 all: $(PROGRAMS)
 
 $(BUILD)/obj/%.o: %.c
@@ -110,6 +111,18 @@ demo: deps
 bench: deps
 	$(MAKE) all
 	@bench/cold_print.sh $(BUILD)
+
+# The soak, not part of check (which runs a short one, tests/e2e/t_soak.sh): SOAK_RUNS runs of
+# a mixed set from SOAK_CLIENTS clients through the broker, against a supervisor and a broker
+# of its own (as root), then the checks that nothing leaked and every result was right; it
+# prints the figures (tests/soak/soak.py). SOAK_OPTS: more of its options ("--max-runs 2").
+SOAK_RUNS     ?= 500
+SOAK_CLIENTS  ?= 16
+SOAK_UID_BASE ?= 3800000000
+soak: deps
+	$(MAKE) all
+	@/usr/bin/python3 tests/soak/soak.py --build $(BUILD) --runs $(SOAK_RUNS) --clients $(SOAK_CLIENTS) \
+		--uid-base $(SOAK_UID_BASE) $(SOAK_OPTS)
 
 # The fuzz target compiles the protocol's sources itself with clang, instrumented, rather than
 # linking libanvil.a (built without coverage). `make fuzz FUZZ_SECONDS=600` runs it longer;

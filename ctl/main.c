@@ -1,10 +1,12 @@
 /* anvilctl: the command line. Talks to the broker at $ANVIL_SOCKET (default /run/anvil.sock).
  *
  * Exit status: 0 when the run (or submit's task) was carried out, whatever the tool did (its
- * status, and the task's, is in the output); 1 when the server refused or could not carry it out (an error frame,
- * printed: also when the broker refuses the connection over one of its bounds); 2 for a
- * usage error; 3 when the server cannot be reached or the connection broke ("the broker closed
- * the connection ...", when it closed without an error frame). */
+ * status, and the task's, is in the output); 1 when the server refused or could not carry it
+ * out (an error frame, printed: also when the broker refuses the connection over one of its
+ * bounds); 2 for a usage error, which includes a request that cannot be made (a file that
+ * cannot be read, inputs too large for one frame: found before anything is sent); 3 when the
+ * server cannot be reached or the connection broke ("the broker closed the connection ...",
+ * when it closed without an error frame). */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -327,6 +329,29 @@ static int read_input(const char *what, const char *path, struct proto_input *in
         return 0;
 }
 
+/* A request must fit in one frame (PROTO_FRAME_MAX): found here, before connecting, it is the
+ * user's to fix (exit 2), not a server that cannot be reached. The encoding is the one that
+ * will be sent. what: "the run", "the task". */
+static int check_frame(const struct proto_msg *m, const char *what, const struct proto_array *inputs)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *buf;
+        size_t len;
+        if (proto_encode(m, &buf, &len, &err) == 0) {
+                free(buf);
+                return 0;
+        }
+        if (err.code != EMSGSIZE)
+                return die_usage("cannot encode %s: %s", what, err.msg);
+        uint64_t bytes = 0;
+        const struct proto_input *in = inputs->items;
+        for (size_t i = 0; i < inputs->n; i++)
+                bytes += in[i].data.len;
+        return die_usage("%s does not fit in one frame of %u bytes: its %zu input file%s hold %" PRIu64
+                         " bytes (%s)",
+                         what, PROTO_FRAME_MAX, inputs->n, inputs->n == 1 ? "" : "s", bytes, err.msg);
+}
+
 /* --variables FILE.json: a JSON object of at most PROTO_VARIABLES_MAX bytes, sent as it is
  * written. Checked here to say early what is wrong with it; the runner decodes it again, in
  * the jail, with Python's json and the name rules (an identifier, not private, no builtin's). */
@@ -477,6 +502,8 @@ static int cmd_run(int argc, char **argv)
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         req->request_id = strdup(rid);
+        if (check_frame(&m, "the run", &req->inputs) != 0)
+                goto out;
 
         fd = send_request(&m, "the run");
         rc = fd < 0 ? -fd : follow(fd, "the run", on_run_frame, &json);
@@ -854,6 +881,10 @@ static int cmd_submit(int argc, char **argv)
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         m.u.task_submit.request_id = strdup(rid);
+        if (check_frame(&m, "the task", &m.u.task_submit.inputs) != 0) {
+                proto_msg_free(&m);
+                return EXIT_USAGE;
+        }
         _cleanup_close_ int fd = send_request(&m, "the task");
         proto_msg_free(&m);
         if (fd < 0)

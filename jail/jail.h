@@ -23,6 +23,12 @@
 #define JAIL_UID 1000 /* the tool's uid and gid inside; mapped to one host uid per run */
 #define JAIL_HOSTNAME "anvil"
 #define JAIL_NOFILE 1024 /* the tool's RLIMIT_NOFILE, soft and hard (C7) */
+/* Files, directories and links (inodes) the tool may make: in /work/artifacts as many as a
+ * result lists (PROTO_ARTIFACTS_MAX, checked in supervisor/rundir.c), so that every regular
+ * file there can be listed; in /tmp, scratch, a few more. Each tmpfs's nr_inodes is one more:
+ * its root. Past them the kernel refuses a new file with ENOSPC. */
+#define JAIL_ARTIFACTS_ENTRIES 1000
+#define JAIL_TMP_ENTRIES 4096
 
 /* fds as the runner receives them. */
 #define JAIL_FD_SPEC 0
@@ -159,7 +165,8 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(bool unprivileged, struct anvil_err *err);
 
-/* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap. */
+/* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap, with
+ * room for JAIL_ARTIFACTS_ENTRIES entries. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 
 /* Sends len bytes of data with one fd (SCM_RIGHTS); _sync_: a record of kind on the sync

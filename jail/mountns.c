@@ -159,11 +159,14 @@ static int build_dev(struct anvil_err *err)
         return setattr("dev", 0, MOUNT_ATTR_RDONLY, err);
 }
 
-/* /tmp is mounted before GO with one page of room and given the run's size after it. */
+/* /tmp is mounted before GO with one page of room and given the run's size after it (the
+ * remount keeps its nr_inodes). */
 static int build_tmp(const struct jail_static *st, struct anvil_err *err)
 {
         int r;
-        if ((r = tmpfs("tmp", "mode=1777,size=4k", MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
+        char opts[64];
+        snprintf(opts, sizeof(opts), "mode=1777,size=4k,nr_inodes=%u", JAIL_TMP_ENTRIES + 1);
+        if ((r = tmpfs("tmp", opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
                 return r;
         if (mkdir("tmp/matplotlib", 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create %s", JAIL_MPLCONFIGDIR);
@@ -254,19 +257,21 @@ int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
         return 0;
 }
 
-/* The artifacts tmpfs, as a detached mount: the kernel enforces the files cap as the tool
- * writes, the jail moves it into its own namespace, and the supervisor reads it through this
- * fd afterwards. Owned by uid (as the caller's user namespace maps it), mode 0700. */
+/* The artifacts tmpfs, as a detached mount: the kernel enforces the files cap (bytes) and
+ * JAIL_ARTIFACTS_ENTRIES (inodes) as the tool writes, the jail moves it into its own
+ * namespace, and the supervisor reads it through this fd afterwards. Owned by uid (as the
+ * caller's user namespace maps it), mode 0700. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err)
 {
-        char size[32], id[16];
+        char size[32], id[16], inodes[16];
         snprintf(size, sizeof(size), "%llu", (unsigned long long)files_bytes);
         snprintf(id, sizeof(id), "%u", (unsigned)uid);
+        snprintf(inodes, sizeof(inodes), "%u", JAIL_ARTIFACTS_ENTRIES + 1);
         _cleanup_close_ int fs = fsopen("tmpfs", FSOPEN_CLOEXEC);
         if (fs < 0)
                 return anvil_err_sys(err, errno, "Failed to open a tmpfs context");
         if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", "4096", 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
             fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
             fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 ||
             fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)

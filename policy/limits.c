@@ -2,10 +2,14 @@
 
 #include <string.h>
 
-static int range(const char *field, uint64_t v, uint64_t dflt, uint64_t min, uint64_t max, uint64_t *out,
-                 struct anvil_err *err)
+/* One rule for every limit: a field not given takes its default; a given one, 0 included,
+ * must be in its range (no range holds 0). Given means marked by the decoder or, for a
+ * struct built in memory, nonzero. */
+static int range(const struct proto_limits *req, enum proto_limit_field which, const char *field, uint64_t v,
+                 uint64_t dflt, uint64_t min, uint64_t max, uint64_t *out, struct anvil_err *err)
 {
-        if (v == 0)
+        bool given = v != 0 || (req->given & (1ull << which));
+        if (!given)
                 v = dflt;
         if (v < min)
                 return anvil_err_set(err, EINVAL, "run_request.limits.%s: %llu is below the minimum of %llu",
@@ -21,15 +25,18 @@ int pol_limits_resolve(const struct proto_limits *req, struct proto_limits *out,
 {
         int r;
         memset(out, 0, sizeof(*out));
-        if ((r = range("wall_s", req->wall_s, POL_WALL_S_DEFAULT, 1, POL_WALL_S_MAX, &out->wall_s, err)) < 0 ||
-            (r = range("cpu_s", req->cpu_s, POL_CPU_S_DEFAULT, 1, POL_CPU_S_MAX, &out->cpu_s, err)) < 0 ||
-            (r = range("memory_mb", req->memory_mb, POL_MEMORY_MB_DEFAULT, POL_MEMORY_MB_MIN,
-                       POL_MEMORY_MB_MAX, &out->memory_mb, err)) < 0 ||
-            (r = range("output_bytes", req->output_bytes, POL_OUTPUT_DEFAULT, 1, POL_OUTPUT_MAX,
-                       &out->output_bytes, err)) < 0 ||
-            (r = range("files_bytes", req->files_bytes, POL_FILES_DEFAULT, 4096, POL_FILES_MAX,
-                       &out->files_bytes, err)) < 0 ||
-            (r = range("pids", req->pids, POL_PIDS_DEFAULT, 8, POL_PIDS_MAX, &out->pids, err)) < 0)
+        if ((r = range(req, PROTO_LIMIT_WALL_S, "wall_s", req->wall_s, POL_WALL_S_DEFAULT, POL_WALL_S_MIN,
+                       POL_WALL_S_MAX, &out->wall_s, err)) < 0 ||
+            (r = range(req, PROTO_LIMIT_CPU_S, "cpu_s", req->cpu_s, POL_CPU_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX,
+                       &out->cpu_s, err)) < 0 ||
+            (r = range(req, PROTO_LIMIT_MEMORY_MB, "memory_mb", req->memory_mb, POL_MEMORY_MB_DEFAULT,
+                       POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, &out->memory_mb, err)) < 0 ||
+            (r = range(req, PROTO_LIMIT_OUTPUT_BYTES, "output_bytes", req->output_bytes, POL_OUTPUT_DEFAULT,
+                       POL_OUTPUT_MIN, POL_OUTPUT_MAX, &out->output_bytes, err)) < 0 ||
+            (r = range(req, PROTO_LIMIT_FILES_BYTES, "files_bytes", req->files_bytes, POL_FILES_DEFAULT,
+                       POL_FILES_MIN, POL_FILES_MAX, &out->files_bytes, err)) < 0 ||
+            (r = range(req, PROTO_LIMIT_PIDS, "pids", req->pids, POL_PIDS_DEFAULT, POL_PIDS_MIN, POL_PIDS_MAX,
+                       &out->pids, err)) < 0)
                 return r;
         if (req->cpu_quota_pct.set)
                 return anvil_err_set(err, EINVAL,

@@ -20,6 +20,31 @@
         X(ARTIFACT_NOT_REGULAR, "artifact '%s' is not a regular file and is not listed")        \
         /* files cap (unsigned long long) */                                                    \
         X(ARTIFACTS_CAP_REACHED, "artifacts: the files cap of %llu bytes was reached; any write past it was refused") \
+        /* without a tmpfs (direct): RLIMIT_FSIZE (unsigned long long), the files that reached \
+         * it (unsigned long long), the first of them as shown */                              \
+        X(ARTIFACT_FILE_CAP_REACHED, "artifacts: the limit of %llu bytes for one file was reached by %llu (the " \
+                                     "first: '%s'); any write past it was refused")             \
+        /* the artifacts tmpfs's entries (unsigned): its inodes, full (ENOSPC to the tool) */   \
+        X(ARTIFACTS_ENTRIES_REACHED, "artifacts: the limit of %u files, directories and links was reached; " \
+                                     "any made past it was refused")                            \
+        /* regular files found, listed, not listed (unsigned long long each), the result's limit \
+         * (unsigned): the collect step's own bound (sup_rundir_collect) */                      \
+        X(ARTIFACTS_NOT_LISTED, "artifacts: %llu regular files, %llu listed and copied; the other %llu were " \
+                                "neither copied nor listed (a result lists at most %u)")        \
+        /* an entry as shown (cut, invalid bytes as U+FFFD), an ARTIFACT_WHY_ */                \
+        X(ARTIFACT_NOT_LISTED, "artifact '%s' is not listed: %s")                               \
+        X(ARTIFACT_DIR_NOT_LISTED, "artifact directory '%s' is not listed, nor anything in it: %s") \
+        X(ARTIFACT_WHY_NOT_UTF8, "its name is not UTF-8")                                       \
+        /* the limit (unsigned) */                                                              \
+        X(ARTIFACT_WHY_TOO_DEEP, "it is more than %u directories deep")                         \
+        X(ARTIFACT_WHY_TOO_LONG, "its path is longer than %u bytes")                            \
+        /* entries not listed beyond those noted one by one (unsigned long long), how many are \
+         * noted (unsigned) */                                                                 \
+        X(ARTIFACTS_SKIPPED_MORE, "artifacts: %llu more entries were not listed (not regular files, or not " \
+                                  "listable); only the first %u are noted")                     \
+        /* entries looked at (unsigned long long): without a tmpfs (direct), the walk's bound */ \
+        X(ARTIFACTS_WALK_STOPPED, "artifacts: the first %llu entries were looked at, and no more: any others " \
+                                  "were neither copied nor listed")                             \
         /* forks refused (unsigned long long), the pids limit (unsigned long long) */           \
         X(FORKS_REFUSED, "%llu forks refused at the limit of %llu processes and threads")       \
         /* events dropped (unsigned long long) */                                               \

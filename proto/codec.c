@@ -333,6 +333,8 @@ static int dec_struct(struct dec *d, const struct proto_schema *s, const msgpack
                 r = dec_field(d, &s->fields[fi], v, dst);
                 if (r < 0)
                         return r;
+                if (s->given_offset && v->type != MSGPACK_OBJECT_NIL)
+                        *(uint64_t *)((uint8_t *)dst + s->given_offset) |= 1ull << fi;
                 path_pop(d, saved);
         }
         for (size_t fi = 0; fi < s->n_fields; fi++)
@@ -622,7 +624,11 @@ static int enc_field(msgpack_packer *pk, const struct proto_schema *s, const str
                 return 0;
         }
         case PF_UINT:
-                msgpack_pack_uint64(pk, *(const uint64_t *)p);
+                if (s->given_offset && *(const uint64_t *)p == 0 &&
+                    !(*(const uint64_t *)(base + s->given_offset) & (1ull << (size_t)(f - s->fields))))
+                        msgpack_pack_nil(pk); /* unset: the receiver's default */
+                else
+                        msgpack_pack_uint64(pk, *(const uint64_t *)p);
                 return 0;
         case PF_OPT_INT: {
                 const struct proto_opt_int *v = p;

@@ -6,7 +6,11 @@
 
 #define F(st, member, name, type, req, max, sub) { name, type, offsetof(st, member), req, max, sub }
 #define SCHEMA(var, st, name, fields) \
-        const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]) }
+        const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), 0 }
+/* A struct that records which of its fields were given (proto_schema.given_offset). */
+#define SCHEMA_GIVEN(var, st, name, fields, given)                                               \
+        const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), \
+                                          offsetof(st, given) }
 #define REQ true
 #define OPT false
 
@@ -28,6 +32,7 @@ static const struct proto_field input_f[] = {
 };
 static SCHEMA(input_s, struct proto_input, "input", input_f);
 
+/* In the order of enum proto_limit_field (proto.h): bit i of proto_limits.given is field i. */
 static const struct proto_field limits_f[] = {
         F(struct proto_limits, wall_s, "wall_s", PF_UINT, OPT, 0, NULL),
         F(struct proto_limits, cpu_s, "cpu_s", PF_UINT, OPT, 0, NULL),
@@ -37,7 +42,7 @@ static const struct proto_field limits_f[] = {
         F(struct proto_limits, pids, "pids", PF_UINT, OPT, 0, NULL),
         F(struct proto_limits, cpu_quota_pct, "cpu_quota_pct", PF_OPT_INT, OPT, 0, NULL),
 };
-static SCHEMA(limits_s, struct proto_limits, "limits", limits_f);
+static SCHEMA_GIVEN(limits_s, struct proto_limits, "limits", limits_f, given);
 
 static const struct proto_field run_request_f[] = {
         F(struct proto_run_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),

@@ -75,7 +75,20 @@ struct proto_input {
         struct proto_bytes data;
 };
 
-/* 0 means "the server's default"; receivers check the ranges. */
+/* A field absent (or nil) means "the server's default"; receivers check the ranges, in which
+ * 0 never is (policy/limits.c). In memory 0 stands for unset and goes out as nil; a decoded
+ * struct says in `given` which fields the sender wrote, so that an explicit 0 is refused
+ * rather than taken for the default. */
+enum proto_limit_field {
+        PROTO_LIMIT_WALL_S,
+        PROTO_LIMIT_CPU_S,
+        PROTO_LIMIT_MEMORY_MB,
+        PROTO_LIMIT_OUTPUT_BYTES,
+        PROTO_LIMIT_FILES_BYTES,
+        PROTO_LIMIT_PIDS,
+        PROTO_LIMIT_CPU_QUOTA_PCT,
+};
+
 struct proto_limits {
         uint64_t wall_s;
         uint64_t cpu_s;
@@ -86,6 +99,7 @@ struct proto_limits {
         /* Only in a run_result's blast_radius: the CPU quota in percent of one CPU, as read back
          * from the run's cgroup; null when none was in force. A request may not set it. */
         struct proto_opt_int cpu_quota_pct;
+        uint64_t given; /* decoded: bit (1 << enum proto_limit_field) for each field present, not nil */
 };
 
 struct proto_run_request {

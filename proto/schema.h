@@ -62,6 +62,12 @@ struct proto_schema {
         size_t size;
         const struct proto_field *fields;
         size_t n_fields;
+        /* Nonzero for a struct whose unset fields must stay apart from fields given as 0 (the
+         * limits: absent means the default, an explicit 0 is out of range): the offset of a
+         * uint64_t in it where the decoder sets bit i when field i was present and not nil. The
+         * encoder then writes an unsigned field that is 0 and not marked given as nil, so a
+         * struct built in memory with 0 for "unset" goes out as unset. */
+        size_t given_offset;
 };
 
 /* Frees everything a decoded (or built) struct owns; the struct itself is not freed. */

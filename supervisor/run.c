@@ -92,7 +92,8 @@ static void stream_event(struct sup_run *run, const struct proto_event *e)
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op,
                       const char *reason, const char *message)
 {
-        if (run->events.n >= PROTO_EVENTS_MAX - 1) { /* the last place is the summary's */
+        /* The last place is the summary's, and the SUP_RESULT_NOTES before it the end's. */
+        if (run->events.n >= PROTO_EVENTS_MAX - 1 - (run->finishing ? 0 : SUP_RESULT_NOTES)) {
                 run->events_dropped++;
                 return;
         }

@@ -5,6 +5,11 @@
 #include "supervisor/supervisor.h"
 
 #define MB (1024.0 * 1024.0)
+/* The last places of a result's events, before the very last (the summary of those not
+ * recorded): the supervisor's notes at a run's end (a kill, cut output, forks refused, the
+ * artifacts' bounds: sup_result_build, sup_rundir_collect), which nothing during the run may
+ * take. At most: 1 + 2 + 1 + 22 (sup_rundir_collect: 16 one by one, 6 of the whole). */
+#define SUP_RESULT_NOTES 32
 
 struct capture {
         char *buf;

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <linux/magic.h>
 #include <sha2.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/utf8.h"
 #include "supervisor/supervisor.h"
 
 #define COLLECT_MAX_DEPTH 16
@@ -126,8 +128,26 @@ int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_ca
         return 0;
 }
 
+/* The collect step's bounds. Under a tmpfs the kernel already holds the tool to
+ * JAIL_ARTIFACTS_ENTRIES, which a result can list whole; without one (direct) the walk's own
+ * bound is the only one, and the result says where it stopped. */
+#define COLLECT_NOTES_MAX 16    /* entries not listed, noted one by one; the others counted */
+#define COLLECT_WALK_MAX 20000  /* entries looked at (their names are held, a directory at a time) */
+#define SHOW_MAX 512            /* bytes of a path shown in a note */
+_Static_assert(JAIL_ARTIFACTS_ENTRIES <= PROTO_ARTIFACTS_MAX,
+               "every regular file the artifacts tmpfs can hold is listed in the result");
+_Static_assert(SHOW_MAX + 4 <= PROTO_EV_OP_MAX && SHOW_MAX + 256 <= PROTO_EV_MESSAGE_MAX,
+               "a note's path fits in an event's op and message");
+
 struct collect {
-        uint64_t total;
+        uint64_t total;   /* bytes copied */
+        uint64_t files;   /* regular files found, listed or not */
+        uint64_t skipped; /* entries not listed for another reason */
+        uint64_t walked;  /* entries looked at */
+        bool walk_stopped;
+        uint64_t file_cap; /* without the tmpfs (direct): RLIMIT_FSIZE, which bounds each file; else 0 */
+        uint64_t at_cap;   /* files of file_cap bytes */
+        char first_at_cap[SHOW_MAX + 8];
         struct proto_array *artifacts, *notes;
 };
 
@@ -143,11 +163,33 @@ static int add_note(struct proto_array *notes, const char *kind, const char *op,
         return (e->layer && e->kind && e->op && e->message) ? 0 : -ENOMEM;
 }
 
-static int note(struct collect *c, const char *path)
+/* A path as a note shows it: the tool chose its bytes, so invalid UTF-8 becomes U+FFFD and a
+ * long one is cut (on a character) with "..." after it. */
+static void show(const char *rel, char *out, size_t size)
 {
-        char msg[PROTO_PATH_MAX + 80];
-        return add_note(c->notes, "artifact_skipped", path,
-                        pol_reason(msg, sizeof(msg), POL_ARTIFACT_NOT_REGULAR, path));
+        size_t n;
+        _cleanup_free_ char *s = utf8_sanitize((const uint8_t *)rel, strlen(rel), &n);
+        if (!s) {
+                snprintf(out, size, "?");
+                return;
+        }
+        size_t keep = utf8_prefix_len(s, SHOW_MAX < size - 4 ? SHOW_MAX : size - 4);
+        snprintf(out, size, "%.*s%s", (int)keep, s, keep < n ? "..." : "");
+}
+
+/* An entry that is not listed: noted (the first COLLECT_NOTES_MAX), counted (all). why is
+ * NULL for ARTIFACT_NOT_REGULAR, else the ARTIFACT_WHY_ text. */
+static int skip(struct collect *c, const char *rel, enum pol_reason r, const char *why, struct anvil_err *err)
+{
+        if (c->skipped++ >= COLLECT_NOTES_MAX)
+                return 0;
+        char shown[SHOW_MAX + 8], msg[SHOW_MAX + 256];
+        show(rel, shown, sizeof(shown));
+        if (why)
+                pol_reason(msg, sizeof(msg), r, shown, why);
+        else
+                pol_reason(msg, sizeof(msg), r, shown);
+        return add_note(c->notes, "artifact_skipped", shown, msg) < 0 ? anvil_err_set(err, ENOMEM, "Out of memory") : 0;
 }
 
 /* Copies one regular file, opened without following links, hashing what it copies. */
@@ -158,7 +200,7 @@ static int copy_file(int sfd, int dfd, const char *name, const char *rel, struct
                 return anvil_err_sys(err, errno, "Failed to open artifact %s", rel);
         struct stat st;
         if (fstat(in, &st) < 0 || !S_ISREG(st.st_mode))
-                return note(c, rel);
+                return skip(c, rel, POL_ARTIFACT_NOT_REGULAR, NULL, err);
         _cleanup_close_ int out = openat(dfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (out < 0)
                 return anvil_err_sys(err, errno, "Failed to create the copy of artifact %s", rel);
@@ -189,10 +231,18 @@ static int copy_file(int sfd, int dfd, const char *name, const char *rel, struct
         a->bytes = n_total;
         a->sha256 = strdup(SHA256End(&h, hex));
         c->total += n_total;
-        return (a->path && a->sha256) ? 0 : anvil_err_set(err, ENOMEM, "Out of memory");
+        if (!a->path || !a->sha256)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        if (c->file_cap && n_total >= c->file_cap && c->at_cap++ == 0)
+                show(rel, c->first_at_cap, sizeof(c->first_at_cap));
+        return 0;
 }
 
-static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct collect *c, struct anvil_err *err)
+static int cmp_names(const void *a, const void *b);
+
+/* A directory's names, sorted (so that which files are listed, when not all can be, is the
+ * first ones in path order, not the file system's order), at most room of them. */
+static int read_names(int sfd, size_t room, char ***names, size_t *n, bool *more, struct anvil_err *err)
 {
         int dup_fd = fcntl(sfd, F_DUPFD_CLOEXEC, 3);
         if (dup_fd < 0)
@@ -202,38 +252,100 @@ static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct col
                 (void)close(dup_fd);
                 return anvil_err_sys(err, errno, "Failed to read the artifacts directory");
         }
+        *names = NULL;
+        *n = 0;
+        *more = false;
         struct dirent *de;
-        int r = 0;
-        while (r >= 0 && (de = readdir(d))) {
+        while ((de = readdir(d))) {
                 if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
                         continue;
-                char rel[PROTO_PATH_MAX];
-                if (snprintf(rel, sizeof(rel), "%s%s", prefix, de->d_name) >= (int)sizeof(rel))
-                        continue;
-                if (c->artifacts->n >= PROTO_ARTIFACTS_MAX)
-                        return note(c, rel);
-                struct stat st;
-                if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
-                        return anvil_err_sys(err, errno, "Failed to stat artifact %s", rel);
-                if (S_ISREG(st.st_mode)) {
-                        r = copy_file(sfd, dfd, de->d_name, rel, c, err);
-                } else if (S_ISDIR(st.st_mode) && depth < COLLECT_MAX_DEPTH) {
-                        if (mkdirat(dfd, de->d_name, 0755) < 0)
-                                return anvil_err_sys(err, errno, "Failed to create %s", rel);
-                        _cleanup_close_ int s2 = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        _cleanup_close_ int d2 = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                        if (s2 < 0 || d2 < 0)
-                                return anvil_err_sys(err, errno, "Failed to open directory %s", rel);
-                        char sub[PROTO_PATH_MAX];
-                        if (snprintf(sub, sizeof(sub), "%s/", rel) >= (int)sizeof(sub))
-                                continue;
-                        r = walk(s2, d2, sub, depth + 1, c, err);
-                } else
-                        r = note(c, rel) < 0 ? anvil_err_set(err, ENOMEM, "Out of memory") : 0;
+                if (*n >= room) {
+                        *more = true;
+                        break;
+                }
+                char **nn = realloc(*names, (*n + 1) * sizeof(char *));
+                if (!nn || !(nn[*n] = strdup(de->d_name))) {
+                        *names = nn ? nn : *names;
+                        return anvil_err_set(err, ENOMEM, "Out of memory");
+                }
+                *names = nn;
+                (*n)++;
         }
+        if (*n)
+                qsort(*names, *n, sizeof(char *), cmp_names);
+        return 0;
+}
+
+static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct collect *c, struct anvil_err *err);
+
+static int walk_entry(int sfd, int dfd, const char *prefix, const char *name, unsigned depth, struct collect *c,
+                      struct anvil_err *err)
+{
+        /* Room for the longest: PROTO_PATH_MAX of prefix and a name of NAME_MAX. */
+        char rel[PROTO_PATH_MAX + NAME_MAX + 2];
+        snprintf(rel, sizeof(rel), "%s%s", prefix, name);
+        struct stat st;
+        if (fstatat(sfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return anvil_err_sys(err, errno, "Failed to stat artifact %s", rel);
+        bool dir = S_ISDIR(st.st_mode);
+        enum pol_reason not_listed = dir ? POL_ARTIFACT_DIR_NOT_LISTED : POL_ARTIFACT_NOT_LISTED;
+        char why[96];
+        /* A listed path goes on the wire: UTF-8, and within the protocol's bound. */
+        if (!utf8_valid((const uint8_t *)name, strlen(name)))
+                return skip(c, rel, not_listed, pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_NOT_UTF8), err);
+        if (strlen(rel) > PROTO_PATH_MAX)
+                return skip(c, rel, not_listed,
+                            pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_TOO_LONG, (unsigned)PROTO_PATH_MAX), err);
+        if (S_ISREG(st.st_mode)) {
+                c->files++;
+                if (c->artifacts->n >= PROTO_ARTIFACTS_MAX)
+                        return 0; /* counted, and said at the end (ARTIFACTS_NOT_LISTED) */
+                return copy_file(sfd, dfd, name, rel, c, err);
+        }
+        if (!dir)
+                return skip(c, rel, POL_ARTIFACT_NOT_REGULAR, NULL, err);
+        if (depth >= COLLECT_MAX_DEPTH)
+                return skip(c, rel, not_listed,
+                            pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_TOO_DEEP, (unsigned)COLLECT_MAX_DEPTH), err);
+        if (mkdirat(dfd, name, 0755) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", rel);
+        _cleanup_close_ int s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        _cleanup_close_ int d2 = openat(dfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (s2 < 0 || d2 < 0)
+                return anvil_err_sys(err, errno, "Failed to open directory %s", rel);
+        strcat(rel, "/");
+        return walk(s2, d2, rel, depth + 1, c, err);
+}
+
+static int walk(int sfd, int dfd, const char *prefix, unsigned depth, struct collect *c, struct anvil_err *err)
+{
+        char **names = NULL;
+        size_t n = 0;
+        bool more = false;
+        int r = read_names(sfd, COLLECT_WALK_MAX - c->walked, &names, &n, &more, err);
+        if (r < 0)
+                goto out;
+        if (more)
+                c->walk_stopped = true;
+        for (size_t i = 0; i < n && r >= 0; i++) {
+                if (c->walked >= COLLECT_WALK_MAX) {
+                        c->walk_stopped = true;
+                        break;
+                }
+                c->walked++;
+                r = walk_entry(sfd, dfd, prefix, names[i], depth, c, err);
+        }
+out:
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
         return r;
 }
 
+/* What the tool left in its artifacts, copied to <dir>/artifacts and listed; and a note for
+ * each bound that was met: the tmpfs's (bytes, entries: the kernel refused the tool past
+ * them), and the collect step's own (files a result cannot list, entries that cannot be
+ * listed, the walk's end). Each says what is certain, nothing more. */
 int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, struct proto_array *artifacts,
                        struct proto_array *notes, struct anvil_err *err)
 {
@@ -241,19 +353,50 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         if (snprintf(art, sizeof(art), "%s/artifacts", dir) >= (int)sizeof(art))
                 return anvil_err_set(err, ENAMETOOLONG, "Artifacts path is too long");
         struct collect c = { .artifacts = artifacts, .notes = notes };
+        char msg[256];
         /* A full tmpfs refused whatever went past it (ENOSPC to the tool). Whether anything
-         * did cannot be seen from here: the reason says only what is certain. */
+         * did cannot be seen from here: the reason says only what is certain. Only the run's
+         * own tmpfs tells (direct has none: a host directory, whose file system is not the
+         * run's). */
         struct statfs sf;
-        if (fstatfs(mount_fd, &sf) == 0 && sf.f_bavail == 0) {
-                char msg[128];
+        bool tmpfs = fstatfs(mount_fd, &sf) == 0 && sf.f_type == TMPFS_MAGIC &&
+                     sf.f_files == JAIL_ARTIFACTS_ENTRIES + 1;
+        if (tmpfs && sf.f_bavail == 0)
                 (void)add_note(notes, "artifacts_full", "artifacts",
                                pol_reason(msg, sizeof(msg), POL_ARTIFACTS_CAP_REACHED, (unsigned long long)files_bytes));
-        }
+        if (tmpfs && sf.f_ffree == 0)
+                (void)add_note(notes, "artifacts_entries_full", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_ENTRIES_REACHED, (unsigned)JAIL_ARTIFACTS_ENTRIES));
+        /* Direct: a host directory, where RLIMIT_FSIZE (the files cap) bounds each file. */
+        c.file_cap = tmpfs ? 0 : files_bytes;
         _cleanup_close_ int sfd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         _cleanup_close_ int dfd = open(art, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (sfd < 0 || dfd < 0)
                 return anvil_err_sys(err, errno, "Failed to open the artifacts of %s", dir);
-        return walk(sfd, dfd, "", 0, &c, err);
+        int r = walk(sfd, dfd, "", 0, &c, err);
+        if (r < 0)
+                return r;
+        /* The run's end, as its directory's mtime: what retention goes by (sup_rundir_prune). */
+        (void)utimensat(AT_FDCWD, dir, NULL, 0);
+        if (c.files > artifacts->n)
+                (void)add_note(notes, "artifacts_not_listed", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_NOT_LISTED, (unsigned long long)c.files,
+                                          (unsigned long long)artifacts->n, (unsigned long long)(c.files - artifacts->n),
+                                          (unsigned)PROTO_ARTIFACTS_MAX));
+        if (c.at_cap) {
+                char big[SHOW_MAX + 256];
+                (void)add_note(notes, "artifacts_full", "artifacts",
+                               pol_reason(big, sizeof(big), POL_ARTIFACT_FILE_CAP_REACHED, (unsigned long long)c.file_cap,
+                                          (unsigned long long)c.at_cap, c.first_at_cap));
+        }
+        if (c.skipped > COLLECT_NOTES_MAX)
+                (void)add_note(notes, "artifacts_skipped", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_SKIPPED_MORE,
+                                          (unsigned long long)(c.skipped - COLLECT_NOTES_MAX), (unsigned)COLLECT_NOTES_MAX));
+        if (c.walk_stopped)
+                (void)add_note(notes, "artifacts_not_listed", "artifacts",
+                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_WALK_STOPPED, (unsigned long long)c.walked));
+        return 0;
 }
 
 static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -272,40 +415,60 @@ static int cmp_names(const void *a, const void *b)
         return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Keeps the newest keep_runs run directories (names sort by time) and never a live run's. */
+struct ended {
+        char *name;
+        struct timespec t; /* the directory's mtime: when its run ended (sup_rundir_collect) */
+};
+
+static int cmp_ended(const void *a, const void *b)
+{
+        const struct ended *x = a, *y = b;
+        if (x->t.tv_sec != y->t.tv_sec)
+                return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
+        if (x->t.tv_nsec != y->t.tv_nsec)
+                return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
+        return strcmp(x->name, y->name);
+}
+
+/* Keeps the keep_runs run directories whose runs ended last, and never a live run's. By
+ * their end, not their start (the names' order): a long run that ends after keep_runs
+ * shorter ones started later would otherwise lose its artifacts as its result goes out. */
 void sup_rundir_prune(struct sup_server *srv)
 {
         _cleanup_closedir_ DIR *d = opendir(srv->runs_dir);
         if (!d)
                 return;
-        char **names = NULL;
+        struct ended *runs = NULL;
         size_t n = 0;
         struct dirent *de;
         while ((de = readdir(d))) {
-                if (de->d_name[0] == '.' || de->d_type != DT_DIR)
+                struct stat st;
+                if (de->d_name[0] == '.' || de->d_type != DT_DIR ||
+                    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
                         continue;
-                char **nn = realloc(names, (n + 1) * sizeof(char *));
+                struct ended *nn = realloc(runs, (n + 1) * sizeof(*runs));
                 if (!nn)
                         break;
-                names = nn;
-                if (!(names[n] = strdup(de->d_name)))
+                runs = nn;
+                if (!(runs[n].name = strdup(de->d_name)))
                         break;
-                n++;
+                runs[n++].t = st.st_mtim;
         }
-        qsort(names, n, sizeof(char *), cmp_names);
+        if (n)
+                qsort(runs, n, sizeof(*runs), cmp_ended);
         size_t excess = n > srv->cfg.keep_runs ? n - srv->cfg.keep_runs : 0;
         for (size_t i = 0; i < n; i++) {
-                if (i < excess && !sup_run_is_live(srv, names[i])) {
+                if (i < excess && !sup_run_is_live(srv, runs[i].name)) {
                         char p[PATH_MAX];
-                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, names[i]) < (int)sizeof(p)) {
+                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, runs[i].name) < (int)sizeof(p)) {
                                 /* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never
                                  * into a mount that is somehow still there. */
                                 (void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
                         }
                 }
-                free(names[i]);
+                free(runs[i].name);
         }
-        free(names);
+        free(runs);
 }
 
 /* ---- runs in flight ----

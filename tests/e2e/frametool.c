@@ -6,6 +6,10 @@
  *                            and exits 0 if an error frame came and then the connection closed.
  *   frametool SOCKET hello   sends a valid hello and prints "ok <type>" for the reply, or the
  *                            error line (exit 2) if the reply is an error frame.
+ *   frametool SOCKET zero:FIELD, nil:FIELD
+ *                            sends a well-formed run_request with limits {FIELD: 0} (or nil),
+ *                            which no client built with proto_encode sends for an unset limit,
+ *                            and prints the first reply like hello does.
  *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
  * classes of tests/unit/test_proto.c). The malformed frames are packed by hand, since
@@ -178,12 +182,38 @@ static int encode_hello(uint8_t **out, size_t *len, struct anvil_err *err)
         return proto_encode(&m, out, len, err);
 }
 
+/* A run_request whose limits hold one field, given as 0 or as nil. */
+static int encode_limit(const char *field, bool zero, uint8_t **out, size_t *len, struct anvil_err *err)
+{
+        msgpack_sbuffer sb;
+        msgpack_packer pk;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        (void)msgpack_sbuffer_write(&sb, "\0\0\0\0", 4);
+        head(&pk, 2, "run_request");
+        pstr(&pk, "source"), pstr(&pk, "print('limits as given')");
+        pstr(&pk, "limits"), msgpack_pack_map(&pk, 1), pstr(&pk, field);
+        if (zero)
+                msgpack_pack_uint64(&pk, 0);
+        else
+                msgpack_pack_nil(&pk);
+        if (!sb.data)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        uint32_t be = htonl((uint32_t)(sb.size - 4));
+        memcpy(sb.data, &be, 4);
+        *len = sb.size;
+        *out = (uint8_t *)msgpack_sbuffer_release(&sb);
+        return 0;
+}
+
 /* The bytes to send for CLASS, and whether to shut our side down after them. */
 static int build(const char *cls, uint8_t **out, size_t *len, bool *shut, struct anvil_err *err)
 {
         *shut = false;
         if (strcmp(cls, "hello") == 0)
                 return encode_hello(out, len, err);
+        if (strncmp(cls, "zero:", 5) == 0 || strncmp(cls, "nil:", 4) == 0)
+                return encode_limit(strchr(cls, ':') + 1, cls[0] == 'z', out, len, err);
         if (strcmp(cls, "truncated") == 0) {
                 /* A valid frame with its last bytes missing, then end of stream. */
                 int r = encode_hello(out, len, err);
@@ -329,7 +359,7 @@ int main(int argc, char **argv)
 {
         if (argc != 3)
                 return fail("usage: frametool SOCKET hello|truncated|oversize|wrongtype|missing|deep|trailing|"
-                            "unknowntype");
+                            "unknowntype|zero:FIELD|nil:FIELD");
         deadline = now_ms() + TIMEOUT_MS;
         struct anvil_err err = ANVIL_ERR_INIT;
         _cleanup_free_ uint8_t *frame = NULL;
@@ -345,5 +375,5 @@ int main(int argc, char **argv)
                 return fail("%s", err.msg);
         if (shut && r == 0 && shutdown(fd, SHUT_WR) < 0)
                 return fail("shutdown: %s", strerror(errno));
-        return exchange(fd, strcmp(argv[2], "hello") == 0);
+        return exchange(fd, strcmp(argv[2], "hello") == 0 || strchr(argv[2], ':'));
 }

@@ -208,6 +208,87 @@ static void test_limits_bounds(void **state)
         }
 }
 
+/* 0 is in no limit's range: absent (or nil) means the default, an explicit 0 is refused like
+ * any value out of range, naming the field. Through the codec, as a client's frame comes: the
+ * decoder marks what was given; the encoder writes an unset limit as nil. */
+static const struct {
+        enum proto_limit_field which;
+        size_t offset;
+        const char *error;
+} zero_cases[] = {
+        { PROTO_LIMIT_WALL_S, offsetof(struct proto_limits, wall_s),
+          "run_request.limits.wall_s: 0 is below the minimum of 1" },
+        { PROTO_LIMIT_CPU_S, offsetof(struct proto_limits, cpu_s), "run_request.limits.cpu_s: 0 is below the minimum of 1" },
+        { PROTO_LIMIT_MEMORY_MB, offsetof(struct proto_limits, memory_mb),
+          "run_request.limits.memory_mb: 0 is below the minimum of 64" },
+        { PROTO_LIMIT_OUTPUT_BYTES, offsetof(struct proto_limits, output_bytes),
+          "run_request.limits.output_bytes: 0 is below the minimum of 1" },
+        { PROTO_LIMIT_FILES_BYTES, offsetof(struct proto_limits, files_bytes),
+          "run_request.limits.files_bytes: 0 is below the minimum of 4096" },
+        { PROTO_LIMIT_PIDS, offsetof(struct proto_limits, pids), "run_request.limits.pids: 0 is below the minimum of 8" },
+};
+
+/* Encodes a run_request with these limits and decodes it again, as a receiver would. */
+static void limits_round_trip(const struct proto_limits *lim, struct proto_msg *out)
+{
+        struct proto_msg m = { .type = PROTO_RUN_REQUEST };
+        m.u.run_request.source = "print(1)";
+        m.u.run_request.limits = *lim;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uint8_t *buf;
+        size_t len;
+        if (proto_encode(&m, &buf, &len, &err) < 0)
+                fail_msg("encode: %s", err.msg);
+        if (proto_decode(buf + 4, len - 4, out, &err) < 0)
+                fail_msg("decode: %s", err.msg);
+        free(buf);
+}
+
+static void test_limits_zero_given(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(zero_cases); i++) {
+                /* given as 0 */
+                struct proto_limits lim = { .given = 1ull << zero_cases[i].which };
+                struct proto_msg in;
+                limits_round_trip(&lim, &in);
+                const struct proto_limits *got = &in.u.run_request.limits;
+                assert_int_equal(got->given, 1ull << zero_cases[i].which);
+                struct anvil_err err = ANVIL_ERR_INIT;
+                struct proto_limits out;
+                assert_int_equal(pol_limits_resolve(got, &out, &err), -EINVAL);
+                assert_string_equal(err.msg, zero_cases[i].error);
+                char field[64];
+                proto_err_field(&err, field, sizeof(field));
+                assert_memory_equal(field, err.msg, strlen(field));
+                assert_int_equal(err.msg[strlen(field)], ':');
+                proto_msg_free(&in);
+                /* not given: the same field, left at 0 in memory, goes out as nil and comes
+                 * back as the default */
+                struct proto_limits unset = { 0 }, dflt;
+                limits_round_trip(&unset, &in);
+                assert_int_equal(in.u.run_request.limits.given, 0);
+                assert_int_equal(pol_limits_resolve(&in.u.run_request.limits, &out, &err), 0);
+                assert_int_equal(pol_limits_resolve(&unset, &dflt, &err), 0);
+                assert_int_equal(*(uint64_t *)((uint8_t *)&out + zero_cases[i].offset),
+                                 *(uint64_t *)((uint8_t *)&dflt + zero_cases[i].offset));
+                assert_true(*(uint64_t *)((uint8_t *)&out + zero_cases[i].offset) > 0);
+                proto_msg_free(&in);
+        }
+        /* A value given is marked, and kept. */
+        struct proto_limits lim = { .wall_s = 7, .pids = 9 };
+        struct proto_msg in;
+        limits_round_trip(&lim, &in);
+        assert_int_equal(in.u.run_request.limits.given, (1ull << PROTO_LIMIT_WALL_S) | (1ull << PROTO_LIMIT_PIDS));
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_limits out;
+        assert_int_equal(pol_limits_resolve(&in.u.run_request.limits, &out, &err), 0);
+        assert_int_equal(out.wall_s, 7);
+        assert_int_equal(out.pids, 9);
+        assert_int_equal(out.cpu_s, POL_CPU_S_DEFAULT);
+        proto_msg_free(&in);
+}
+
 /* ---- pol_inputs_check ---- */
 
 static int check_names(const char *const *names, size_t n, struct anvil_err *err)
@@ -294,6 +375,34 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 return;
         case POL_ARTIFACTS_CAP_REACHED:
                 pol_reason(buf, size, r, 67108864ULL);
+                return;
+        case POL_ARTIFACT_FILE_CAP_REACHED:
+                pol_reason(buf, size, r, 67108864ULL, 2ULL, "big.bin");
+                return;
+        case POL_ARTIFACTS_ENTRIES_REACHED:
+                pol_reason(buf, size, r, 1000U);
+                return;
+        case POL_ARTIFACTS_NOT_LISTED:
+                pol_reason(buf, size, r, 10000ULL, 1000ULL, 9000ULL, 1000U);
+                return;
+        case POL_ARTIFACT_NOT_LISTED:
+        case POL_ARTIFACT_DIR_NOT_LISTED:
+                pol_reason(buf, size, r, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
+                return;
+        case POL_ARTIFACT_WHY_NOT_UTF8:
+                pol_reason(buf, size, r);
+                return;
+        case POL_ARTIFACT_WHY_TOO_DEEP:
+                pol_reason(buf, size, r, 16U);
+                return;
+        case POL_ARTIFACT_WHY_TOO_LONG:
+                pol_reason(buf, size, r, 4096U);
+                return;
+        case POL_ARTIFACTS_SKIPPED_MORE:
+                pol_reason(buf, size, r, 84ULL, 16U);
+                return;
+        case POL_ARTIFACTS_WALK_STOPPED:
+                pol_reason(buf, size, r, 20000ULL);
                 return;
         case POL_EVENTS_DROPPED:
                 pol_reason(buf, size, r, 17ULL);
@@ -547,6 +656,22 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
         [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
+        [POL_ARTIFACT_FILE_CAP_REACHED] = "artifacts: the limit of 67108864 bytes for one file was reached by 2 (the "
+                                          "first: 'big.bin'); any write past it was refused",
+        [POL_ARTIFACTS_ENTRIES_REACHED] = "artifacts: the limit of 1000 files, directories and links was reached; any "
+                                          "made past it was refused",
+        [POL_ARTIFACTS_NOT_LISTED] = "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
+                                     "copied nor listed (a result lists at most 1000)",
+        [POL_ARTIFACT_NOT_LISTED] = "artifact 'out/\xEF\xBF\xBD.csv' is not listed: its name is not UTF-8",
+        [POL_ARTIFACT_DIR_NOT_LISTED] = "artifact directory 'out/\xEF\xBF\xBD.csv' is not listed, nor anything in it: "
+                                        "its name is not UTF-8",
+        [POL_ARTIFACT_WHY_NOT_UTF8] = "its name is not UTF-8",
+        [POL_ARTIFACT_WHY_TOO_DEEP] = "it is more than 16 directories deep",
+        [POL_ARTIFACT_WHY_TOO_LONG] = "its path is longer than 4096 bytes",
+        [POL_ARTIFACTS_SKIPPED_MORE] = "artifacts: 84 more entries were not listed (not regular files, or not listable); "
+                                       "only the first 16 are noted",
+        [POL_ARTIFACTS_WALK_STOPPED] = "artifacts: the first 20000 entries were looked at, and no more: any others were "
+                                       "neither copied nor listed",
         [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
         [POL_FORKS_REFUSED] = "1234 forks refused at the limit of 64 processes and threads",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
@@ -1208,6 +1333,7 @@ int main(void)
                 cmocka_unit_test(test_limits_defaults),
                 cmocka_unit_test(test_limits_cpu_quota_not_requestable),
                 cmocka_unit_test(test_limits_bounds),
+                cmocka_unit_test(test_limits_zero_given),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_reasons_catalog),
                 cmocka_unit_test(test_reasons_blocked),
