@@ -287,6 +287,16 @@ static void fail(struct bro_task *t, enum pol_reason why, ...)
         task_finish(t, "failed", msg);
 }
 
+/* A run of the task's on the path of a client's run_request (relay.c). A request too large
+ * once encoded (its inputs and variables together over a frame) is the task's bad_request. */
+static void start_relay(struct bro_task *t, struct proto_msg *m, const struct bro_relay_owner *o)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        t->relay = bro_relay_start_owned(t->srv, m, o, &err);
+        if (!t->relay)
+                fail(t, POL_TASK_SANDBOX_FAILED, err.code == EMSGSIZE ? "bad_request" : "internal", err.msg);
+}
+
 /* ---- the end (A7) ---- */
 
 /* Whether an artifact is the copy of the step's own source the runner saved (R9b): by its
@@ -780,9 +790,7 @@ static void run_action(struct bro_task *t, const char *code)
                 return;
         }
         struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t };
-        t->relay = bro_relay_start_owned(t->srv, &m, &o);
-        if (!t->relay)
-                fail(t, POL_TASK_SANDBOX_FAILED, "internal", "the run could not be sent to the supervisor");
+        start_relay(t, &m, &o);
 }
 
 /* A2: what the describe run printed, decoded strictly: {"inputs": [{"name", "bytes",
@@ -967,9 +975,7 @@ static void describe(struct bro_task *t)
                 return;
         }
         struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t };
-        t->relay = bro_relay_start_owned(t->srv, &m, &o);
-        if (!t->relay)
-                fail(t, POL_TASK_SANDBOX_FAILED, "internal", "the run could not be sent to the supervisor");
+        start_relay(t, &m, &o);
 }
 
 /* ---- A1: the submission ---- */

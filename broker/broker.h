@@ -156,8 +156,10 @@ int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg,
 void bro_relay_start(struct bro_client *c, struct proto_msg *m);
 /* A run of a task's (agent.c), on the same path as a client's run_request: its frames go to
  * the owner's hooks, its result is stored the same way. Takes over *m; NULL if it could not
- * start (the owner's error hook has not been called). */
-struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o);
+ * start (the owner's error hook has not been called), and err says why: -EMSGSIZE, a request
+ * too large once encoded (the client's fault), or the broker's own failure. */
+struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o,
+                                        struct anvil_err *err);
 /* The owner is gone (a cancelled task): nothing more reaches it, the run is abandoned (the
  * supervisor kills the runs of a connection that closes). */
 void bro_relay_abandon(struct bro_relay *r);

@@ -288,16 +288,18 @@ static void on_connected(uv_connect_t *req, int status)
 /* ---- requests from the client ---- */
 
 static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
-                                   const struct bro_relay_owner *o);
+                                   const struct bro_relay_owner *o, struct anvil_err *err);
 
 void bro_relay_start(struct bro_client *c, struct proto_msg *m)
 {
-        (void)relay_new(c->srv, c, m, NULL);
+        struct anvil_err err = ANVIL_ERR_INIT;
+        (void)relay_new(c->srv, c, m, NULL, &err);
 }
 
-struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o)
+struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o,
+                                        struct anvil_err *err)
 {
-        return relay_new(srv, NULL, m, o);
+        return relay_new(srv, NULL, m, o, err);
 }
 
 void bro_relay_abandon(struct bro_relay *r)
@@ -329,8 +331,10 @@ static int relay_fits(const struct proto_msg *m, char *msg, size_t size)
         return r;
 }
 
+/* A failure is said to the client (c), and in err for a task's run (c NULL): -EMSGSIZE for a
+ * request too large (the task's inputs and variables), anything else the broker's own. */
 static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
-                                   const struct bro_relay_owner *o)
+                                   const struct bro_relay_owner *o, struct anvil_err *err)
 {
         const char *rid = m->type == PROTO_RUN_REQUEST ? m->u.run_request.request_id : m->u.probe_request.request_id;
         char why[512];
@@ -339,11 +343,13 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
                 log_info("%s: %s refused: %s", c ? c->stream.name : "a task", proto_type_name(m->type), why);
                 if (c)
                         bro_client_error(c, fit == -EMSGSIZE ? "bad_request" : "internal", why, NULL, rid);
+                anvil_err_set(err, -fit, "%s", why);
                 proto_msg_free(m);
                 return NULL;
         }
         struct bro_relay *r = calloc(1, sizeof(*r));
         if (!r || (rid && !(r->request_id = strdup(rid)))) {
+                anvil_err_set(err, ENOMEM, "Out of memory");
                 if (c)
                         bro_client_error(c, "internal", "Out of memory", NULL, rid);
                 free(r);
@@ -354,6 +360,7 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
         if (e < 0) {
                 char msg[128];
                 snprintf(msg, sizeof(msg), "Failed to create a connection to the supervisor: %s", uv_strerror(e));
+                anvil_err_set(err, -e, "%s", msg);
                 if (c)
                         bro_client_error(c, "internal", msg, NULL, rid);
                 free(r->request_id);
