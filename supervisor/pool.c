@@ -75,6 +75,18 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         srv->jail.sync_fd = -1;
         if (r < 0)
                 goto fail;
+        /* Tearing down a mount namespace waits for a grace period, and the last process in it
+         * pays, in its exit, before its parent hears of it; a network namespace's cleanup
+         * takes a kernel worker milliseconds of CPU just as the run's result is being made.
+         * The supervisor holds both, and lets go of them on the thread pool after the run.
+         * Opened while the child waits at C3: a rootless supervisor may open them only while
+         * the child is dumpable, which it is until MAPPED (C3); after, the open raced with it. */
+        static const char *const held[SUP_HELD_NS] = { "mnt", "net", "ipc", "pid" };
+        for (unsigned i = 0; i < SUP_HELD_NS; i++) {
+                char p[64];
+                snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)jp->pid, held[i]);
+                jp->ns_fds[i] = open(p, O_RDONLY | O_CLOEXEC);
+        }
         /* Direct: no map to write; the child takes the run's uid itself (as root), named here. */
         struct jail_msg mapped = { .kind = JAIL_MSG_MAPPED, .pid = (int32_t)jp->uid };
         if ((r = srv->cfg.direct ? 0 : jail_userns_parent(jp->pid, jp->uid, srv->cfg.rootless ? getegid() : jp->uid, err)) >= 0 &&
@@ -83,16 +95,6 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         if (r < 0) {
                 sup_jailproc_discard(srv, jp);
                 return r;
-        }
-        /* Tearing down a mount namespace waits for a grace period, and the last process in it
-         * pays, in its exit, before its parent hears of it; a network namespace's cleanup
-         * takes a kernel worker milliseconds of CPU just as the run's result is being made.
-         * The supervisor holds both, and lets go of them on the thread pool after the run. */
-        static const char *const held[SUP_HELD_NS] = { "mnt", "net", "ipc", "pid" };
-        for (unsigned i = 0; i < SUP_HELD_NS; i++) {
-                char p[64];
-                snprintf(p, sizeof(p), "/proc/%d/ns/%s", (int)jp->pid, held[i]);
-                jp->ns_fds[i] = open(p, O_RDONLY | O_CLOEXEC);
         }
         return 0;
 fail:
