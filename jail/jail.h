@@ -29,6 +29,10 @@
  * its root. Past them the kernel refuses a new file with ENOSPC. */
 #define JAIL_ARTIFACTS_ENTRIES 1000
 #define JAIL_TMP_ENTRIES 4096
+/* /tmp goes with the jail's mount namespace, so pid 1 looks at it when the runner ends (P5):
+ * no room left, no entry left. */
+#define JAIL_TMP_FULL_BYTES 1u
+#define JAIL_TMP_FULL_ENTRIES 2u
 
 /* fds as the runner receives them. */
 #define JAIL_FD_SPEC 0
@@ -62,6 +66,8 @@ struct jail_msg {
         int32_t err_no;
         int32_t status;
         int32_t pid;
+        uint32_t tmp_full; /* EXIT: JAIL_TMP_FULL_*, /tmp as pid 1 found it when the runner ended */
+        uint32_t reserved;
         uint64_t utime_us;
         uint64_t stime_us;
         uint64_t maxrss_kb;

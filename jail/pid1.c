@@ -17,7 +17,7 @@
  *      listener) is passed back, and only then does the runner close its end and start the
  *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
  *   P5 reap every process (SIGCHLD, through a signalfd); when the runner ends, report its
- *      wait status and rusage, and exit: the kernel then kills whatever else is left in the
+ *      wait status, rusage and whether /tmp was full, and exit: the kernel then kills whatever else is left in the
  *      pid namespace. Meanwhile the sync socket is watched: its end means the supervisor is
  *      gone (killed, crashed), and pid 1 kills the runner and exits, ending the jail.
  *
@@ -39,6 +39,8 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -151,6 +153,17 @@ static void forward_listener(int from, int sync_fd, bool watch)
                 (void)send(from, &ack.kind, 1, MSG_NOSIGNAL);
 }
 
+/* The jail's /tmp as the runner left it: whether it has no room, or no entry, left (the tool
+ * was then refused with ENOSPC past it). Only the jail's own tmpfs (its nr_inodes says so):
+ * without namespaces the tool's scratch is a directory on the host, bounded per file. */
+static uint32_t tmp_full(void)
+{
+        struct statfs sf;
+        if (statfs(JAIL_TMP, &sf) < 0 || sf.f_type != TMPFS_MAGIC || sf.f_files != JAIL_TMP_ENTRIES + 1)
+                return 0;
+        return (sf.f_bavail == 0 ? JAIL_TMP_FULL_BYTES : 0) | (sf.f_ffree == 0 ? JAIL_TMP_FULL_ENTRIES : 0);
+}
+
 /* P5, until the runner ends (0, its EXIT reported) or the supervisor is gone (127, the
  * runner killed: without a pid namespace nothing else would end it, and with one this exit
  * ends the rest). Each child's end is a SIGCHLD, read from a signalfd; a child that ended
@@ -185,6 +198,7 @@ static int reap(pid_t runner, int sync_fd, bool watch)
                                 .kind = JAIL_MSG_EXIT,
                                 .status = status,
                                 .pid = runner,
+                                .tmp_full = tmp_full(),
                                 .utime_us = tv_us(ru.ru_utime),
                                 .stime_us = tv_us(ru.ru_stime),
                                 .maxrss_kb = (uint64_t)ru.ru_maxrss,

@@ -24,6 +24,11 @@
          * it (unsigned long long), the first of them as shown */                              \
         X(ARTIFACT_FILE_CAP_REACHED, "artifacts: the limit of %llu bytes for one file was reached by %llu (the " \
                                      "first: '%s'); any write past it was refused")             \
+        /* /tmp's size, the files cap (unsigned long long), full when the runner ended (pid 1, P5) */ \
+        X(TMP_CAP_REACHED, "/tmp: its size of %llu bytes (the files cap) was reached; any write past it was refused") \
+        /* /tmp's entries (unsigned), none left when the runner ended */                       \
+        X(TMP_ENTRIES_REACHED, "/tmp: the limit of %u files, directories and links was reached; any made past it " \
+                               "was refused")                                                    \
         /* the artifacts tmpfs's entries (unsigned): its inodes, full (ENOSPC to the tool) */   \
         X(ARTIFACTS_ENTRIES_REACHED, "artifacts: the limit of %u files, directories and links was reached; " \
                                      "any made past it was refused")                            \

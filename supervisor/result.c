@@ -270,6 +270,13 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 struct proto_event *e = (struct proto_event *)run->notes.items + i;
                 sup_run_event(run, e->layer, e->kind, e->op, NULL, e->message);
         }
+        /* The jail's /tmp, as pid 1 found it when the runner ended (it goes with the jail). */
+        if (run->tmp_full & JAIL_TMP_FULL_BYTES)
+                sup_run_event(run, "supervisor", "tmp_full", "/tmp", NULL,
+                              pol_reason(msg, sizeof(msg), POL_TMP_CAP_REACHED, (unsigned long long)run->lim.files_bytes));
+        if (run->tmp_full & JAIL_TMP_FULL_ENTRIES)
+                sup_run_event(run, "supervisor", "tmp_entries_full", "/tmp", NULL,
+                              pol_reason(msg, sizeof(msg), POL_TMP_ENTRIES_REACHED, (unsigned)JAIL_TMP_ENTRIES));
         if (run->events_dropped) {
                 struct proto_event *e = proto_array_push(&run->events, sizeof(*e));
                 if (e) {

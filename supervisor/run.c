@@ -499,6 +499,7 @@ static void sync_drain(struct sup_run *run)
                                 run->wait_status = m.status;
                                 run->rusage_cpu_us = m.utime_us + m.stime_us;
                                 run->rusage_maxrss_kb = m.maxrss_kb;
+                                run->tmp_full = m.tmp_full;
                         }
                         break;
                 case JAIL_MSG_ARTIFACTS:

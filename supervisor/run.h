@@ -69,6 +69,7 @@ struct sup_run {
         int wait_status;
         uint64_t rusage_cpu_us;
         uint64_t rusage_maxrss_kb;
+        uint32_t tmp_full; /* JAIL_TMP_FULL_*, as pid 1 found /tmp (P5) */
         bool is_killed;
         enum pol_reason killed;
         const char *killed_layer;

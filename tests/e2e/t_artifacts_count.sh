@@ -69,8 +69,10 @@ expect_eq "control, 999 files: no note" 0 \
         "$(j '[.events[] | select(.kind | startswith("artifact"))] | length')"
 
 # /tmp has a bound on its entries too (4096, beside matplotlib's directory and font cache): the
-# kernel refuses the tool with ENOSPC, where before only memory bounded it. (The result does not
-# say so: the README's limits table says why.) Control: 1000 files in /tmp.
+# kernel refuses the tool with ENOSPC, where before only memory bounded it. The jail's pid 1
+# looks at /tmp when the runner ends (it goes with the jail), and the result says it was full.
+# Control: 1000 files in /tmp, no note. Then its size: a tool that fills its bytes (the files
+# cap, 64 MiB by default), and one that writes 32 MiB.
 tool tmpmany.py <<'PY'
 made = 0
 try:
@@ -83,9 +85,32 @@ except OSError as e:
 PY
 run_json "$T/tmpmany.py" --timeout 60
 expect_match "/tmp: ENOSPC before 4096 files" "^made 40[0-9][0-9], then errno 28$" "$(j .stdout)"
+expect_eq "/tmp: the result's note" "/tmp: the limit of 4096 files, directories and links was reached; any made past it was refused" \
+        "$(j '.events[] | select(.kind == "tmp_entries_full") | .message')"
 sed -i 's/range(10000)/range(1000)/' "$T/tmpmany.py"
 run_json "$T/tmpmany.py" --timeout 60
 expect_eq "/tmp, control: 1000 files" "made 1000" "$(j .stdout)"
+expect_eq "/tmp, control: no note" 0 "$(j '[.events[] | select(.kind | startswith("tmp_"))] | length')"
+tool tmpbig.py <<'PY'
+# files of 16 MiB each (one of the files cap's size would meet RLIMIT_FSIZE first, EFBIG)
+try:
+    for k in range(N):
+        with open(f"/tmp/big{k}.bin", "wb") as f:
+            for _ in range(256):
+                f.write(b"x" * 65536)
+    print("wrote it all")
+except OSError as e:
+    print(f"errno {e.errno}")
+PY
+sed 's/range(N)/range(5)/' "$T/tmpbig.py" >"$T/tmpfill.py"
+run_json "$T/tmpfill.py"
+expect_eq "/tmp filled: the tool's error" "errno 28" "$(j .stdout)"
+expect_eq "/tmp filled: the result's note" "/tmp: its size of 67108864 bytes (the files cap) was reached; any write past it was refused" \
+        "$(j '.events[] | select(.kind == "tmp_full") | .message')"
+sed 's/range(N)/range(2)/' "$T/tmpbig.py" >"$T/tmphalf.py"
+run_json "$T/tmphalf.py"
+expect_eq "/tmp half full: the tool" "wrote it all" "$(j .stdout)"
+expect_eq "/tmp half full: no note" 0 "$(j '[.events[] | select(.kind | startswith("tmp_"))] | length')"
 
 # Without a tmpfs: the collect step's own bound.
 start_sup direct 710000000 --test-no-userns --test-no-python-layers --spares 0 --max-runs 2

@@ -382,6 +382,12 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_ARTIFACTS_ENTRIES_REACHED:
                 pol_reason(buf, size, r, 1000U);
                 return;
+        case POL_TMP_CAP_REACHED:
+                pol_reason(buf, size, r, 67108864ULL);
+                return;
+        case POL_TMP_ENTRIES_REACHED:
+                pol_reason(buf, size, r, 4096U);
+                return;
         case POL_ARTIFACTS_NOT_LISTED:
                 pol_reason(buf, size, r, 10000ULL, 1000ULL, 9000ULL, 1000U);
                 return;
@@ -660,6 +666,10 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                           "first: 'big.bin'); any write past it was refused",
         [POL_ARTIFACTS_ENTRIES_REACHED] = "artifacts: the limit of 1000 files, directories and links was reached; any "
                                           "made past it was refused",
+        [POL_TMP_CAP_REACHED] = "/tmp: its size of 67108864 bytes (the files cap) was reached; any write past it was "
+                                "refused",
+        [POL_TMP_ENTRIES_REACHED] = "/tmp: the limit of 4096 files, directories and links was reached; any made past it "
+                                    "was refused",
         [POL_ARTIFACTS_NOT_LISTED] = "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
                                      "copied nor listed (a result lists at most 1000)",
         [POL_ARTIFACT_NOT_LISTED] = "artifact 'out/\xEF\xBF\xBD.csv' is not listed: its name is not UTF-8",
