@@ -58,7 +58,8 @@ alive() {
 uid_procs() {
         [ -n "$ROOTLESS_USER" ] && return
         local b=$((ANVIL_E2E_UID_BASE + $1))
-        ps -eo pid=,uid=,stat= | awk -v b="$b" '$2 > b && $2 <= b + 264 && $3 !~ /^Z/ {print $1}'
+        # ps shows a uid of 2^31 and more as negative
+        ps -eo pid=,uid=,stat= | awk -v b="$b" '{ u = $2 < 0 ? $2 + 4294967296 : $2 } u > b && u <= b + 264 && $3 !~ /^Z/ {print $1}'
 }
 
 # start_run NAME: a sleeper on supervisor NAME; sets CTL_PID, JAIL (pid 1's pid), PROCS (the
