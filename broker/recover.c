@@ -7,18 +7,18 @@
  * with the model was in that broker's memory, its client's connection is gone, and its run
  * in flight, if any, was killed by the supervisor when that broker's connection closed. So
  * it is ended as "interrupted":
- *   R1  an unfinished last line (the kill came in the middle of its write) is removed: a
+ *   I1  an unfinished last line (the kill came in the middle of its write) is removed: a
  *       replay refuses a malformed line, and the bytes are not a line of anything
- *   R2  an "end" line is appended, as a task that ends writes one: status "interrupted",
+ *   I2  an "end" line is appended, as a task that ends writes one: status "interrupted",
  *       error POL_TASK_INTERRUPTED. The trace is what it was up to the kill, plus that line
- *   R3  its TaskResult is stored: status "interrupted", the same error, and as steps the
+ *   I3  its TaskResult is stored: status "interrupted", the same error, and as steps the
  *       actions the trace shows with a stored result (a "code" line, then the "run_result"
  *       naming its run, whose RunResult is DIR/results/<run_id>.json), up to the same budget
  *       as a TaskResult's; no deliverable (the task never ended well)
  * A task that ended but whose result could not be written (its client was told: not_stored)
  * is left as it is: its DIR/tasks/<task_id>.unstored says so (its trace may lack its end, on
  * a full disk), and so does a trace whose last line is the "end" of another status. One whose
- * "end" says interrupted (a broker killed between R2 and R3) gets R3.
+ * "end" says interrupted (a broker killed between I2 and I3) gets I3.
  *
  * This runs before the loop and the socket, on the main thread: the files are the broker's
  * own, a trace is read line by line within the replay's bounds (agent.h). */
@@ -101,7 +101,7 @@ static int read_trace(struct bro_server *srv, int fd, struct seen *s)
         while ((n = getline(&buf, &cap, f)) > 0) {
                 off += n;
                 if (buf[n - 1] != '\n')
-                        break; /* unfinished: R1 */
+                        break; /* unfinished: I1 */
                 s->good_end = off;
                 s->last_kind[0] = s->last_status[0] = '\0';
                 if ((size_t)n > BRO_TRACE_LINE_MAX)

@@ -1,7 +1,8 @@
 /* seccomp (DESIGN §5): the runner's filter, built with libseccomp from policy/seccomp.c's
- * table. Installed by anvil-py after its own start-up (the interpreter, the pre-check, the
- * audit hook) and before the tool's first line, so it binds the tool and everything it
- * starts (threads only: see the table) and none of the runner's start-up.
+ * table. Installed by anvil-py after the interpreter's start-up and before it reads any of
+ * the request's bytes (R6, jail/runner/main.c: before the variables are decoded and the
+ * source is parsed by the pre-check), so it binds that parsing, the tool and everything the
+ * tool starts (threads only: see the table), and none of the interpreter's start-up.
  *
  * Refused calls are not answered in the filter: they go to the supervisor as user
  * notifications (SECCOMP_RET_USER_NOTIF), and the supervisor, outside the jail, records

@@ -116,7 +116,8 @@ struct proto_run_request {
 
 struct proto_event {
         uint64_t t_ms; /* since the run started */
-        char *layer;   /* precheck|audit|seccomp|landlock|namespace|rlimit|cgroup|supervisor|runner|python */
+        char *layer;   /* the runner's: precheck|audit|runner; the supervisor's:
+                        * seccomp|landlock|cgroup|rlimit|policy|supervisor */
         char *kind;
         char *op;
         char *reason;

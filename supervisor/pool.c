@@ -4,7 +4,8 @@
  * of cgroup_threadgroup_rwsem: 10-15 ms on the machine this was measured on, more than it
  * takes to build a jail), and cloning into six new namespaces costs about a millisecond. A
  * spare has paid both before any run asks: it is cloned (C1), has closed everything it
- * inherited (C2), has its uid map, sits in its own cgroup, and waits at C3 for GO. Nothing of
+ * inherited (C2), has its uid map, sits in its own cgroup, has built the run-independent part
+ * of its root, and waits at C5 for GO. Nothing of
  * any run is in it before GO, and it runs no code but ours: taking one is taking a jail
  * that has not been built yet, only begun. A run that finds no spare clones its own child
  * the same way (the cold path), and waits for the attach in parallel with the child's work. */

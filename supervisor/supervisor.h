@@ -93,7 +93,7 @@ struct sup_jailproc {
         struct jail_cgroup cg;
 };
 
-/* A spare: a jail child cloned and moved into its cgroup ahead of time, waiting at C3. */
+/* A spare: a jail child cloned and moved into its cgroup ahead of time, waiting at C5. */
 struct sup_spare {
         struct sup_server *srv;
         struct sup_jailproc jp;
