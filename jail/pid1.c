@@ -17,9 +17,10 @@
  *      listener) is passed back, and only then does the runner close its end and start the
  *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
  *   P5 reap every process (SIGCHLD, through a signalfd); when the runner ends, report its
- *      wait status, rusage and whether /tmp was full, and exit: the kernel then kills whatever else is left in the
- *      pid namespace. Meanwhile the sync socket is watched: its end means the supervisor is
- *      gone (killed, crashed), and pid 1 kills the runner and exits, ending the jail.
+ *      wait status, rusage and whether /tmp was full, and exit: the kernel then kills
+ *      whatever else is left in the pid namespace. Meanwhile the sync socket is watched:
+ *      its end means the supervisor is gone (killed, crashed), and pid 1 kills the runner
+ *      and exits, ending the jail.
  *
  * That watch is one of the two means by which no jail outlives its supervisor; the other is
  * the parent-death signal this process keeps from its exec (jail/contain.c, C11). Either
