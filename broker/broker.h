@@ -54,7 +54,6 @@ struct bro_config {
 enum bro_prune { BRO_PRUNE_RESULTS, BRO_PRUNE_TASKS, _BRO_PRUNE_MAX };
 
 struct bro_client;
-struct bro_user;
 struct bro_relay;
 struct bro_task;
 
@@ -69,7 +68,7 @@ struct bro_server {
         struct bro_client *clients;
         unsigned n_clients;  /* every connection until its close callback, refused ones too */
         unsigned n_admitted; /* those admitted (counted against --max-conns) */
-        struct bro_user *users; /* one per uid with a connection */
+        struct proto_user *users; /* one per uid with a connection */
         struct bro_relay *owned; /* relays of tasks' runs (agent.c) */
         struct bro_task *tasks;  /* tasks not yet ended (agent.c) */
         int tasks_dirfd, traces_dirfd; /* DIR/tasks, DIR/traces */
@@ -85,18 +84,10 @@ struct bro_server {
         } prune[_BRO_PRUNE_MAX]; /* store.c */
 };
 
-/* What all the connections of one uid hold (clients.c): freed with its last connection. */
-struct bro_user {
-        struct proto_quota quota; /* its uid, bytes of unfinished frames, bytes unread */
-        unsigned n_conns;         /* admitted */
-        unsigned n_refs;          /* connections pointing here, refused ones too */
-        struct bro_user *next, **pprev;
-};
-
 struct bro_client {
         struct proto_stream stream;
         struct bro_server *srv;
-        struct bro_user *user; /* NULL until its credentials are read */
+        struct proto_user *user; /* NULL until its credentials are read */
         bool admitted;
         uid_t uid;
         pid_t pid;

@@ -38,29 +38,6 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
 
 /* ---- the bounds per uid (README "The daemons"; broker.h says which is global, and why) ---- */
 
-static struct bro_user *user_get(struct bro_server *srv, uid_t uid)
-{
-        struct bro_user *u;
-        for (u = srv->users; u; u = u->next)
-                if (u->quota.uid == uid)
-                        return u;
-        if (!(u = calloc(1, sizeof(*u))))
-                return NULL;
-        u->quota.uid = uid;
-        u->quota.partial_max = srv->cfg.bounds.max_partial;
-        u->quota.unread_max = srv->cfg.bounds.max_unread;
-        LIST_PREPEND(srv->users, u);
-        return u;
-}
-
-/* Its last connection has gone: every stream has already taken back its bytes. */
-static void user_put(struct bro_user *u)
-{
-        if (--u->n_refs > 0)
-                return;
-        LIST_REMOVE(u);
-        free(u);
-}
 
 int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size)
 {
@@ -99,7 +76,7 @@ static void on_client_closed(struct proto_stream *s)
                 c->user->n_conns--;
         }
         if (c->user)
-                user_put(c->user);
+                proto_user_put(c->user);
         free(c);
 }
 
@@ -193,13 +170,13 @@ static void on_connection(uv_stream_t *listener, int status)
         }
         c->uid = cred.uid;
         c->pid = cred.pid;
-        struct bro_user *u = user_get(srv, cred.uid);
+        struct proto_user *u = proto_user_get(&srv->users, cred.uid, srv->cfg.bounds.max_partial,
+                                              srv->cfg.bounds.max_unread);
         if (!u) {
                 proto_stream_close(&c->stream);
                 return;
         }
         c->user = u;
-        u->n_refs++;
         /* Bounded from here on: a refused connection that leaves its error frame unread is not
          * held for it. */
         const struct bro_bounds *b = &srv->cfg.bounds;

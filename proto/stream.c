@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/list.h"
 #include "lib/log.h"
 #include "policy/reasons.h"
 
@@ -25,6 +26,33 @@ static void stream_arm(struct proto_stream *s);
 static uint64_t stream_now(const struct proto_stream *s)
 {
         return uv_now(s->pipe.loop);
+}
+
+/* ---- the uids a daemon has connections from ---- */
+
+struct proto_user *proto_user_get(struct proto_user **list, uid_t uid, size_t partial_max, size_t unread_max)
+{
+        struct proto_user *u;
+        for (u = *list; u; u = u->next)
+                if (u->quota.uid == uid)
+                        break;
+        if (!u && (u = calloc(1, sizeof(*u)))) {
+                u->quota.uid = uid;
+                u->quota.partial_max = partial_max;
+                u->quota.unread_max = unread_max;
+                LIST_PREPEND(*list, u);
+        }
+        if (u)
+                u->n_refs++;
+        return u;
+}
+
+void proto_user_put(struct proto_user *u)
+{
+        if (--u->n_refs > 0)
+                return;
+        LIST_REMOVE(u);
+        free(u);
 }
 
 /* ---- the quota: this stream's share of its uid's bytes ---- */

@@ -46,6 +46,22 @@ struct proto_quota {
         size_t unread, unread_max;   /* bytes written to the peers and not yet taken by them */
 };
 
+/* One uid's entry in a daemon's list of the uids it has connections from: its quota, and how
+ * many of its connections are admitted (the per-uid connection cap). Shared by both daemons'
+ * servers (broker/clients.c, supervisor/server.c). */
+struct proto_user {
+        struct proto_quota quota;
+        unsigned n_conns; /* admitted */
+        unsigned n_refs;  /* connections pointing here, refused ones too */
+        struct proto_user *next, **pprev;
+};
+
+/* The entry of uid in *list, made (with these byte bounds) if it has none; NULL if out of
+ * memory. Each caller holds a reference until its connection is gone (proto_user_put). */
+struct proto_user *proto_user_get(struct proto_user **list, uid_t uid, size_t partial_max, size_t unread_max);
+/* Drops a reference: the last one frees the entry (every stream has taken its bytes back). */
+void proto_user_put(struct proto_user *u);
+
 /* Whether the owner has a request of this connection in flight (it is then not idle). */
 typedef bool (*proto_stream_busy_cb)(struct proto_stream *s);
 

@@ -1,6 +1,6 @@
 /* The supervisor's socket: who may connect (SO_PEERCRED), and the closed list of operations
  * a client may ask for. Anything else gets an error frame and the connection is closed. Each
- * connection is bounded (proto/stream.c), per uid over all its connections (struct sup_user)
+ * connection is bounded (proto/stream.c), per uid over all its connections (struct proto_user)
  * and, for connections, in all (supervisor.h says why that one is global). */
 #define _GNU_SOURCE
 #include <stdio.h>
@@ -37,28 +37,6 @@ void sup_client_error(struct sup_client *c, const char *code, const char *messag
 
 /* ---- the bounds per uid (README "The daemons"; supervisor.h says which is global, and why) ---- */
 
-static struct sup_user *user_get(struct sup_server *srv, uid_t uid)
-{
-        struct sup_user *u;
-        for (u = srv->users; u; u = u->next)
-                if (u->quota.uid == uid)
-                        return u;
-        if (!(u = calloc(1, sizeof(*u))))
-                return NULL;
-        u->quota.uid = uid;
-        u->quota.partial_max = srv->cfg.bounds.max_partial;
-        u->quota.unread_max = srv->cfg.bounds.max_unread;
-        LIST_PREPEND(srv->users, u);
-        return u;
-}
-
-static void user_put(struct sup_user *u)
-{
-        if (--u->n_refs > 0)
-                return;
-        LIST_REMOVE(u);
-        free(u);
-}
 
 /* Live runs of c's (c_only) or of its uid's. */
 static unsigned runs_of(const struct sup_client *c, bool c_only)
@@ -89,7 +67,7 @@ static void on_client_closed(struct proto_stream *s)
                 c->user->n_conns--;
         }
         if (c->user)
-                user_put(c->user);
+                proto_user_put(c->user);
         free(c);
 }
 
@@ -179,13 +157,13 @@ static void on_connection(uv_stream_t *listener, int status)
                                   NULL, NULL);
                 return;
         }
-        struct sup_user *u = user_get(srv, cred.uid);
+        struct proto_user *u = proto_user_get(&srv->users, cred.uid, srv->cfg.bounds.max_partial,
+                                              srv->cfg.bounds.max_unread);
         if (!u) {
                 proto_stream_close(&c->stream);
                 return;
         }
         c->user = u;
-        u->n_refs++;
         proto_stream_bound(&c->stream, &b->stream, &u->quota, client_busy);
         char msg[256];
         if (srv->stopping) {

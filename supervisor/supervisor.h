@@ -73,7 +73,6 @@ struct sup_config {
 
 struct sup_run;
 struct sup_client;
-struct sup_user;
 struct sup_server;
 struct sup_kaudit;
 
@@ -127,7 +126,7 @@ struct sup_server {
         unsigned n_admitted; /* those admitted (counted against --max-conns) */
         struct sup_run *runs; /* every live run */
         struct sup_client *clients;
-        struct sup_user *users; /* one per uid with a connection */
+        struct proto_user *users; /* one per uid with a connection */
         struct sup_kaudit *kaudit; /* kaudit.c: Landlock's denials from the kernel's audit */
         bool stopping;
         struct sup_probe *probe; /* the last probe's result, and whoever waits for the next */
@@ -135,18 +134,10 @@ struct sup_server {
         char no_userns[128];     /* why no user namespace can be made here; "" if one can */
 };
 
-/* What all the connections of one uid hold (server.c): freed with its last connection. */
-struct sup_user {
-        struct proto_quota quota;
-        unsigned n_conns; /* admitted */
-        unsigned n_refs;  /* connections pointing here, refused ones too */
-        struct sup_user *next, **pprev;
-};
-
 struct sup_client {
         struct proto_stream stream;
         struct sup_server *srv;
-        struct sup_user *user; /* NULL until its credentials are read */
+        struct proto_user *user; /* NULL until its credentials are read */
         bool admitted;
         bool probe_waiting; /* a probe_request of it is not answered yet */
         uid_t uid;
