@@ -55,6 +55,27 @@ void proto_user_put(struct proto_user *u)
         free(u);
 }
 
+bool proto_user_admit(struct proto_stream *s, struct proto_user *u, unsigned *n_admitted, unsigned max_per_uid,
+                      unsigned max, const char *daemon)
+{
+        char msg[256];
+        if (u->n_conns >= max_per_uid) {
+                pol_reason(msg, sizeof(msg), POL_CONN_UID_CAP, u->quota.uid, daemon, max_per_uid);
+                log_warn("%s: refused, %u connections of its uid", s->name, u->n_conns);
+                proto_stream_fail(s, "busy", msg, NULL, NULL);
+                return false;
+        }
+        if (*n_admitted >= max) {
+                pol_reason(msg, sizeof(msg), POL_CONN_CAP, daemon, max);
+                log_warn("%s: refused, %u clients connected", s->name, *n_admitted);
+                proto_stream_fail(s, "busy", msg, NULL, NULL);
+                return false;
+        }
+        u->n_conns++;
+        (*n_admitted)++;
+        return true;
+}
+
 /* ---- the quota: this stream's share of its uid's bytes ---- */
 
 static void charge_partial(struct proto_stream *s)

@@ -61,6 +61,11 @@ struct proto_user {
 struct proto_user *proto_user_get(struct proto_user **list, uid_t uid, size_t partial_max, size_t unread_max);
 /* Drops a reference: the last one frees the entry (every stream has taken its bytes back). */
 void proto_user_put(struct proto_user *u);
+/* Admits s, a connection of u's, under the per-uid cap and the daemon's cap on all of them
+ * (*n_admitted): true, both counted; false, s is sent the busy error that names the cap it
+ * met (POL_CONN_UID_CAP, POL_CONN_CAP) and closed. daemon: "broker" or "supervisor". */
+bool proto_user_admit(struct proto_stream *s, struct proto_user *u, unsigned *n_admitted, unsigned max_per_uid,
+                      unsigned max, const char *daemon);
 
 /* Whether the owner has a request of this connection in flight (it is then not idle). */
 typedef bool (*proto_stream_busy_cb)(struct proto_stream *s);

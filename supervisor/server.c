@@ -165,26 +165,13 @@ static void on_connection(uv_stream_t *listener, int status)
         }
         c->user = u;
         proto_stream_bound(&c->stream, &b->stream, &u->quota, client_busy);
-        char msg[256];
         if (srv->stopping) {
                 proto_stream_fail(&c->stream, "busy", "The supervisor is stopping", NULL, NULL);
                 return;
         }
-        if (u->n_conns >= b->max_conns_per_uid) {
-                pol_reason(msg, sizeof(msg), POL_CONN_UID_CAP, (unsigned)cred.uid, "supervisor", b->max_conns_per_uid);
-                log_warn("%s: refused, %u connections of its uid", c->stream.name, u->n_conns);
-                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
+        if (!proto_user_admit(&c->stream, u, &srv->n_admitted, b->max_conns_per_uid, b->max_conns, "supervisor"))
                 return;
-        }
-        if (srv->n_admitted >= b->max_conns) {
-                pol_reason(msg, sizeof(msg), POL_CONN_CAP, "supervisor", b->max_conns);
-                log_warn("%s: refused, %u clients connected", c->stream.name, srv->n_admitted);
-                proto_stream_fail(&c->stream, "busy", msg, NULL, NULL);
-                return;
-        }
         c->admitted = true;
-        u->n_conns++;
-        srv->n_admitted++;
         (void)proto_stream_start(&c->stream);
 }
 
