@@ -535,9 +535,20 @@ static void on_pidfd(uv_poll_t *p, int status, int events)
 
 /* ---- limits (S9) ---- */
 
+/* libuv's timers count from the loop's own clock, cached at the start of the loop's turn (and
+ * maybe coarse): the turn that starts a run also writes its directory and inputs, so a timer
+ * started then could fire before wall_s had passed since t0 (a 2 s run killed for its timeout
+ * at 1999 ms). The loop's clock is brought up to date before the timer starts, and the kill
+ * waits until wall_s has passed on t0's own clock. */
 static void on_wall(uv_timer_t *t)
 {
-        sup_run_kill_for(t->data, POL_KILLED_TIMEOUT, "supervisor", 0);
+        struct sup_run *run = t->data;
+        uint64_t wall = run->lim.wall_s * 1000, spent = now_ms() - run->t0;
+        if (spent < wall) {
+                (void)uv_timer_start(t, on_wall, wall - spent, 0);
+                return;
+        }
+        sup_run_kill_for(run, POL_KILLED_TIMEOUT, "supervisor", 0);
 }
 
 /* The tool's resident memory: anon + shmem of the run's cgroup, or without a cgroup the
@@ -811,6 +822,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         sup_run_track(run, (uv_handle_t *)&run->sample_timer);
         /* Watching starts before GO: if GO cannot be delivered, the kill that follows ends
          * the child, and its end arrives the normal way. */
+        uv_update_time(loop); /* the wall clock's timer counts from here (on_wall) */
         run->t0 = now_ms();
         (void)uv_read_start((uv_stream_t *)&run->out_pipe, on_alloc, on_output);
         (void)uv_read_start((uv_stream_t *)&run->err_pipe, on_alloc, on_output);
