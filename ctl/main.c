@@ -565,6 +565,11 @@ static int cmd_probe(int argc, char **argv)
                 for (size_t i = 0; i < r->mechanisms.n; i++)
                         printf("  %-22s %-9s %-6s %-8s %s\n", mm[i].name, mm[i].available ? "yes" : "no",
                                mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
+                /* Said again below the table, where it is not lost: Landlock refuses, and the
+                 * refusals reach runs without their explanation (the evidence says what would). */
+                for (size_t i = 0; i < r->mechanisms.n; i++)
+                        if (strcmp(mm[i].name, "kernel audit") == 0 && mm[i].probed && !mm[i].in_force)
+                                printf("note: %s\n", mm[i].evidence);
                 rc = 0;
         }
         proto_msg_free(&in);

@@ -238,6 +238,8 @@ const char *sup_tier(bool namespaces, bool seccomp, bool landlock);
  * run is then finished by sup_run_maybe_finish() once they are in. */
 int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err);
 void sup_kaudit_stop(struct sup_server *srv);
+/* KAUDIT_NOT_EXPLAINED (why, and what would explain them) in buf, or NULL if they are. */
+const char *sup_kaudit_unexplained(struct sup_server *srv, char *buf, size_t size);
 void sup_kaudit_free(struct sup_server *srv);
 void sup_kaudit_jail_report(struct sup_run *run, const struct jail_msg *m);
 int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err);
