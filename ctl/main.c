@@ -645,7 +645,7 @@ static void print_task_result(const struct proto_task_result *r)
                 printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", dir ? dir : ".", a[i].path, a[i].bytes, a[i].sha256);
 }
 
-/* task.json (README): strictly, every key known and typed; inputs relative to its directory. */
+/* task.json (docs/agent.md): strictly, every key known and typed; inputs relative to its directory. */
 static int read_task_file(const char *path, struct proto_task_submit *sub)
 {
         json_error_t je;
