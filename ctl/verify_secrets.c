@@ -43,7 +43,8 @@ struct secrets {
 };
 
 /* Variables whose values are no secret and that a jail may well hold the same of (its own
- * PATH, LANG, HOME): left out, and counted. So are values under 8 bytes and absolute paths
+ * PATH, LANG, HOME): left out, and counted. So are values under 12 bytes (a user name such as
+ * "anvil" is in the host paths a jail's mount table shows) and absolute paths
  * (a jail's mount table names host paths: the blast radius says which). */
 static bool benign(const char *name, const char *value)
 {
@@ -53,7 +54,7 @@ static bool benign(const char *name, const char *value)
         for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
                 if (strcmp(name, names[i]) == 0)
                         return true;
-        return strncmp(name, "LC_", 3) == 0 || strlen(value) < 8 || value[0] == '/';
+        return strncmp(name, "LC_", 3) == 0 || strlen(value) < 12 || value[0] == '/';
 }
 
 static void add(struct secrets *s, const char *where, const char *value)
@@ -244,7 +245,7 @@ bool vfy_check_secrets(struct vfy *v)
         char key_path[1024] = "", conf_path[1024] = "";
         gather(s, key_path, sizeof(key_path), conf_path, sizeof(conf_path));
         vfy_say("secrets: %zu values from the daemons' environment and key file (%u variables left out as no secret: "
-                "PATH, HOME, LANG and the like, values under 8 bytes, absolute paths)",
+                "PATH, HOME, LANG and the like, values under 12 bytes, absolute paths)",
                 s->n, s->skipped);
         for (size_t i = 0; i < s->n; i++)
                 vfy_say("  %s (%zu bytes)", s->s[i].where, strlen(s->s[i].value));
