@@ -61,8 +61,9 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd
 
+# anvilctl verify's scripted model is served by libmicrohttpd; its artifacts are hashed with libmd.
 $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson -lmicrohttpd -lmd
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc -lseccomp
