@@ -15,7 +15,7 @@ fi
 STATE=$(mktemp -d /tmp/anvil-demo.XXXXXX)
 chmod 711 "$STATE"
 export ANVIL_SOCKET="$STATE/anvil.sock"
-"$BUILD/anvil-supervisor" --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
+"$BUILD/anvil-supervisor" --config /dev/null --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/supervisor.sock" ] && break; sleep 0.1; done
 # The model for the agent's task (part 3): a real one if ANVIL_MODEL_URL and ANVIL_MODEL are
@@ -34,7 +34,7 @@ else
         model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
         model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
 fi
-"$BUILD/anvil-broker" --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
+"$BUILD/anvil-broker" --config /dev/null --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
         --state-dir "$STATE/broker" "${model_args[@]}" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
