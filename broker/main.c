@@ -240,8 +240,16 @@ static int apply_model(struct ctx *x, const struct cfg_src *w, struct anvil_err 
         struct bro_model_cfg *mc = &x->cfg->model;
         x->model_given = true;
         switch (w->opt->id) {
-        case O_MODEL_URL:
-                return set_string(w, mc->url, sizeof(mc->url), err);
+        case O_MODEL_URL: {
+                /* From the file, checked now, so that the message names its line; an option's
+                 * is checked with the rest (bro_model_cfg_check), as before. */
+                struct anvil_err e = ANVIL_ERR_INIT;
+                if (set_string(w, mc->url, sizeof(mc->url), err) < 0)
+                        return -1;
+                if (w->file && bro_model_url_parts(mc->url, NULL, 0, NULL, 0, &e) < 0)
+                        return cfg_bad(w, err, "%s", e.msg);
+                return 0;
+        }
         case O_MODEL:
                 return set_string(w, mc->model, sizeof(mc->model), err);
         case O_MODEL_KEY_FILE:
