@@ -68,8 +68,8 @@ struct file_parse {
         const char *path;
         FILE *f;
         unsigned line;      /* the line libinih is on: one reader call per line */
-        unsigned section_line; /* the line of the last [section] header */
-        enum { RD_OK, RD_TOO_LONG, RD_NUL, RD_IO } rd;
+        enum { RD_OK, RD_TOO_LONG, RD_NUL, RD_IO, RD_SECTION } rd;
+        char section[72];   /* RD_SECTION: the unknown section's name, cut short */
         int rd_errno;
         unsigned *first;    /* per option: the line of its first value in the file, 0 if none */
         bool failed;        /* the handler refused a line: err says why */
@@ -114,8 +114,16 @@ static char *read_line(char *str, int num, void *stream)
         }
         str[n] = 0;
         p->line++;
-        if (str[strspn(str, " \t")] == '[')
-                p->section_line = p->line;
+        /* A section header, as libinih reads it (the name is what lies between '[' and the
+         * first ']'): one neither daemon knows is refused here, even with no key below it. */
+        const char *h = str + strspn(str, " \t"), *e = *h == '[' ? strchr(h, ']') : NULL;
+        if (e) {
+                snprintf(p->section, sizeof(p->section), "%.*s", (int)(e - h - 1), h + 1);
+                if (!in(all_sections, p->section)) {
+                        p->rd = RD_SECTION;
+                        return NULL;
+                }
+        }
         return str;
 }
 
@@ -130,14 +138,8 @@ static int on_key(void *user, const char *section, const char *key, const char *
                 cfg_bad(&w, p->err, "before any [section]: put it under [supervisor], [limits], [broker] or [model]");
                 return 0;
         }
-        if (!in(all_sections, section)) {
-                anvil_err_set(p->err, EINVAL,
-                              "%s:%u: [%.64s]: unknown section (expected [supervisor], [limits], [broker] or [model])",
-                              p->path, p->section_line ? p->section_line : p->line, section);
-                return 0;
-        }
         p->failed = false;
-        if (!in(d->sections, section))
+        if (!in(d->sections, section)) /* read_line has refused a section neither daemon knows */
                 return 1; /* the other daemon's */
         p->failed = true;
         unsigned i;
@@ -217,6 +219,10 @@ static int read_file(const struct cfg_daemon *d, const char *path, bool must_exi
         case RD_TOO_LONG:
                 return anvil_err_set(err, EINVAL, "%s:%u: the line is longer than %d bytes", path, p.line,
                                      CFG_LINE_MAX);
+        case RD_SECTION:
+                return anvil_err_set(err, EINVAL,
+                                     "%s:%u: [%.64s]: unknown section (expected [supervisor], [limits], [broker] or [model])",
+                                     path, p.line, p.section);
         case RD_NUL:
                 return anvil_err_set(err, EINVAL, "%s:%u: the line has a NUL byte", path, p.line);
         case RD_IO:
@@ -243,9 +249,10 @@ int cfg_args(const struct cfg_daemon *d, int argc, char **argv, struct cfg_resul
                 return anvil_err_set(err, ENOMEM, "out of memory");
         unsigned n = 0;
         for (unsigned i = 0; i < d->n_opts; i++)
-                if (d->opts[i].opt)
-                        lo[n++] = (struct option){ d->opts[i].opt, d->opts[i].flags & CFG_ARG ? required_argument : no_argument,
-                                                   NULL, OPT_BASE + (int)i };
+                if (d->opts[i].opt) {
+                        int has_arg = d->opts[i].flags & CFG_ARG ? required_argument : no_argument;
+                        lo[n++] = (struct option){ d->opts[i].opt, has_arg, NULL, OPT_BASE + (int)i };
+                }
         lo[n] = (struct option){ "config", required_argument, NULL, OPT_CONFIG };
         /* First the whole command line (its errors first, and --config wherever it is), then
          * the file, then the command line's values over it. */

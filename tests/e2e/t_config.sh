@@ -49,6 +49,8 @@ refused "an unknown section" sup "$S:2: [supervisr]: unknown section (expected [
 [supervisr]
 max_runs = 2
 EOF
+refused "an unknown section with no key" sup "$S:3: [limit]: unknown section (expected [supervisor], [limits], [broker] or [model])" \
+        <<<$'[supervisor]\nmax_runs = 2\n[limit]'
 refused "an unknown key" sup "$S:2: max_run = 2: unknown key in [supervisor]" <<<$'[supervisor]\nmax_run = 2'
 refused "an unknown key in [limits]" sup "$S:2: wall_s_min = 1: unknown key in [limits]" <<<$'[limits]\nwall_s_min = 1'
 refused "a number out of range" sup "$S:4: max_runs = 0: expected 1..256" <<<$'[supervisor]\nspares = 1\n; the runs\nmax_runs = 0'
