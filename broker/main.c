@@ -433,7 +433,9 @@ static int check_startup(struct bro_server *srv)
         }
         if (r > 0)
                 log_info("%s", msg);
-        if (startup_state_check(srv->cfg.state_dir, 0750, (uid_t)-1, false, 1ull << 20, msg, sizeof(msg)) < 0) {
+        /* Room for its directories and the probe's 64 KiB write: a disk that fills later is met
+         * result by result (not_stored, t_broker_full), so start-up asks for little more. */
+        if (startup_state_check(srv->cfg.state_dir, 0750, (uid_t)-1, false, 256ull << 10, msg, sizeof(msg)) < 0) {
                 log_error("%s", msg);
                 return -1;
         }
