@@ -793,7 +793,7 @@ static void test_obs_event_class(void **state)
                 { NULL, "blocked", POL_OBS_SKIP },             { "audit", NULL, POL_OBS_SKIP },
                 { "policy", "capability_denied", POL_OBS_NOTE }, { "policy", "capability_granted", POL_OBS_NOTE },
                 { "policy", "blocked", POL_OBS_SKIP },         { "runner", "in_force", POL_OBS_SKIP },
-                { "supervisor", "seccomp_verified", POL_OBS_SKIP },
+                { "supervisor", "seccomp_verified", POL_OBS_SKIP }, { "supervisor", "not_explained", POL_OBS_SKIP },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++)
                 if (pol_obs_event_class(cases[i].layer, cases[i].kind) != cases[i].c)
