@@ -418,7 +418,7 @@ int main(int argc, char **argv)
         int r;
         if ((r = uv_signal_init(srv.loop, &srv.sigterm)) < 0 || (r = uv_signal_init(srv.loop, &srv.sigint)) < 0) {
                 log_error("Failed to watch signals: %s", uv_strerror(r));
-                (void)unlink(srv.cfg.listen_path);
+                bro_server_unlink(&srv);
                 return 1;
         }
         srv.sigterm.data = srv.sigint.data = &srv;
@@ -440,7 +440,7 @@ int main(int argc, char **argv)
         uv_close((uv_handle_t *)&srv.sigterm, NULL);
         uv_close((uv_handle_t *)&srv.sigint, NULL);
         uv_run(srv.loop, UV_RUN_DEFAULT); /* their close callbacks */
-        (void)unlink(srv.cfg.listen_path);
+        bro_server_unlink(&srv);
         int dirfds[] = { srv.results_dirfd, srv.tasks_dirfd, srv.traces_dirfd };
         for (size_t i = 0; i < sizeof(dirfds) / sizeof(dirfds[0]); i++)
                 if (dirfds[i] >= 0)

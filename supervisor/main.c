@@ -106,6 +106,13 @@
 #include "supervisor/supervisor.h"
 
 #define UID_BASE_DEFAULT 2000000000u
+/* Where `make install` puts the daemons and the runner (the Makefile's SBINDIR, LIBEXECDIR). */
+#ifndef ANVIL_SBINDIR
+#define ANVIL_SBINDIR "/usr/sbin"
+#endif
+#ifndef ANVIL_LIBEXECDIR
+#define ANVIL_LIBEXECDIR "/usr/lib/anvil"
+#endif
 
 static void usage(FILE *f)
 {
@@ -126,7 +133,7 @@ static void usage(FILE *f)
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
-                "  --runner PATH       anvil-py (default: beside this binary)\n"
+                "  --runner PATH       anvil-py (default: beside this binary, else " ANVIL_LIBEXECDIR ")\n"
                 "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
                 "                      that Landlock's denials are explained in each run's trace\n"
                 "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
@@ -536,7 +543,10 @@ static int install_binary(struct sup_server *srv, const char *name, char *path, 
         return check_reachable(path, err);
 }
 
-/* A program that ships beside this one, unless its path was given. */
+/* A program that ships beside this one (a build tree), else where `make install` puts it:
+ * LIBEXECDIR (the Makefile's, compiled in), taken below the same root as this binary's
+ * SBINDIR, so that a tree installed with DESTDIR (and not yet moved) finds its own, unless
+ * its path was given. */
 static int beside_me(const char *name, char *path, size_t size, struct anvil_err *err)
 {
         if (!path[0]) {
@@ -545,7 +555,11 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
                 if (n < 0)
                         return anvil_err_sys(err, errno, "Failed to find this binary");
                 self[n] = 0;
-                snprintf(path, size, "%s/%s", dirname(self), name);
+                char *dir = dirname(self);
+                snprintf(path, size, "%s/%s", dir, name);
+                size_t dl = strlen(dir), sl = strlen(ANVIL_SBINDIR);
+                if (access(path, X_OK) < 0 && errno == ENOENT && dl >= sl && strcmp(dir + dl - sl, ANVIL_SBINDIR) == 0)
+                        snprintf(path, size, "%.*s%s/%s", (int)(dl - sl), dir, ANVIL_LIBEXECDIR, name);
         }
         if (access(path, X_OK) < 0)
                 return anvil_err_sys(err, errno, "%s", path);
