@@ -41,15 +41,15 @@ LIB_A := $(BUILD)/libanvil.a
 all: $(PROGRAMS)
 
 # Where `make install` puts things. The supervisor looks for the runner and pid 1 beside its
-# binary (a build tree), else in LIBEXECDIR below the root its own SBINDIR is in: both are
-# compiled in (anvil-paths.h, rewritten only when they change, so a PREFIX given to
-# `make install` alone rebuilds what it changes).
+# binary (a build tree), else at LIBEXECDIR as seen from SBINDIR ("../lib/anvil"), from its
+# own directory: compiled in (anvil-paths.h, rewritten only when it changes), and the same
+# for every PREFIX and DESTDIR, so that `make install PREFIX=...` after `make` rebuilds
+# nothing and an installed tree finds its own runner wherever it is.
 PREFIX     ?= /usr/local
 BINDIR     ?= $(PREFIX)/bin
 SBINDIR    ?= $(PREFIX)/sbin
 LIBEXECDIR ?= $(PREFIX)/lib/anvil
 MANDIR     ?= $(PREFIX)/share/man
-DATADIR    ?= $(PREFIX)/share/anvil
 SYSCONFDIR ?= /etc
 # Debian 12 installs units in /lib/systemd/system (systemd.pc says so); elsewhere below PREFIX.
 ifeq ($(PREFIX),/usr)
@@ -58,11 +58,12 @@ else
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 endif
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+LIBEXEC_REL := $(shell realpath -m --relative-to=$(SBINDIR) $(LIBEXECDIR))
 
 PATHS_H := $(BUILD)/include/anvil-paths.h
 $(PATHS_H): FORCE
 	@mkdir -p $(dir $@)
-	@printf '#define ANVIL_SBINDIR "%s"\n#define ANVIL_LIBEXECDIR "%s"\n' '$(SBINDIR)' '$(LIBEXECDIR)' >$@.tmp
+	@printf '#define ANVIL_LIBEXEC_REL "%s"\n' '$(LIBEXEC_REL)' >$@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(BUILD)/obj/supervisor/main.o: $(PATHS_H)
 $(BUILD)/obj/supervisor/main.o: CFLAGS += -include $(PATHS_H)

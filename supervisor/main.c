@@ -106,12 +106,10 @@
 #include "supervisor/supervisor.h"
 
 #define UID_BASE_DEFAULT 2000000000u
-/* Where `make install` puts the daemons and the runner (the Makefile's SBINDIR, LIBEXECDIR). */
-#ifndef ANVIL_SBINDIR
-#define ANVIL_SBINDIR "/usr/sbin"
-#endif
-#ifndef ANVIL_LIBEXECDIR
-#define ANVIL_LIBEXECDIR "/usr/lib/anvil"
+/* Where `make install` puts the runner and pid 1, seen from where it puts this binary (the
+ * Makefile's LIBEXECDIR relative to its SBINDIR: /usr/sbin -> /usr/lib/anvil). */
+#ifndef ANVIL_LIBEXEC_REL
+#define ANVIL_LIBEXEC_REL "../lib/anvil"
 #endif
 
 static void usage(FILE *f)
@@ -133,7 +131,7 @@ static void usage(FILE *f)
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
-                "  --runner PATH       anvil-py (default: beside this binary, else " ANVIL_LIBEXECDIR ")\n"
+                "  --runner PATH       anvil-py (default: beside this binary, else in " ANVIL_LIBEXEC_REL " from it)\n"
                 "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
                 "                      that Landlock's denials are explained in each run's trace\n"
                 "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
@@ -544,9 +542,9 @@ static int install_binary(struct sup_server *srv, const char *name, char *path, 
 }
 
 /* A program that ships beside this one (a build tree), else where `make install` puts it:
- * LIBEXECDIR (the Makefile's, compiled in), taken below the same root as this binary's
- * SBINDIR, so that a tree installed with DESTDIR (and not yet moved) finds its own, unless
- * its path was given. */
+ * ANVIL_LIBEXEC_REL (the Makefile's LIBEXECDIR as seen from its SBINDIR, compiled in) from
+ * this binary's directory, so that a tree installed under any PREFIX or DESTDIR finds its
+ * own; unless its path was given. */
 static int beside_me(const char *name, char *path, size_t size, struct anvil_err *err)
 {
         if (!path[0]) {
@@ -557,9 +555,13 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
                 self[n] = 0;
                 char *dir = dirname(self);
                 snprintf(path, size, "%s/%s", dir, name);
-                size_t dl = strlen(dir), sl = strlen(ANVIL_SBINDIR);
-                if (access(path, X_OK) < 0 && errno == ENOENT && dl >= sl && strcmp(dir + dl - sl, ANVIL_SBINDIR) == 0)
-                        snprintf(path, size, "%.*s%s/%s", (int)(dl - sl), dir, ANVIL_LIBEXECDIR, name);
+                if (access(path, X_OK) < 0 && errno == ENOENT) {
+                        char installed[PATH_MAX + 64];
+                        snprintf(installed, sizeof(installed), "%s/%s/%s", dir, ANVIL_LIBEXEC_REL, name);
+                        if (!realpath(installed, path))
+                                return anvil_err_sys(err, errno, "%s is neither beside %s/ nor in %s", name, dir,
+                                                     installed);
+                }
         }
         if (access(path, X_OK) < 0)
                 return anvil_err_sys(err, errno, "%s", path);

@@ -66,8 +66,11 @@ vm_prepare() {
                         echo 'mount -t tmpfs -o mode=0755,size=1500m upper /upper'
                         echo 'mkdir -p /upper/u /upper/w'
                         echo 'mount -t overlay -o lowerdir=/lower,upperdir=/upper/u,workdir=/upper/w overlay /newroot || exec sh'
-                        # The host's mounts are not the guest's.
+                        # The host's mounts are not the guest's; and a /.dockerenv (this
+                        # machine may have one) would make systemd take the VM for a container,
+                        # and read its command line from its own argv, not the kernel's.
                         echo ': >/newroot/etc/fstab'
+                        echo 'rm -f /newroot/.dockerenv'
                         echo "mount -t 9p -o $VM_9P vmshare /newroot/mnt || exec sh"
                         echo 'mount --move /proc /newroot/proc'
                         echo 'mount --move /sys /newroot/sys'
