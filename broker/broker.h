@@ -12,7 +12,7 @@
 
 #define BRO_MAX_INFLIGHT 8 /* requests in flight per client connection */
 
-/* The bounds on clients (clients.c; README "The daemons"), defaults of their flags. A uid's
+/* The bounds on clients (clients.c; docs/operations.md "Bounds on clients"), defaults of their flags. A uid's
  * bounds hold over all its connections together, so that one user cannot take what another
  * needs; --max-conns is the one global bound: each connection costs the broker an fd and its
  * buffers whoever holds it, and the process has one fd table (RLIMIT_NOFILE, raised to 4096

@@ -36,7 +36,7 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
         bro_client_send(c, &m);
 }
 
-/* ---- the bounds per uid (README "The daemons"; broker.h says which is global, and why) ---- */
+/* ---- the bounds per uid (docs/operations.md "Bounds on clients"; broker.h says which is global, and why) ---- */
 
 
 int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size)

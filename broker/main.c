@@ -60,6 +60,8 @@
 #include "broker/broker.h"
 #include "lib/ids.h"
 #include "lib/log.h"
+#include "lib/startup.h"
+#include "policy/reasons.h"
 
 /* --max-conns (1024) clients and their requests' supervisor connections: more than the usual
  * soft limit. */
@@ -366,6 +368,37 @@ static void raise_nofile(void)
                          strerror(errno));
 }
 
+/* Before anything is made (lib/startup.c; each failure one line of POL_STARTUP, naming the
+ * path and the fix): the client socket's directory and what is at its path, then the state
+ * directory, probed for what the broker needs of it: writable, with room (results, tasks and
+ * traces are files it writes; it never chowns, nor executes anything there). */
+static int check_startup(struct bro_server *srv)
+{
+        char msg[STARTUP_MSG_MAX];
+        int r = startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
+        if (r < 0) {
+                log_error("%s", msg);
+                return -1;
+        }
+        if (r > 0)
+                log_info("%s", msg);
+        if (startup_state_check(srv->cfg.state_dir, 0750, (uid_t)-1, false, 1ull << 20, msg, sizeof(msg)) < 0) {
+                log_error("%s", msg);
+                return -1;
+        }
+        return 0;
+}
+
+/* The broker connects to the supervisor for each request (relay.c, B2), so one that is not
+ * there yet is no reason not to start (systemd may start the broker first): it is said once
+ * here, and each request's error frame says it again. */
+static void check_supervisor(struct bro_server *srv)
+{
+        char why[STARTUP_MSG_MAX], msg[STARTUP_MSG_MAX + 160];
+        if (startup_supervisor_check(srv->cfg.supervisor_path, why, sizeof(why)) < 0)
+                log_warn("%s", pol_startup(msg, sizeof(msg), POL_STARTUP_BROKER_NO_SUPERVISOR, why));
+}
+
 /* The first SIGTERM or SIGINT stops the broker as relay.c's bro_stop_begin says: runs in
  * flight cancelled at the supervisor, their results stored and sent, tasks cancelled and
  * their results stored and sent, within BRO_STOP_GRACE_S. A second one stops it at once. The
@@ -401,6 +434,8 @@ int main(int argc, char **argv)
         (void)signal(SIGPIPE, SIG_IGN);
         raise_nofile();
         srv.results_dirfd = srv.tasks_dirfd = srv.traces_dirfd = -1;
+        if (check_startup(&srv) < 0)
+                return 1;
         if (bro_store_init(&srv, &err) < 0) {
                 log_error("%s", err.msg);
                 return 1;
@@ -426,6 +461,7 @@ int main(int argc, char **argv)
         (void)uv_signal_start(&srv.sigint, on_signal, SIGINT);
         log_info("listening on %s (supervisor %s, results in %s; keeping %u results, %u tasks)", srv.cfg.listen_path,
                  srv.cfg.supervisor_path, srv.results_dir, srv.cfg.keep_results, srv.cfg.keep_tasks);
+        check_supervisor(&srv);
         bro_store_prune(&srv, BRO_PRUNE_RESULTS); /* a lowered --keep-* applies now */
         bro_store_prune(&srv, BRO_PRUNE_TASKS);
         const struct bro_model_cfg *mc = &srv.cfg.model;

@@ -16,6 +16,7 @@
 #include "lib/list.h"
 #include "lib/fd.h"
 #include "lib/log.h"
+#include "lib/startup.h"
 #include "policy/reasons.h"
 
 /* ---- ending a request: exactly one log line, one last frame ---- */
@@ -256,9 +257,8 @@ static void on_connected(uv_connect_t *req, int status)
         if (status == UV_ECANCELED || r->stream.closing)
                 return; /* closed while connecting: the client has gone, or the broker stops */
         if (status < 0) {
-                char msg[512];
-                snprintf(msg, sizeof(msg), "Cannot reach the supervisor at %s: %s", r->srv->cfg.supervisor_path,
-                         uv_strerror(status));
+                char msg[STARTUP_MSG_MAX];
+                startup_supervisor_unreachable(msg, sizeof(msg), r->srv->cfg.supervisor_path, -status);
                 relay_error(r, "unavailable", msg);
                 relay_end(r, "unavailable: %s", uv_strerror(status));
                 proto_stream_close(&r->stream);

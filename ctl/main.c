@@ -565,6 +565,11 @@ static int cmd_probe(int argc, char **argv)
                 for (size_t i = 0; i < r->mechanisms.n; i++)
                         printf("  %-22s %-9s %-6s %-8s %s\n", mm[i].name, mm[i].available ? "yes" : "no",
                                mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
+                /* Said again below the table, where it is not lost: Landlock refuses, and the
+                 * refusals reach runs without their explanation (the evidence says what would). */
+                for (size_t i = 0; i < r->mechanisms.n; i++)
+                        if (strcmp(mm[i].name, "kernel audit") == 0 && mm[i].probed && !mm[i].in_force)
+                                printf("note: %s\n", mm[i].evidence);
                 rc = 0;
         }
         proto_msg_free(&in);
@@ -640,7 +645,7 @@ static void print_task_result(const struct proto_task_result *r)
                 printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", dir ? dir : ".", a[i].path, a[i].bytes, a[i].sha256);
 }
 
-/* task.json (README): strictly, every key known and typed; inputs relative to its directory. */
+/* task.json (docs/agent.md): strictly, every key known and typed; inputs relative to its directory. */
 static int read_task_file(const char *path, struct proto_task_submit *sub)
 {
         json_error_t je;

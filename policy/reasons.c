@@ -66,3 +66,26 @@ char *pol_agent_text(char *buf, size_t size, enum pol_agent_text t, ...)
         va_end(ap);
         return buf;
 }
+
+static const char *const startup_formats[_POL_STARTUP_MAX] = {
+#define X(id, fmt) [POL_STARTUP_##id] = fmt,
+        POL_STARTUP(X)
+#undef X
+};
+
+const char *pol_startup_format(enum pol_startup m)
+{
+        return (unsigned)m < _POL_STARTUP_MAX ? startup_formats[m] : "unknown start-up message";
+}
+
+char *pol_startup(char *buf, size_t size, enum pol_startup m, ...)
+{
+        va_list ap;
+        va_start(ap, m);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        (void)vsnprintf(buf, size, pol_startup_format(m), ap);
+#pragma GCC diagnostic pop
+        va_end(ap);
+        return buf;
+}

@@ -184,6 +184,19 @@
         X(KAUDIT_OFF, "kernel audit: off: landlock denials are refused but not explained (%s)") \
         /* what was missed */                                                                   \
         X(KAUDIT_INCOMPLETE, "kernel audit: on, but landlock denials may be missing here (%s)") \
+        /* where Landlock is in force and its refusals are not explained: each run's trace (a  \
+         * supervisor "not_explained" event), the probe's evidence and the start-up log. Why \
+         * (KAUDIT_OFF's), then what would explain them: a KAUDIT_FIX_ */                       \
+        X(KAUDIT_NOT_EXPLAINED, "landlock refusals are not explained (%s): %s")               \
+        X(KAUDIT_FIX_ENABLE, "kernel_audit = on in the [supervisor] section of /etc/anvil/anvil.conf, or " \
+                             "--enable-kernel-audit, switches audit on at start-up and explains them") \
+        X(KAUDIT_FIX_READ, "the supervisor reads them as root with CAP_AUDIT_READ, as the installed "      \
+                           "anvil-supervisor.service runs it (and kernel_audit = on in the [supervisor] "   \
+                           "section of /etc/anvil/anvil.conf, or --enable-kernel-audit, switches audit on)") \
+        X(KAUDIT_FIX_PANIC, "with the kernel audit's failure mode set to printk (auditctl -f 1), a restarted " \
+                            "supervisor explains them")                                          \
+        X(KAUDIT_FIX_NONE, "this kernel has no audit (CONFIG_AUDIT): nothing can explain them on it") \
+        X(KAUDIT_FIX_RESTART, "a restarted supervisor explains them")                           \
         /* capabilities: name, then why (a POL_WHYS text) */                                    \
         X(CAP_DENIED, "capability %s denied: %s")                                               \
         X(CAP_GRANTED, "capability %s granted")                                                 \
@@ -222,7 +235,18 @@
         X(NOT_STORED, "the broker could not store this result: %s could not be written (%s)")  \
         /* task_result.trace_incomplete: lines not written (unsigned long long), the system's  \
          * error for the first */                                                               \
-        X(TRACE_INCOMPLETE, "the trace is incomplete: %llu of its lines could not be written (%s)")
+        X(TRACE_INCOMPLETE, "the trace is incomplete: %llu of its lines could not be written (%s)") \
+        /* The broker cannot reach the supervisor (broker/relay.c's error frame "unavailable", \
+         * and the broker's start-up warning): its socket's path, the system's error, a       \
+         * SUP_HINT_ (lib/startup.c picks it by the error) */                                   \
+        X(SUPERVISOR_UNREACHABLE, "cannot reach the supervisor at %s (%s): %s")                 \
+        X(SUP_HINT_MISSING, "no socket is there: start anvil-supervisor (systemctl start anvil-supervisor), " \
+                            "or give the broker the path it listens on (--supervisor)")          \
+        X(SUP_HINT_REFUSED, "nothing listens on it, the supervisor has stopped: start anvil-supervisor " \
+                            "(systemctl start anvil-supervisor)")                                \
+        X(SUP_HINT_DENIED, "the broker's user may not connect: it must be in the socket's group " \
+                           "(anvil-supervisor --socket-group)")                                  \
+        X(SUP_HINT_OTHER, "is anvil-supervisor running there? (systemctl status anvil-supervisor)")
 
 /* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
  * of CAP_DENIED. One list, asserted verbatim like the reasons. */
@@ -443,5 +467,76 @@ const char *pol_agent_format(enum pol_agent_text t);
 
 /* Formats agent text t into buf (cut to size, terminated). Returns buf. */
 char *pol_agent_text(char *buf, size_t size, enum pol_agent_text t, ...);
+
+/* ---- the daemons' start-up (lib/startup.c): why a daemon does not start, one line each ----
+ * Each names the path and the fix; the daemon logs it and exits 1 (a stale socket removed is
+ * logged and start-up goes on). A list of its own, asserted verbatim by test_policy.c and by
+ * tests/e2e/t_startup_errors.sh. "opt" is the option that gave the path ("--listen"). */
+#define POL_STARTUP(X)                                                                          \
+        /* opt, path, its directory (twice) */                                                  \
+        X(SOCK_DIR_MISSING, "%s %s: the directory %s does not exist: create it (mkdir -p %s), or choose a path " \
+                            "in one that does; installed, anvil-supervisor.service makes /run/anvil " \
+                            "(RuntimeDirectory=anvil)")                                          \
+        /* opt, path, the part of it that is not a directory */                                 \
+        X(SOCK_DIR_NOT_DIR, "%s %s: %s is not a directory: choose a path in a directory")      \
+        /* opt, path, its directory, uid (unsigned), the system's error */                      \
+        X(SOCK_DIR_NOT_WRITABLE, "%s %s: uid %u cannot make a socket in %s (%s): make the directory writable " \
+                                 "for it, or choose a path in another")                         \
+        /* opt, path, the other daemon's pid (int, from SO_PEERCRED) */                         \
+        X(SOCK_IN_USE, "%s %s: another daemon (pid %d) is listening there: stop it, or choose another path; its " \
+                       "socket is left in place")                                               \
+        /* opt, path */                                                                         \
+        X(SOCK_IN_USE_BUSY, "%s %s: another daemon is listening there (its queue of connections is full, so its " \
+                            "pid is unknown): stop it, or choose another path; its socket is left in place") \
+        /* opt, path, what is there ("a regular file", "a directory", ...) */                   \
+        X(SOCK_NOT_SOCKET, "%s %s: exists and is not a socket (it is %s): it is left in place; remove it, or " \
+                           "choose another path")                                               \
+        /* opt, path, the system's error of connect() */                                        \
+        X(SOCK_UNCHECKABLE, "%s %s: a socket is there and cannot be checked (connect: %s): it is left in place; " \
+                            "remove it if no daemon uses it, or choose another path")           \
+        /* opt, path: logged, and start-up goes on */                                           \
+        X(SOCK_STALE_REMOVED, "%s %s: a stale socket (nothing listens on it) was removed")      \
+        /* the state directory, the directory above it that is missing (twice) */               \
+        X(STATE_PARENT_MISSING, "--state-dir %s: the directory %s does not exist: create it (mkdir -p %s), or " \
+                                "choose another; installed, the units make theirs below /var/lib/anvil " \
+                                "(StateDirectory=)")                                            \
+        /* the state directory, the part of it that is not a directory */                      \
+        X(STATE_NOT_DIR, "--state-dir %s: %s is not a directory: choose another path")         \
+        /* the state directory */                                                               \
+        X(STATE_READ_ONLY, "--state-dir %s: its filesystem is read-only: choose a directory on a writable one") \
+        /* the state directory, uid (unsigned), what failed ("mkdir"), the system's error */   \
+        X(STATE_NOT_WRITABLE, "--state-dir %s: uid %u cannot write there (%s: %s): make it writable for that " \
+                              "user, or choose another")                                        \
+        /* the state directory, bytes free, inodes free, bytes needed (unsigned long long each) */ \
+        X(STATE_FULL, "--state-dir %s: its filesystem is full (%llu bytes and %llu inodes free; start-up needs " \
+                      "%llu bytes): free some space, or choose a directory on another filesystem") \
+        /* the state directory, the jail uid (unsigned), the system's error */                 \
+        X(STATE_NO_CHOWN, "--state-dir %s: a file there cannot be given to the jails' uid %u (chown: %s): choose " \
+                          "a directory on a Unix filesystem (ext4, xfs, btrfs, tmpfs; not vfat), and run the " \
+                          "supervisor as root outside any user namespace that lacks that uid")  \
+        /* the state directory (twice) */                                                       \
+        X(STATE_NOEXEC, "--state-dir %s: its filesystem is mounted noexec, and jails execute the runner and their " \
+                        "pid 1 from %s/bin: choose a directory on a filesystem mounted without noexec") \
+        /* what ("the runner anvil-py"), the path looked at, the system's error, a PROGRAM_HINT_ */ \
+        X(PROGRAM_MISSING, "%s: %s: %s: build it (make), or install it (make install puts it in /usr/lib/anvil); %s") \
+        /* what, the path, a PROGRAM_HINT_ */                                                   \
+        X(PROGRAM_NOT_EXECUTABLE, "%s: %s is not an executable file: make it one (chmod 0755), or reinstall it; %s") \
+        X(PROGRAM_HINT_RUNNER, "--runner PATH names another")                                   \
+        X(PROGRAM_HINT_INIT, "it is looked for beside anvil-supervisor, then in /usr/lib/anvil")  \
+        /* the broker: SUPERVISOR_UNREACHABLE's text (a warning; it serves on) */               \
+        X(BROKER_NO_SUPERVISOR, "--supervisor: %s; serving anyway: each run and probe gets this error (unavailable) " \
+                                "until the supervisor answers")
+
+enum pol_startup {
+#define X(id, fmt) POL_STARTUP_##id,
+        POL_STARTUP(X)
+#undef X
+        _POL_STARTUP_MAX
+};
+
+const char *pol_startup_format(enum pol_startup m);
+
+/* Formats start-up message m into buf (cut to size, terminated). Returns buf. */
+char *pol_startup(char *buf, size_t size, enum pol_startup m, ...);
 
 char *pol_reason_v(char *buf, size_t size, enum pol_reason r, va_list ap);

@@ -4,7 +4,9 @@
 # canned escape attempts through anvilctl, prints their traces and artifact paths, says for
 # each attempt what stopped it (read off the run's own result, not assumed), submits the
 # agent's task examples/agent/task.json (to a real model if ANVIL_MODEL_URL and ANVIL_MODEL
-# are set, else to a scripted one on 127.0.0.1), and stops the daemons.
+# are set, else to a scripted one on 127.0.0.1), and stops the daemons. Its state stays in
+# $TMPDIR (/tmp) for a look afterwards. ANVIL_DEMO_UID_BASE: the supervisor's --uid-base (its
+# default otherwise), for a demo beside other supervisors on one machine (tests/e2e/t_readme.sh).
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,10 +14,16 @@ if [ "$(id -u)" -ne 0 ]; then
         echo "make demo: the supervisor builds jails and must run as root" >&2
         exit 1
 fi
-STATE=$(mktemp -d /tmp/anvil-demo.XXXXXX)
+STATE=$(mktemp -d "${TMPDIR:-/tmp}/anvil-demo.XXXXXX")
 chmod 711 "$STATE"
 export ANVIL_SOCKET="$STATE/anvil.sock"
-"$BUILD/anvil-supervisor" --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" >"$STATE/supervisor.log" 2>&1 &
+# The demo's daemons read no /etc/anvil/anvil.conf of an installed Anvil (where the build has
+# --config): the demo must show the same on every machine.
+sup_conf=() bro_conf=()
+"$BUILD/anvil-supervisor" --help 2>&1 | grep -q -- --config && sup_conf=(--config /dev/null)
+"$BUILD/anvil-broker" --help 2>&1 | grep -q -- --config && bro_conf=(--config /dev/null)
+"$BUILD/anvil-supervisor" "${sup_conf[@]}" --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" \
+        ${ANVIL_DEMO_UID_BASE:+--uid-base "$ANVIL_DEMO_UID_BASE"} >"$STATE/supervisor.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/supervisor.sock" ] && break; sleep 0.1; done
 # The model for the agent's task (part 3): a real one if ANVIL_MODEL_URL and ANVIL_MODEL are
@@ -34,7 +42,7 @@ else
         model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
         model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
 fi
-"$BUILD/anvil-broker" --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
+"$BUILD/anvil-broker" "${bro_conf[@]}" --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
         --state-dir "$STATE/broker" "${model_args[@]}" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
@@ -72,10 +80,11 @@ for name in net_connect fork write_outside read_passwd; do
         stdout=$(jq -r .stdout <<<"$out")
         v=""
         # What stopped it, read off this run's own result: a refusal by the Python layers
-        # (pre-check or audit hook), or by Landlock as the kernel's audit records tell it, is
-        # an event; otherwise what the namespaces did is in the tool's own output. Seccomp is
-        # not built yet.
-        refusal=$(jq -r '[.events[] | select((.layer == "precheck" or .layer == "audit" or .layer == "landlock") and .kind == "blocked")][0] | select(.) | "\(.layer): \(.message)"' <<<"$out")
+        # (pre-check or audit hook), by seccomp (explained by the supervisor) or by Landlock
+        # (as the kernel's audit records tell it) is an event; otherwise what the namespaces
+        # did is in the tool's own output (a jail at a tier without seccomp, or Landlock's
+        # refusal with the kernel's audit off).
+        refusal=$(jq -r '[.events[] | select((.layer == "precheck" or .layer == "audit" or .layer == "seccomp" or .layer == "landlock") and .kind == "blocked")][0] | select(.) | "\({precheck: "pre-check", audit: "audit hook"}[.layer] // .layer): \(.message)"' <<<"$out")
         if [ -n "$refusal" ]; then
                 v="STOPPED by the $refusal"
         else

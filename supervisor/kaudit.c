@@ -72,6 +72,7 @@ struct sup_kaudit {
         unsigned open_handles;
         bool reading;
         char why_not[160]; /* why records are not read, for KAUDIT_OFF */
+        enum pol_reason fix; /* what would have them read: a KAUDIT_FIX_ */
         bool log_denials;  /* the jails ask the kernel to log denials after exec */
         uint64_t overflows;
         uint64_t parse_errors;
@@ -263,16 +264,46 @@ static void on_readable(uv_poll_t *p, int status, int events)
 
 /* ---- the drain (S10) ---- */
 
+/* Why Landlock's denials are not explained (NULL: they are), and in *fix what would explain
+ * them. run: for its own view of the kernel's switch, taken when it started; NULL: now. */
+static const char *unexplained(struct sup_kaudit *ka, struct sup_run *run, enum pol_reason *fix)
+{
+        *fix = POL_KAUDIT_FIX_RESTART;
+        if (!ka)
+                return "not started";
+        if (!ka->reading) {
+                *fix = ka->fix;
+                return ka->why_not;
+        }
+        if (!ka->log_denials) {
+                *fix = POL_KAUDIT_FIX_PANIC;
+                return "the kernel's audit fails by panicking, so jails do not log their denials";
+        }
+        struct audit_status st;
+        if (run ? !run->ka.audit_on : (audit_get(ka, &st) == 0 && !st.enabled)) {
+                *fix = POL_KAUDIT_FIX_ENABLE;
+                return "audit is disabled in the kernel";
+        }
+        return NULL;
+}
+
+const char *sup_kaudit_unexplained(struct sup_server *srv, char *buf, size_t size)
+{
+        enum pol_reason fix;
+        char fix_text[320];
+        const char *why = unexplained(srv->kaudit, NULL, &fix);
+        if (!why)
+                return NULL;
+        return pol_reason(buf, size, POL_KAUDIT_NOT_EXPLAINED, why, pol_reason(fix_text, sizeof(fix_text), fix));
+}
+
 static const char *kaudit_status(struct sup_kaudit *ka, struct sup_run *run, const char *incomplete, char *buf,
                                  size_t size)
 {
-        if (!ka || !ka->reading)
-                return pol_reason(buf, size, POL_KAUDIT_OFF, ka ? ka->why_not : "not started");
-        if (!ka->log_denials)
-                return pol_reason(buf, size, POL_KAUDIT_OFF,
-                                  "the kernel's audit fails by panicking, so jails do not log their denials");
-        if (!run->ka.audit_on)
-                return pol_reason(buf, size, POL_KAUDIT_OFF, "audit is disabled in the kernel");
+        enum pol_reason fix;
+        const char *why = unexplained(ka, run, &fix);
+        if (why)
+                return pol_reason(buf, size, POL_KAUDIT_OFF, why);
         if (incomplete)
                 return pol_reason(buf, size, POL_KAUDIT_INCOMPLETE, incomplete);
         return pol_reason(buf, size, POL_KAUDIT_ON);
@@ -305,6 +336,15 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
                 }
         }
         (void)proto_strv_push(&run->mechanisms, kaudit_status(ka, run, incomplete, msg, sizeof(msg)));
+        /* Said in the trace too, where a reader of the run looks, with what would explain them. */
+        enum pol_reason fix;
+        const char *off = unexplained(ka, run, &fix);
+        if (off) {
+                char fix_text[320], note[640];
+                sup_run_event(run, "supervisor", "not_explained", NULL, NULL,
+                              pol_reason(note, sizeof(note), POL_KAUDIT_NOT_EXPLAINED, off,
+                                         pol_reason(fix_text, sizeof(fix_text), fix)));
+        }
         if (run->ka.dropped)
                 sup_run_event(run, "landlock", "dropped", NULL, NULL,
                               pol_reason(msg, sizeof(msg), POL_LANDLOCK_DROPPED, (unsigned long long)run->ka.dropped,
@@ -474,6 +514,7 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         ka->srv = srv;
         ka->ctl_fd = ka->mc_fd = -1;
         ka->log_denials = true;
+        ka->fix = POL_KAUDIT_FIX_RESTART;
         srv->kaudit = ka;
         char msg[320];
         struct anvil_err e = ANVIL_ERR_INIT;
@@ -483,6 +524,7 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         ka->ctl_fd = open_audit_socket();
         if (ka->ctl_fd < 0) {
                 snprintf(ka->why_not, sizeof(ka->why_not), "no kernel audit: %s", strerror(errno));
+                ka->fix = POL_KAUDIT_FIX_NONE;
                 goto done;
         }
         struct timeval tv = { .tv_sec = 1 };
@@ -497,6 +539,7 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         }
         if ((r = audit_get(ka, &st)) < 0) {
                 snprintf(ka->why_not, sizeof(ka->why_not), "cannot read the kernel's audit status: %s", strerror(-r));
+                ka->fix = POL_KAUDIT_FIX_READ; /* AUDIT_GET: CAP_AUDIT_CONTROL, which root has */
                 goto done;
         }
         /* A denial the kernel cannot queue is "lost"; with failure=2 a lost record panics the
@@ -509,6 +552,7 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         }
         if (join_group(ka, &e) < 0) {
                 snprintf(ka->why_not, sizeof(ka->why_not), "%s", e.msg);
+                ka->fix = e.code == EPERM ? POL_KAUDIT_FIX_READ : POL_KAUDIT_FIX_RESTART;
                 goto done;
         }
         if (uv_poll_init(srv->loop, &ka->poll, ka->mc_fd) < 0 || uv_timer_init(srv->loop, &ka->timer) < 0) {
@@ -521,18 +565,20 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         ka->open_handles = 2;
         (void)uv_poll_start(&ka->poll, UV_READABLE, on_readable);
         ka->reading = true;
-        if (!st.enabled)
-                snprintf(ka->why_not, sizeof(ka->why_not),
-                         "audit is disabled in the kernel; --enable-kernel-audit switches it on");
 done:
         srv->jail.landlock_log = ka->log_denials;
+        char note[640];
         if (ka->reading && st.enabled && ka->log_denials)
                 log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_ON));
-        else
+        else {
                 log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_OFF,
                                           !ka->log_denials ? "the kernel's audit fails by panicking"
                                           : ka->why_not[0] ? ka->why_not
                                                            : "audit is disabled in the kernel"));
+                const char *why = sup_kaudit_unexplained(srv, note, sizeof(note));
+                if (why)
+                        log_warn("%s", why);
+        }
         return 0;
 }
 

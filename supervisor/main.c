@@ -102,7 +102,9 @@
 #include "lib/fd.h"
 #include "lib/ids.h"
 #include "lib/log.h"
+#include "lib/startup.h"
 #include "policy/limits.h"
+#include "policy/reasons.h"
 #include "supervisor/supervisor.h"
 
 #define UID_BASE_DEFAULT 2000000000u
@@ -568,6 +570,46 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
         return 0;
 }
 
+static unsigned long long file_size(const char *path)
+{
+        struct stat st;
+        return stat(path, &st) == 0 ? (unsigned long long)st.st_size : 0;
+}
+
+/* Before anything is made (lib/startup.c; each failure one line of POL_STARTUP, naming the
+ * path and the fix): the runner and pid 1, then the socket's directory and what is at its
+ * path (it is bound only after the probe, seconds later: a missing directory would otherwise
+ * stop the start after the state directory is made), then the state directory, probed for
+ * what runs need of it: writable, room for the copies of the two programs (and a run's
+ * files), files given to the jails' uids (a root supervisor's run directories are theirs), and
+ * executable (jails execute the runner and pid 1 from DIR/bin). nosuid and nodev do not
+ * matter: nothing there is setuid or a device, and the jail's root is a tmpfs of its own. */
+static int check_startup(struct sup_server *srv, int found_runner, int found_init, const char *init_path)
+{
+        char msg[STARTUP_MSG_MAX], hint[160];
+        if (startup_program_check("the runner anvil-py", srv->cfg.runner_path, found_runner,
+                                  pol_startup(hint, sizeof(hint), POL_STARTUP_PROGRAM_HINT_RUNNER), msg, sizeof(msg)) < 0 ||
+            startup_program_check("the jail's pid 1 anvil-init", init_path, found_init,
+                                  pol_startup(hint, sizeof(hint), POL_STARTUP_PROGRAM_HINT_INIT), msg, sizeof(msg)) < 0) {
+                log_error("%s", msg);
+                return -1;
+        }
+        int r = startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
+        if (r < 0) {
+                log_error("%s", msg);
+                return -1;
+        }
+        if (r > 0)
+                log_info("%s", msg);
+        unsigned long long need = file_size(srv->cfg.runner_path) + file_size(init_path) + (1ull << 20);
+        if (startup_state_check(srv->cfg.state_dir, 0711, srv->cfg.rootless ? (uid_t)-1 : srv->cfg.uid_base, true,
+                                need, msg, sizeof(msg)) < 0) {
+                log_error("%s", msg);
+                return -1;
+        }
+        return 0;
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
         struct sup_server *srv = s->data;
@@ -678,8 +720,11 @@ int main(int argc, char **argv)
                 return 1;
         }
         char init_path[PATH_MAX] = "";
-        if (beside_me("anvil-py", srv.cfg.runner_path, sizeof(srv.cfg.runner_path), &err) < 0 ||
-            beside_me("anvil-init", init_path, sizeof(init_path), &err) < 0 || setup_state(&srv, &err) < 0 ||
+        int found_runner = beside_me("anvil-py", srv.cfg.runner_path, sizeof(srv.cfg.runner_path), &err);
+        int found_init = beside_me("anvil-init", init_path, sizeof(init_path), &err);
+        if (check_startup(&srv, found_runner, found_init, init_path) < 0)
+                return 1;
+        if (setup_state(&srv, &err) < 0 ||
             install_binary(&srv, "anvil-py", srv.cfg.runner_path, sizeof(srv.cfg.runner_path), &err) < 0 ||
             install_binary(&srv, "anvil-init", init_path, sizeof(init_path), &err) < 0) {
                 log_error("%s", err.msg);

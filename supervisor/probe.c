@@ -322,10 +322,13 @@ static void evaluate(struct sup_probe *p)
                           ll_abi > 0 ? "the kernel offers it" : "this kernel has none (ABI 0)",
                           p->jail_ran ? "; in the jail a read of /etc/hostname: " : "", p->jail_ran ? (iu[0] ? iu : "no answer") : "");
 
+        /* Not explained: why, and what would explain them (the setting, or the capability). */
+        char unexpl[640];
+        const char *off = sup_kaudit_unexplained(srv, unexpl, sizeof(unexpl));
         mechanism(p, "kernel audit", access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0, "%s",
                   p->jail_landlock[0] ? "the probe's Landlock denial was explained from the kernel's audit records"
-                                      : "Landlock's denials are refused but not explained: the kernel's audit is off, "
-                                        "or its records cannot be read here");
+                  : off ? off
+                        : "Landlock's denials are refused but not explained: the probe's denial left no audit record");
         bool cg = has_mech(jm, "cgroup v");
         mechanism(p, "cgroup", srv->cg.mode != JAIL_CG_NONE, p->jail_ran, cg, "%s",
                   cg ? find_mech(jm, "cgroup v") : srv->cg.description);

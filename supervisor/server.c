@@ -35,7 +35,7 @@ void sup_client_error(struct sup_client *c, const char *code, const char *messag
         sup_client_send(c, &m);
 }
 
-/* ---- the bounds per uid (README "The daemons"; supervisor.h says which is global, and why) ---- */
+/* ---- the bounds per uid (docs/operations.md "Bounds on clients"; supervisor.h says which is global, and why) ---- */
 
 
 /* Live runs of c's (c_only) or of its uid's. */

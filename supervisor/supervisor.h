@@ -17,7 +17,7 @@
 #define SUP_MAX_SPARES 8
 #define SUP_MAX_SLOTS (SUP_MAX_RUNS + SUP_MAX_SPARES)
 
-/* The bounds on clients (server.c; README "The daemons"), defaults of their flags. The
+/* The bounds on clients (server.c; docs/operations.md "Bounds on clients"), defaults of their flags. The
  * supervisor's clients are the broker, which carries every run on a connection of its own,
  * and root. A uid's cap on connections must leave the broker every run slot and a probe
  * beside them: at least --max-runs + 1, by default --max-runs + SUP_CONNS_HEADROOM. The one
@@ -238,10 +238,12 @@ const char *sup_tier(bool namespaces, bool seccomp, bool landlock);
  * run is then finished by sup_run_maybe_finish() once they are in. */
 int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err);
 void sup_kaudit_stop(struct sup_server *srv);
+/* KAUDIT_NOT_EXPLAINED (why, and what would explain them) in buf, or NULL if they are. */
+const char *sup_kaudit_unexplained(struct sup_server *srv, char *buf, size_t size);
 void sup_kaudit_free(struct sup_server *srv);
 void sup_kaudit_jail_report(struct sup_run *run, const struct jail_msg *m);
 int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err);
 bool sup_kaudit_drained(struct sup_run *run);
 
-/* The jail's environment: the whole of it, fixed (README lists it). */
+/* The jail's environment: the whole of it, fixed (docs/operations.md "The jail's environment" lists it). */
 extern char *const sup_jail_env[];

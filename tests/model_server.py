@@ -3,10 +3,11 @@
 
 Usage:
     /usr/bin/python3 tests/model_server.py --script SCRIPT.json --port-file PORT_FILE \
-        --log REQUESTS.jsonl [--max-body BYTES] [--tls-cert CERT.pem --tls-key KEY.pem]
+        --log REQUESTS.jsonl [--port N] [--max-body BYTES] [--tls-cert CERT.pem --tls-key KEY.pem]
 
-It listens on 127.0.0.1 on an ephemeral port (HTTP/1.1, keep-alive, a thread per
-connection) and writes the port number to PORT_FILE once it is ready (written to a temporary
+It listens on 127.0.0.1 on an ephemeral port, or on --port N (HTTP/1.1, keep-alive, a thread
+per connection: the README's scripted model uses a port named in its task file), and writes the
+port number to PORT_FILE, when given, once it is ready (written to a temporary
 file and renamed, so a reader never sees it half-written). With --tls-cert and --tls-key it
 speaks HTTPS with that certificate (a client that does not trust it fails its handshake,
 and nothing is recorded). Stop it with SIGTERM or SIGINT.
@@ -166,6 +167,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--script")
     ap.add_argument("--port-file")
+    ap.add_argument("--port", type=int, default=0)
     ap.add_argument("--log")
     ap.add_argument("--max-body", type=int, default=64 << 20)
     ap.add_argument("--tls-cert")
@@ -176,8 +178,8 @@ def main():
     if a.completion is not None:
         print(json.dumps(completion(a.completion, a.finish_reason)))
         return 0
-    if not (a.script and a.port_file and a.log):
-        ap.error("--script, --port-file and --log are required")
+    if not (a.script and (a.port_file or a.port) and a.log):
+        ap.error("--script, --log and --port-file (or --port) are required")
     with open(a.script, encoding="utf-8") as f:
         script = json.load(f)
     if not isinstance(script, list) or not all(isinstance(s, dict) for s in script):
@@ -186,7 +188,7 @@ def main():
     # socketserver listens with a backlog of 5: requests at once beyond that would wait for
     # the client's SYN to be sent again (a second), which tests of parallel requests measure.
     ThreadingHTTPServer.request_queue_size = 128
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server = ThreadingHTTPServer(("127.0.0.1", a.port), Handler)
     server.daemon_threads = True
     server.state = State(script, a.log, a.max_body)
     if a.tls_cert:
@@ -197,10 +199,11 @@ def main():
         # drops, and the server goes on.
         server.socket = ctx.wrap_socket(server.socket, server_side=True)
     signal.signal(signal.SIGTERM, lambda *_: threading.Thread(target=server.shutdown).start())
-    tmp = a.port_file + ".tmp"
-    with open(tmp, "w") as f:
-        f.write(f"{server.server_address[1]}\n")
-    os.rename(tmp, a.port_file)
+    if a.port_file:
+        tmp = a.port_file + ".tmp"
+        with open(tmp, "w") as f:
+            f.write(f"{server.server_address[1]}\n")
+        os.rename(tmp, a.port_file)
     try:
         server.serve_forever(poll_interval=0.1)
     except KeyboardInterrupt:

@@ -1,5 +1,5 @@
 # How many artifacts (issue 9, F5): the artifacts tmpfs holds at most 1000 files, directories
-# and links (its inodes, a fixed bound the README's limits table states), as many as a result
+# and links (its inodes, a fixed bound the limits table of docs/operations.md states), as many as a result
 # lists, so under it every regular file is listed. A tool that writes 10,000 files gets ENOSPC
 # from the kernel at the 1001st entry, and the result says the limit was reached, with every
 # file it did write listed and copied, and nothing called "not a regular file". Control: 999

@@ -594,6 +594,24 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_KAUDIT_INCOMPLETE:
                 pol_reason(buf, size, r, "the kernel lost 3 audit records during the run");
                 return;
+        case POL_KAUDIT_NOT_EXPLAINED:
+                pol_reason(buf, size, r, "audit is disabled in the kernel", pol_reason_format(POL_KAUDIT_FIX_ENABLE));
+                return;
+        case POL_KAUDIT_FIX_ENABLE:
+        case POL_KAUDIT_FIX_READ:
+        case POL_KAUDIT_FIX_PANIC:
+        case POL_KAUDIT_FIX_NONE:
+        case POL_KAUDIT_FIX_RESTART:
+        case POL_SUP_HINT_MISSING:
+        case POL_SUP_HINT_REFUSED:
+        case POL_SUP_HINT_DENIED:
+        case POL_SUP_HINT_OTHER:
+                pol_reason(buf, size, r);
+                return;
+        case POL_SUPERVISOR_UNREACHABLE:
+                pol_reason(buf, size, r, "/run/anvil/supervisor.sock", "Connection refused",
+                           pol_reason_format(POL_SUP_HINT_REFUSED));
+                return;
         case POL_CAP_DENIED:
                 pol_reason(buf, size, r, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
                 return;
@@ -773,6 +791,28 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                            "the kernel)",
         [POL_KAUDIT_INCOMPLETE] = "kernel audit: on, but landlock denials may be missing here (the kernel lost 3 "
                                   "audit records during the run)",
+        [POL_KAUDIT_NOT_EXPLAINED] = "landlock refusals are not explained (audit is disabled in the kernel): "
+                                     "kernel_audit = on in the [supervisor] section of /etc/anvil/anvil.conf, or "
+                                     "--enable-kernel-audit, switches audit on at start-up and explains them",
+        [POL_KAUDIT_FIX_ENABLE] = "kernel_audit = on in the [supervisor] section of /etc/anvil/anvil.conf, or "
+                                  "--enable-kernel-audit, switches audit on at start-up and explains them",
+        [POL_KAUDIT_FIX_READ] = "the supervisor reads them as root with CAP_AUDIT_READ, as the installed "
+                                "anvil-supervisor.service runs it (and kernel_audit = on in the [supervisor] section "
+                                "of /etc/anvil/anvil.conf, or --enable-kernel-audit, switches audit on)",
+        [POL_KAUDIT_FIX_PANIC] = "with the kernel audit's failure mode set to printk (auditctl -f 1), a restarted "
+                                 "supervisor explains them",
+        [POL_KAUDIT_FIX_NONE] = "this kernel has no audit (CONFIG_AUDIT): nothing can explain them on it",
+        [POL_KAUDIT_FIX_RESTART] = "a restarted supervisor explains them",
+        [POL_SUPERVISOR_UNREACHABLE] = "cannot reach the supervisor at /run/anvil/supervisor.sock (Connection refused): "
+                                       "nothing listens on it, the supervisor has stopped: start anvil-supervisor "
+                                       "(systemctl start anvil-supervisor)",
+        [POL_SUP_HINT_MISSING] = "no socket is there: start anvil-supervisor (systemctl start anvil-supervisor), or "
+                                 "give the broker the path it listens on (--supervisor)",
+        [POL_SUP_HINT_REFUSED] = "nothing listens on it, the supervisor has stopped: start anvil-supervisor "
+                                 "(systemctl start anvil-supervisor)",
+        [POL_SUP_HINT_DENIED] = "the broker's user may not connect: it must be in the socket's group "
+                                "(anvil-supervisor --socket-group)",
+        [POL_SUP_HINT_OTHER] = "is anvil-supervisor running there? (systemctl status anvil-supervisor)",
         [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
                            "exists",
         [POL_CAP_GRANTED] = "capability network granted",
@@ -797,6 +837,25 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                            "could not be written (No space left on device)",
         [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
 };
+
+/* The start-up messages (POL_STARTUP): each one line, distinct; t_startup_errors.sh asserts
+ * each verbatim as a daemon logs it. */
+static void test_startup_catalog(void **state)
+{
+        (void)state;
+        for (unsigned m = 0; m < _POL_STARTUP_MAX; m++) {
+                const char *f = pol_startup_format((enum pol_startup)m);
+                assert_true(f[0] != 0);
+                assert_null(strchr(f, '\n'));
+                for (unsigned q = 0; q < m; q++)
+                        assert_string_not_equal(f, pol_startup_format((enum pol_startup)q));
+        }
+        assert_string_equal(pol_startup_format(_POL_STARTUP_MAX), "unknown start-up message");
+        char buf[512];
+        assert_string_equal(pol_startup(buf, sizeof(buf), POL_STARTUP_SOCK_IN_USE, "--listen", "/run/anvil/supervisor.sock", 42),
+                            "--listen /run/anvil/supervisor.sock: another daemon (pid 42) is listening there: stop it, "
+                            "or choose another path; its socket is left in place");
+}
 
 static void test_reasons_catalog(void **state)
 {
@@ -1346,6 +1405,7 @@ int main(void)
                 cmocka_unit_test(test_limits_zero_given),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_reasons_catalog),
+                cmocka_unit_test(test_startup_catalog),
                 cmocka_unit_test(test_reasons_blocked),
                 cmocka_unit_test(test_whys_catalog),
                 cmocka_unit_test(test_variables_names),
