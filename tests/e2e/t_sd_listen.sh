@@ -47,7 +47,31 @@ refused() {
         rm -f "$T/bro.sock" "$T/other.sock"
 }
 refused two "2 sockets passed (LISTEN_FDS), expected exactly one" -l "$T/bro.sock" -l "$T/other.sock"
-refused datagram "is not a listening Unix stream socket" -d -l "$T/bro.sock"
+# passed KIND NAME MESSAGE: the broker exec'd with fd 3 a socket of KIND (made here, as
+# systemd would pass it) and LISTEN_PID its own; it must exit 1 saying MESSAGE
+passed() {
+        local kind=$1 name=$2 msg=$3
+        "$PY" - "$kind" "$T/bro.sock" "${BRO[@]}" >"$T/$name.log" 2>&1 <<'PY'
+import os, socket, sys
+kind, path, argv = sys.argv[1], sys.argv[2], sys.argv[3:]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM if kind == "dgram" else socket.SOCK_STREAM)
+s.bind(path)
+if kind == "listening":
+    s.listen(8)
+if s.fileno() != 3:
+    os.dup2(s.fileno(), 3)
+os.set_inheritable(3, True)
+os.environ.update(LISTEN_PID=str(os.getpid()), LISTEN_FDS="1")
+os.execv(argv[0], argv)
+PY
+        local rc=$?
+        [ "$rc" = 1 ] || fail "$name: the broker exited $rc: $(cat "$T/$name.log")"
+        grep -qF "$msg" "$T/$name.log" || fail "$name: expected '$msg' in: $(cat "$T/$name.log")"
+        echo "ok: $name: refused: $(grep -o 'socket activation:.*' "$T/$name.log")"
+        rm -f "$T/bro.sock"
+}
+passed dgram datagram "is not a listening Unix stream socket"
+passed bound "bound, not listening" "is not a listening Unix stream socket"
 SOCK=$T/other.sock refused elsewhere "the socket passed is bound to '$T/other.sock', not to $T/bro.sock" -l "$T/other.sock"
 
 # Variables for another process: ignored, and the broker binds --listen itself.

@@ -40,19 +40,23 @@ step "boot: pid 1 $(readlink /proc/1/exe), kernel $(uname -r), /sys/fs/cgroup $(
 [ "$(stat -fc %T /sys/fs/cgroup)" = cgroup2fs ] || bad "cgroup v2 is not alone"
 before=$(cd /mnt/upper/u && find . | sort)
 
-step "make install PREFIX=/usr"
-make -C "$TOP" -s install PREFIX=/usr BUILD="$BUILD" || { bad "make install"; finish; }
-systemd-sysusers || bad "systemd-sysusers"
-systemctl daemon-reload || bad "daemon-reload"
+# The README's install blocks ("tested: vm"), as they are: install, start, add a user.
+"$TOP/tests/readme_blocks.sh" vm >"$W/readme.blocks" || bad "tests/readme_blocks.sh vm"
+# readme_block N: the README's Nth vm block, run by bash from the checkout, stopping at an error
+readme_block() {
+        awk -v n="$1" '/^# README.md:/ { k++; if (k == n) print; next } k == n' "$W/readme.blocks" >"$W/block$1.sh"
+        step "README block $(head -1 "$W/block$1.sh" | cut -c3-): $(tail -n +2 "$W/block$1.sh" | grep . | tr '\n' ';')"
+        (cd "$TOP" && bash -e "$W/block$1.sh") || bad "the README's block $1 failed"
+}
+readme_block 1 # make deps; make; make install PREFIX=/usr
 id anvil && getent group anvil-users || bad "sysusers made no anvil, anvil-users"
 units=(/lib/systemd/system/anvil-supervisor.service /lib/systemd/system/anvil-broker.service /lib/systemd/system/anvil-broker.socket)
+readme_block 2 # systemd-sysusers; systemd-tmpfiles --create; daemon-reload; enable --now
 out=$(systemd-analyze verify "${units[@]}" 2>&1) && [ -z "$out" ] && ok "systemd-analyze verify: clean" ||
         bad "systemd-analyze verify: $out"
-
-step "systemctl start anvil-broker.socket anvil-supervisor.service"
-systemctl start anvil-broker.socket anvil-supervisor.service || bad "systemctl start"
 wait_for 600 sup_up || { bad "the supervisor's socket never came (state $(sup_state))"; finish; }
 step "the supervisor listens"
+journalctl -u anvil-supervisor.service --no-pager -o cat | head -40
 for s in "/run/anvil.sock root anvil-users 660" "/run/anvil/supervisor.sock root anvil 660"; do
         set -- $s
         got=$(stat -c '%U %G %a' "$1")
@@ -60,11 +64,10 @@ for s in "/run/anvil.sock root anvil-users 660" "/run/anvil/supervisor.sock root
 done
 SUP=$(systemctl show -p MainPID --value anvil-supervisor.service)
 echo "supervisor pid $SUP: $(grep -E '^(CapBnd|CapEff|NoNewPrivs|Seccomp)' /proc/$SUP/status | tr '\t\n' '  ')"
-journalctl -u anvil-supervisor.service --no-pager -o cat | grep -E "cgroup|audit|listening|tier" | head -12
-
-useradd -m -G anvil-users -s /bin/bash vmuser && useradd -m -s /bin/bash vmother || bad "useradd"
+useradd -m -s /bin/bash alice && useradd -m -s /bin/bash vmother || bad "useradd"
+readme_block 3 # adduser alice anvil-users
 U=$W/u
-mkdir -p "$U" && chown vmuser: "$U"
+mkdir -p "$U" && chown alice: "$U"
 cat >"$U/tool.py" <<'EOF'
 with open("artifacts/out.txt", "w") as f:
     f.write("42\n")
@@ -107,15 +110,15 @@ systemctl daemon-reload
 run_tool() {
         (cd "$U" && timeout 600 runuser -u "$1" -- anvilctl run "$2" --json >"$3" 2>"$3.err")
 }
-step "anvilctl run as vmuser (in anvil-users)"
-if run_tool vmuser "$U/tool.py" "$W/run.json"; then
+step "anvilctl run as alice (in anvil-users)"
+if run_tool alice "$U/tool.py" "$W/run.json"; then
         st=$(jq -r .status "$W/run.json")
         so=$(jq -r .stdout "$W/run.json")
         [ "$st" = ok ] && [ "$so" = "hello from the jail 45" ] && ok "run: status $st, stdout '$so'" ||
                 bad "run: status $st, stdout '$so': $(head -c 600 "$W/run.json")"
         jq -r '.artifacts[]? | "artifact: \(.name // .path) \(.size // "")"' "$W/run.json" 2>/dev/null | head -3
 else
-        bad "anvilctl run as vmuser: $(cat "$W/run.json.err")"
+        bad "anvilctl run as alice: $(cat "$W/run.json.err")"
 fi
 # The control: a user not in anvil-users may not reach the broker.
 if run_tool vmother "$U/tool.py" "$W/other.json"; then
@@ -127,7 +130,7 @@ fi
 step "anvilctl submit (an agent task against the scripted model)"
 printf '{"task": "Write the number 5.", "inputs": [], "max_steps": 3, "time_budget_s": 600}\n' >"$U/task.json"
 chmod 644 "$U/task.json"
-if (cd "$U" && timeout 900 runuser -u vmuser -- anvilctl submit "$U/task.json" --json >"$W/task.out" 2>"$W/task.err"); then
+if (cd "$U" && timeout 900 runuser -u alice -- anvilctl submit "$U/task.json" --json >"$W/task.out" 2>"$W/task.err"); then
         st=$(jq -r .status "$W/task.out")
         [ "$st" = ok ] && ok "task: status $st, answer $(jq -c .final_answer "$W/task.out" 2>/dev/null)" ||
                 bad "task: status $st: $(head -c 800 "$W/task.out")"
@@ -153,9 +156,9 @@ if [ "$EXPLORE" = 1 ]; then
                 systemctl restart anvil-supervisor.service
                 if ! wait_for 300 sup_up; then
                         res="DOES NOT START: $(journalctl -u anvil-supervisor.service -n 3 --no-pager -o cat | tr '\n' ' ')"
-                elif run_tool vmuser "$U/tool.py" "$W/x.json"; then
+                elif run_tool alice "$U/tool.py" "$W/x.json"; then
                         res="run $(jq -r .status "$W/x.json") '$(jq -r .stdout "$W/x.json")' $(jq -r '.error // .reason // ""' "$W/x.json" | head -c 200)"
-                        run_tool vmuser "$U/net.py" "$W/n.json" &&
+                        run_tool alice "$U/net.py" "$W/n.json" &&
                                 res="$res; net: $(jq -r .stdout "$W/n.json" | tr '\n' ' ') events $(jq -c '[.events[]? | .kind] | unique' "$W/n.json")"
                 else
                         res="RUN FAILED: $(head -c 300 "$W/x.json.err") $(head -c 300 "$W/x.json")"
@@ -192,7 +195,7 @@ fi
 step "stop"
 SUPCG=/sys/fs/cgroup/system.slice/anvil-supervisor.service
 echo "below the supervisor's cgroup, running: $(cd "$SUPCG" 2>/dev/null && find . -mindepth 1 -type d | tr '\n' ' ')"
-systemctl stop anvil-broker.service anvil-broker.socket anvil-supervisor.service || bad "systemctl stop"
+systemctl disable --now anvil-broker.service anvil-broker.socket anvil-supervisor.service || bad "systemctl disable --now"
 kill "$MODEL_PID" 2>/dev/null
 wait "$MODEL_PID" 2>/dev/null
 left=$(ps -eo pid=,uid=,comm= | awk '$2 >= 2000000000 || $3 ~ /^anvil/')
@@ -208,7 +211,7 @@ for s in /run/anvil.sock /run/anvil; do
 done
 
 step "make uninstall PREFIX=/usr"
-make -C "$TOP" -s uninstall PREFIX=/usr BUILD="$BUILD" || bad "make uninstall"
+make -C "$TOP" -s uninstall PREFIX=/usr || bad "make uninstall"
 rm -rf /run/systemd/system/anvil-broker.service.d
 systemctl daemon-reload
 after=$(cd /mnt/upper/u && find . | sort)
