@@ -37,6 +37,9 @@ PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(
 
 LIB_A := $(BUILD)/libanvil.a
 
+# Debian's libinih reads both daemons' configuration file (lib/config.c).
+INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
+
 .PHONY: all check demo deps fuzz format bench soak clean tests install uninstall
 all: $(PROGRAMS)
 
@@ -85,13 +88,14 @@ $(LIB_A): $(LIB_OBJS)
 	ar rcs $@ $^
 
 $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd $(INIH_LIBS)
 
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd
+	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd $(INIH_LIBS)
 
+# anvilctl verify's scripted model is served by libmicrohttpd; its artifacts are hashed with libmd.
 $(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson
+	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson -lmicrohttpd -lmd
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc -lseccomp

@@ -13,11 +13,11 @@ STATE=$(mktemp -d /tmp/anvil-bench.XXXXXX)
 chmod 711 "$STATE"
 export ANVIL_SOCKET="$STATE/anvil.sock"
 # shellcheck disable=SC2086
-"$BUILD/anvil-supervisor" --listen "$STATE/sup.sock" --state-dir "$STATE/sup" --keep-runs 5 --uid-base 3900000000 \
+"$BUILD/anvil-supervisor" --config /dev/null --listen "$STATE/sup.sock" --state-dir "$STATE/sup" --keep-runs 5 --uid-base 3900000000 \
         ${ANVIL_BENCH_SUP_OPTS:-} >"$STATE/sup.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/sup.sock" ] && break; sleep 0.1; done
-"$BUILD/anvil-broker" --supervisor "$STATE/sup.sock" --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" \
+"$BUILD/anvil-broker" --config /dev/null --supervisor "$STATE/sup.sock" --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" \
         >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done

@@ -40,6 +40,7 @@ struct bro_bounds {
 #define BRO_KEEP_MAX 1000000
 
 struct bro_config {
+        const char *config_path;     /* the file read (--config, or the default one); NULL: none */
         const char *supervisor_path; /* the supervisor's socket, connected once per request */
         const char *listen_path;     /* the clients' socket */
         const char *state_dir;

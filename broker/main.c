@@ -45,7 +45,6 @@
  * connection's close callback has run and no result write is pending (libuv discipline). */
 #define _GNU_SOURCE
 #include <errno.h>
-#include <getopt.h>
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -58,6 +57,8 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "lib/cleanup.h"
+#include "lib/config.h"
 #include "lib/ids.h"
 #include "lib/log.h"
 #include "lib/startup.h"
@@ -70,6 +71,8 @@
 static void usage(FILE *f)
 {
         fprintf(f, "usage: anvil-broker --supervisor PATH --listen PATH --state-dir DIR\n"
+                   "  --config FILE       settings read first ([broker], [model]), the options below over\n"
+                   "                      them (default " ANVIL_CONFIG_DEFAULT ", if it exists; /dev/null: none)\n"
                    "  --supervisor PATH   the supervisor's Unix socket\n"
                    "  --listen PATH       Unix socket for clients (created 0660)\n"
                    "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
@@ -123,40 +126,215 @@ static int check_socket_path(const char *opt, const char *path)
 }
 
 /* A whole number within min..max: digits only, no sign, no blanks. */
-static int parse_uint(const char *opt, const char *s, unsigned min, unsigned max, const char *unit, unsigned *out)
+static int parse_uint(const struct cfg_src *w, unsigned min, unsigned max, const char *unit, unsigned *out,
+                      struct anvil_err *err)
 {
+        const char *s = w->value;
         char *end;
         errno = 0;
         unsigned long v = *s >= '0' && *s <= '9' ? strtoul(s, &end, 10) : 0;
         if (!(*s >= '0' && *s <= '9') || *end || errno || v < min || v > max)
-                return bad_usage("%s: '%.40s' is not a whole number%s within %u..%u", opt, s, unit, min, max);
+                return cfg_bad(w, err, "'%.40s' is not a whole number%s within %u..%u", s, unit, min, max);
         *out = (unsigned)v;
         return 0;
 }
 
-static int set_string(const char *opt, char *dst, size_t size, const char *s)
+static int set_string(const struct cfg_src *w, char *dst, size_t size, struct anvil_err *err)
 {
-        if (!*s)
-                return bad_usage("%s: the value is empty", opt);
-        if (strlen(s) >= size)
-                return bad_usage("%s: longer than %zu bytes", opt, size - 1);
-        memcpy(dst, s, strlen(s) + 1);
+        if (!*w->value)
+                return cfg_bad(w, err, "the value is empty");
+        if (strlen(w->value) >= size)
+                return cfg_bad(w, err, "longer than %zu bytes", size - 1);
+        memcpy(dst, w->value, strlen(w->value) + 1);
         return 0;
 }
 
-/* The key: from ANVIL_MODEL_KEY or --model-key-file, never both. The variable's value is
- * wiped where it lies (so /proc/PID/environ no longer shows it) and the variable removed:
- * nothing the broker might start later inherits it. */
-static int model_key(struct bro_config *cfg, const char *key_file)
+enum {
+        O_SUPERVISOR,
+        O_LISTEN,
+        O_STATE_DIR,
+        O_SOCKET_GROUP,
+        O_KEEP_RESULTS,
+        O_KEEP_TASKS,
+        O_MAX_CONNS,
+        O_MAX_CONNS_PER_UID,
+        O_MAX_INFLIGHT_PER_UID,
+        O_IDLE_TIMEOUT,
+        O_FRAME_TIMEOUT,
+        O_MAX_PARTIAL_BYTES,
+        O_MAX_UNREAD_BYTES,
+        O_MODEL_URL,
+        O_MODEL,
+        O_MODEL_KEY_FILE,
+        O_MODEL_TIMEOUT,
+        O_MODEL_MAX_TOKENS,
+        O_MODEL_TEMPERATURE,
+        O_MODEL_RETRIES,
+        O_HELP,
+};
+
+/* Each option, and its key in the file: [broker] the option's name with '_', [model] the
+ * --model-* option's name without "model-" (--model itself is "name"). */
+#define B(opt, key, id) { opt, "broker", key, id, CFG_ARG }
+#define M(opt, key, id) { opt, "model", key, id, CFG_ARG }
+static const struct cfg_opt opts[] = {
+        B("supervisor", "supervisor", O_SUPERVISOR),
+        B("listen", "listen", O_LISTEN),
+        B("state-dir", "state_dir", O_STATE_DIR),
+        B("socket-group", "socket_group", O_SOCKET_GROUP),
+        B("keep-results", "keep_results", O_KEEP_RESULTS),
+        B("keep-tasks", "keep_tasks", O_KEEP_TASKS),
+        B("max-conns", "max_conns", O_MAX_CONNS),
+        B("max-conns-per-uid", "max_conns_per_uid", O_MAX_CONNS_PER_UID),
+        B("max-inflight-per-uid", "max_inflight_per_uid", O_MAX_INFLIGHT_PER_UID),
+        B("idle-timeout", "idle_timeout", O_IDLE_TIMEOUT),
+        B("frame-timeout", "frame_timeout", O_FRAME_TIMEOUT),
+        B("max-partial-bytes", "max_partial_bytes", O_MAX_PARTIAL_BYTES),
+        B("max-unread-bytes", "max_unread_bytes", O_MAX_UNREAD_BYTES),
+        M("model-url", "url", O_MODEL_URL),
+        M("model", "name", O_MODEL),
+        M("model-key-file", "key_file", O_MODEL_KEY_FILE),
+        M("model-timeout", "timeout", O_MODEL_TIMEOUT),
+        M("model-max-tokens", "max_tokens", O_MODEL_MAX_TOKENS),
+        M("model-temperature", "temperature", O_MODEL_TEMPERATURE),
+        M("model-retries", "retries", O_MODEL_RETRIES),
+        { "help", NULL, NULL, O_HELP, 0 },
+};
+#undef B
+#undef M
+
+static const char *const own_sections[] = { "broker", "model", NULL };
+
+struct ctx {
+        struct bro_config *cfg;
+        struct cfg_src key_file; /* where the key file was named; .value NULL if nowhere */
+        bool model_given;        /* any model setting: then the whole is checked */
+};
+
+/* The bounds on clients (broker.h): a whole number each, within its range. */
+static int apply_bound(const struct cfg_src *w, struct bro_bounds *b, struct anvil_err *err)
+{
+        unsigned v;
+        switch (w->opt->id) {
+        case O_MAX_CONNS:
+                return parse_uint(w, 1, 65536, "", &b->max_conns, err);
+        case O_MAX_CONNS_PER_UID:
+                return parse_uint(w, 1, 65536, "", &b->max_conns_per_uid, err);
+        case O_MAX_INFLIGHT_PER_UID:
+                return parse_uint(w, 1, 65536, "", &b->max_inflight_per_uid, err);
+        case O_IDLE_TIMEOUT:
+                return parse_uint(w, 1, 86400, " of seconds", &b->stream.idle_s, err);
+        case O_FRAME_TIMEOUT:
+                return parse_uint(w, 1, 86400, " of seconds", &b->stream.frame_s, err);
+        }
+        /* At least one read's worth (64 KiB); below 16 MiB + 4 a frame of the largest size
+         * cannot be taken in (partial) or waits alone (unread). */
+        if (parse_uint(w, 65536, UINT_MAX, " of bytes", &v, err) < 0)
+                return -1;
+        *(w->opt->id == O_MAX_PARTIAL_BYTES ? &b->max_partial : &b->max_unread) = v;
+        return 0;
+}
+
+/* --model-*: each value checked as it comes, then the whole (bro_model_cfg_check) if any
+ * was given. */
+static int apply_model(struct ctx *x, const struct cfg_src *w, struct anvil_err *err)
+{
+        struct bro_model_cfg *mc = &x->cfg->model;
+        x->model_given = true;
+        switch (w->opt->id) {
+        case O_MODEL_URL: {
+                /* From the file, checked now, so that the message names its line; an option's
+                 * is checked with the rest (bro_model_cfg_check), as before. */
+                struct anvil_err e = ANVIL_ERR_INIT;
+                if (set_string(w, mc->url, sizeof(mc->url), err) < 0)
+                        return -1;
+                if (w->file && bro_model_url_parts(mc->url, NULL, 0, NULL, 0, &e) < 0)
+                        return cfg_bad(w, err, "%s", e.msg);
+                return 0;
+        }
+        case O_MODEL:
+                return set_string(w, mc->model, sizeof(mc->model), err);
+        case O_MODEL_KEY_FILE:
+                x->key_file = *w; /* read once everything is known (model_key) */
+                return 0;
+        case O_MODEL_TIMEOUT:
+                return parse_uint(w, 1, BRO_MODEL_TIMEOUT_MAX, " of seconds", &mc->timeout_s, err);
+        case O_MODEL_MAX_TOKENS:
+                return parse_uint(w, 0, BRO_MODEL_MAX_TOKENS_MAX, "", &mc->max_tokens, err);
+        case O_MODEL_RETRIES:
+                return parse_uint(w, 0, BRO_MODEL_RETRIES_MAX, "", &mc->retries, err);
+        case O_MODEL_TEMPERATURE: {
+                const char *arg = w->value;
+                char *end;
+                double t = strspn(arg, "0123456789.") == strlen(arg) && *arg ? strtod(arg, &end) : NAN;
+                if (isnan(t) || *end || t < 0 || t > BRO_MODEL_TEMPERATURE_MAX)
+                        return cfg_bad(w, err, "'%.40s' is not a number within 0..%g", arg,
+                                       BRO_MODEL_TEMPERATURE_MAX);
+                mc->temperature = t;
+                return 0;
+        }
+        }
+        return -1;
+}
+
+static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
+{
+        struct ctx *x = data;
+        struct bro_config *cfg = x->cfg;
+        switch (w->opt->id) {
+        case O_SUPERVISOR:
+                cfg->supervisor_path = w->value;
+                return 0;
+        case O_LISTEN:
+                cfg->listen_path = w->value;
+                return 0;
+        case O_STATE_DIR:
+                cfg->state_dir = w->value;
+                return 0;
+        case O_SOCKET_GROUP: {
+                struct anvil_err e = ANVIL_ERR_INIT;
+                if (parse_group(w->value, &cfg->socket_group, &e) < 0)
+                        return cfg_bad(w, err, "%s", e.msg);
+                return 0;
+        }
+        case O_KEEP_RESULTS:
+                return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
+        case O_KEEP_TASKS:
+                return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_tasks, err);
+        case O_MAX_CONNS:
+        case O_MAX_CONNS_PER_UID:
+        case O_MAX_INFLIGHT_PER_UID:
+        case O_IDLE_TIMEOUT:
+        case O_FRAME_TIMEOUT:
+        case O_MAX_PARTIAL_BYTES:
+        case O_MAX_UNREAD_BYTES:
+                return apply_bound(w, &cfg->bounds, err);
+        }
+        return apply_model(x, w, err);
+}
+
+/* The key: from ANVIL_MODEL_KEY or the key file, never both. The variable's value is wiped
+ * where it lies (so /proc/PID/environ no longer shows it) and the variable removed: nothing
+ * the broker might start later inherits it. */
+static int model_key(struct bro_config *cfg, const struct cfg_src *kf)
 {
         char *env = getenv("ANVIL_MODEL_KEY");
         struct anvil_err err = ANVIL_ERR_INIT;
+        char name[sizeof(err.msg)];
+        const char *key_file = kf->value;
         int r = 0;
+        if (key_file)
+                cfg_name(kf, name, sizeof(name));
         if (env && key_file)
-                r = bad_usage("the key is given twice, by ANVIL_MODEL_KEY and --model-key-file: give one");
+                r = bad_usage("the key is given twice, by ANVIL_MODEL_KEY and %s: give one",
+                              kf->file ? name : "--model-key-file");
         else if (key_file) {
-                if (bro_model_read_key_file(key_file, cfg->model.key, sizeof(cfg->model.key), &err) < 0)
-                        r = bad_usage("--model-key-file: %s", err.msg);
+                if (bro_model_read_key_file(key_file, cfg->model.key, sizeof(cfg->model.key), &err) < 0) {
+                        if (kf->file) /* it names the file and line: --help would not help */
+                                r = -1, fprintf(stderr, "anvil-broker: %s: %s\n", name, err.msg);
+                        else
+                                r = bad_usage("%s: %s", name, err.msg);
+                }
                 cfg->model_key_source = key_file;
         } else if (env) {
                 if (strlen(env) >= sizeof(cfg->model.key))
@@ -174,91 +352,8 @@ static int model_key(struct bro_config *cfg, const char *key_file)
         return r;
 }
 
-/* The bounds on clients (broker.h): a whole number each, within its range. */
-static int parse_bound_opt(int c, const char *arg, struct bro_bounds *b)
-{
-        unsigned v;
-        switch (c) {
-        case 1:
-                return parse_uint("--max-conns", arg, 1, 65536, "", &b->max_conns);
-        case 2:
-                return parse_uint("--max-conns-per-uid", arg, 1, 65536, "", &b->max_conns_per_uid);
-        case 3:
-                return parse_uint("--max-inflight-per-uid", arg, 1, 65536, "", &b->max_inflight_per_uid);
-        case 4:
-                return parse_uint("--idle-timeout", arg, 1, 86400, " of seconds", &b->stream.idle_s);
-        case 5:
-                return parse_uint("--frame-timeout", arg, 1, 86400, " of seconds", &b->stream.frame_s);
-        case 6:
-        case 7:
-                /* At least one read's worth (64 KiB); below 16 MiB + 4 a frame of the largest
-                 * size cannot be taken in (partial) or waits alone (unread). */
-                if (parse_uint(c == 6 ? "--max-partial-bytes" : "--max-unread-bytes", arg, 65536, UINT_MAX, " of bytes",
-                               &v) < 0)
-                        return -1;
-                *(c == 6 ? &b->max_partial : &b->max_unread) = v;
-                return 0;
-        }
-        return -1;
-}
-
-/* --model-*: each value checked as it comes, then the whole (bro_model_cfg_check) if any
- * was given. */
-static int parse_model_opt(int c, const char *arg, struct bro_config *cfg, bool *given)
-{
-        struct bro_model_cfg *mc = &cfg->model;
-        *given = true;
-        switch (c) {
-        case 'U':
-                return set_string("--model-url", mc->url, sizeof(mc->url), arg);
-        case 'M':
-                return set_string("--model", mc->model, sizeof(mc->model), arg);
-        case 'T':
-                return parse_uint("--model-timeout", arg, 1, BRO_MODEL_TIMEOUT_MAX, " of seconds", &mc->timeout_s);
-        case 'N':
-                return parse_uint("--model-max-tokens", arg, 0, BRO_MODEL_MAX_TOKENS_MAX, "", &mc->max_tokens);
-        case 'R':
-                return parse_uint("--model-retries", arg, 0, BRO_MODEL_RETRIES_MAX, "", &mc->retries);
-        case 'P': {
-                char *end;
-                double t = strspn(arg, "0123456789.") == strlen(arg) && *arg ? strtod(arg, &end) : NAN;
-                if (isnan(t) || *end || t < 0 || t > BRO_MODEL_TEMPERATURE_MAX)
-                        return bad_usage("--model-temperature: '%.40s' is not a number within 0..%g", arg,
-                                         BRO_MODEL_TEMPERATURE_MAX);
-                mc->temperature = t;
-                return 0;
-        }
-        }
-        return -1;
-}
-
 static int parse_args(int argc, char **argv, struct bro_config *cfg)
 {
-        static const struct option opts[] = {
-                { "supervisor", required_argument, NULL, 'S' },
-                { "listen", required_argument, NULL, 'l' },
-                { "state-dir", required_argument, NULL, 's' },
-                { "socket-group", required_argument, NULL, 'g' },
-                { "model-url", required_argument, NULL, 'U' },
-                { "model", required_argument, NULL, 'M' },
-                { "model-key-file", required_argument, NULL, 'K' },
-                { "model-timeout", required_argument, NULL, 'T' },
-                { "model-max-tokens", required_argument, NULL, 'N' },
-                { "model-temperature", required_argument, NULL, 'P' },
-                { "model-retries", required_argument, NULL, 'R' },
-                { "max-conns", required_argument, NULL, 1 },
-                { "max-conns-per-uid", required_argument, NULL, 2 },
-                { "max-inflight-per-uid", required_argument, NULL, 3 },
-                { "idle-timeout", required_argument, NULL, 4 },
-                { "frame-timeout", required_argument, NULL, 5 },
-                { "max-partial-bytes", required_argument, NULL, 6 },
-                { "max-unread-bytes", required_argument, NULL, 7 },
-                { "keep-results", required_argument, NULL, 'k' },
-                { "keep-tasks", required_argument, NULL, 't' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
-        };
-        opterr = 0; /* our own one-line messages */
         cfg->socket_group = (gid_t)-1;
         cfg->keep_results = cfg->keep_tasks = BRO_KEEP_DEFAULT;
         bro_model_cfg_default(&cfg->model);
@@ -270,66 +365,23 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 .max_unread = BRO_MAX_UNREAD_DEFAULT,
                 .stream = { .daemon = "broker", .idle_s = BRO_IDLE_S_DEFAULT, .frame_s = BRO_FRAME_S_DEFAULT },
         };
-        const char *key_file = NULL;
-        bool model_given = false;
-        int c;
-        while ((c = getopt_long(argc, argv, ":", opts, NULL)) != -1) {
-                switch (c) {
-                case 'S':
-                        cfg->supervisor_path = optarg;
-                        break;
-                case 'l':
-                        cfg->listen_path = optarg;
-                        break;
-                case 's':
-                        cfg->state_dir = optarg;
-                        break;
-                case 'g': {
-                        struct anvil_err err = ANVIL_ERR_INIT;
-                        if (parse_group(optarg, &cfg->socket_group, &err) < 0)
-                                return bad_usage("--socket-group: %s", err.msg);
-                        break;
-                }
-                case 'U':
-                case 'M':
-                case 'T':
-                case 'N':
-                case 'R':
-                case 'P':
-                        if (parse_model_opt(c, optarg, cfg, &model_given) < 0)
-                                return -1;
-                        break;
-                case 1:
-                case 2:
-                case 3:
-                case 4:
-                case 5:
-                case 6:
-                case 7:
-                        if (parse_bound_opt(c, optarg, &cfg->bounds) < 0)
-                                return -1;
-                        break;
-                case 'K':
-                        key_file = optarg;
-                        model_given = true;
-                        break;
-                case 'k':
-                case 't':
-                        if (parse_uint(c == 'k' ? "--keep-results" : "--keep-tasks", optarg, 1, BRO_KEEP_MAX, "",
-                                       c == 'k' ? &cfg->keep_results : &cfg->keep_tasks) < 0)
-                                return -1;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
-                case ':':
-                        return bad_usage("%s needs an argument", argv[optind - 1]);
-                default:
-                        return bad_usage("unknown option '%s'", argv[optind - 1]);
-                }
+        struct ctx x = { .cfg = cfg };
+        struct cfg_daemon d = { .sections = own_sections, .opts = opts, .n_opts = ELEMENTSOF(opts), .apply = apply,
+                                .ctx = &x, .getopt_messages = false };
+        struct cfg_result res;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        int r = cfg_args(&d, argc, argv, &res, &err);
+        if (res.help) {
+                usage(stdout);
+                exit(0);
         }
-        if (optind < argc)
-                return bad_usage("unexpected argument '%s'", argv[optind]);
+        if (r < 0 && res.in_file) { /* it names the file and line: --help would not help */
+                fprintf(stderr, "anvil-broker: %s\n", err.msg);
+                return -1;
+        }
+        if (r < 0)
+                return bad_usage("%s", err.msg);
+        cfg->config_path = res.path;
         if (!cfg->supervisor_path)
                 return bad_usage("%s is required", "--supervisor");
         if (!cfg->listen_path)
@@ -346,10 +398,9 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                                  cfg->bounds.max_conns);
         if (strcmp(cfg->supervisor_path, cfg->listen_path) == 0)
                 return bad_usage("--listen and --supervisor are the same path, %s", cfg->listen_path);
-        if (model_key(cfg, key_file) < 0)
+        if (model_key(cfg, &x.key_file) < 0)
                 return -1;
-        struct anvil_err err = ANVIL_ERR_INIT;
-        if (model_given && bro_model_cfg_check(&cfg->model, &err) < 0)
+        if (x.model_given && bro_model_cfg_check(&cfg->model, &err) < 0)
                 return bad_usage("%s", err.msg);
         return 0;
 }
@@ -430,6 +481,10 @@ int main(int argc, char **argv)
         static struct bro_server srv;
         if (parse_args(argc, argv, &srv.cfg) < 0)
                 return 2;
+        if (srv.cfg.config_path)
+                log_info("configuration: %s", srv.cfg.config_path);
+        else
+                log_info("configuration: none (%s does not exist)", ANVIL_CONFIG_DEFAULT);
         struct anvil_err err = ANVIL_ERR_INIT;
         (void)signal(SIGPIPE, SIG_IGN);
         raise_nofile();

@@ -30,15 +30,8 @@
 #include "proto/json.h"
 #include "proto/proto.h"
 
-#define EXIT_REFUSED 1
-#define EXIT_USAGE 2
-#define EXIT_CONNECT 3
-
-static const char *socket_path(void)
-{
-        const char *p = getenv("ANVIL_SOCKET");
-        return p && *p ? p : "/run/anvil.sock";
-}
+#include "ctl/client.h"
+#include "ctl/verify.h"
 
 static void usage(FILE *f)
 {
@@ -47,6 +40,7 @@ static void usage(FILE *f)
                    "       anvilctl submit TASK.json [--verbose] [--json]\n"
                    "       anvilctl trace TASK_ID\n"
                    "       anvilctl probe [--json]\n"
+                   "       anvilctl verify [--scripted-model]\n"
                    "       anvilctl help\n"
                    "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
 }
@@ -74,116 +68,6 @@ static int parse_seconds(const char *s, uint64_t max, uint64_t *out)
         return 0;
 }
 
-static int connect_broker(void)
-{
-        const char *path = socket_path();
-        struct sockaddr_un sa = { .sun_family = AF_UNIX };
-        if (strlen(path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "anvilctl: socket path %s is too long\n", path);
-                return -1;
-        }
-        strcpy(sa.sun_path, path);
-        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                fprintf(stderr, "anvilctl: cannot reach Anvil at %s: %s (is anvil-broker running? set ANVIL_SOCKET)\n",
-                        path, strerror(errno));
-                if (fd >= 0)
-                        close(fd);
-                return -1;
-        }
-        return fd;
-}
-
-/* The broker closed the connection while a request was being sent (it refuses a connection
- * over one of its bounds with an error frame, then closes it without reading the request):
- * its error frame, if one came, says why. Returns the exit status. */
-static int closed_while_sending(int fd, const char *what)
-{
-        struct anvil_err err = ANVIL_ERR_INIT;
-        struct proto_reader rd;
-        struct proto_msg in;
-        proto_reader_init(&rd, PROTO_FRAME_MAX);
-        int k = proto_read_msg(fd, &rd, &in, &err);
-        proto_reader_free(&rd);
-        int rc = EXIT_CONNECT;
-        if (k == 1 && in.type == PROTO_ERROR) {
-                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                rc = EXIT_REFUSED;
-        } else {
-                fprintf(stderr, "anvilctl: the broker closed the connection before it took %s\n", what);
-        }
-        if (k == 1)
-                proto_msg_free(&in);
-        return rc;
-}
-
-/* Connects to the broker and sends m (what names it in the error: "the run"): the connected
- * fd, or minus the exit status once it has said why. SIGPIPE is ignored (main): a broker that
- * closes first is an EPIPE here, never a silent death. */
-static int send_request(const struct proto_msg *m, const char *what)
-{
-        int fd = connect_broker();
-        if (fd < 0)
-                return -EXIT_CONNECT;
-        struct anvil_err err = ANVIL_ERR_INIT;
-        if (proto_write_msg(fd, m, &err) < 0) {
-                int rc = EXIT_CONNECT;
-                if (err.code == EPIPE || err.code == ECONNRESET)
-                        rc = closed_while_sending(fd, what);
-                else
-                        fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, socket_path(), err.msg);
-                close(fd);
-                return -rc;
-        }
-        return fd;
-}
-
-/* The message for a read that ended the connection: the broker's closing it (end of stream,
- * or a reset when it closed with our bytes unread) said as such. */
-static void say_read_failed(int k, const struct anvil_err *err, const char *what)
-{
-        if (k == 0 || err->code == ECONNRESET)
-                fprintf(stderr, "anvilctl: the broker closed the connection before %s ended\n", what);
-        else
-                fprintf(stderr, "anvilctl: %s\n", err->msg);
-}
-
-/* What a request's reader does with one frame (not an error frame): 1 to read on, 0 when the
- * request has ended (its exit status in *rc), -1 for a frame it does not expect. The frame
- * stays the caller's. */
-typedef int (*frame_fn)(int fd, const struct proto_msg *in, void *ctx, int *rc);
-
-/* Reads the broker's frames for one request until on_frame ends it. The same for every
- * request: the connection closing first (what: "the run" ended), an error frame (exit 1), a
- * frame on_frame does not expect. */
-static int follow(int fd, const char *what, frame_fn on_frame, void *ctx)
-{
-        struct anvil_err err = ANVIL_ERR_INIT;
-        struct proto_reader rd;
-        proto_reader_init(&rd, PROTO_FRAME_MAX);
-        int rc = EXIT_CONNECT;
-        for (;;) {
-                struct proto_msg in;
-                int k = proto_read_msg(fd, &rd, &in, &err);
-                if (k <= 0) {
-                        say_read_failed(k, &err, what);
-                        break;
-                }
-                int r;
-                if (in.type == PROTO_ERROR) {
-                        fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                        rc = EXIT_REFUSED;
-                        r = 0;
-                } else if ((r = on_frame(fd, &in, ctx, &rc)) < 0) {
-                        fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
-                }
-                proto_msg_free(&in);
-                if (r <= 0)
-                        break;
-        }
-        proto_reader_free(&rd);
-        return rc;
-}
 
 /* ---- human output ---- */
 
@@ -388,7 +272,7 @@ static int read_variables(const char *path, char **out)
 }
 
 /* A run's frames: its events (not shown: the result carries them), then its result. */
-static int on_run_frame(int fd, const struct proto_msg *in, void *ctx, int *rc)
+static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
         (void)fd;
         bool json = *(bool *)ctx;
@@ -505,11 +389,37 @@ static int cmd_run(int argc, char **argv)
         if (check_frame(&m, "the run", &req->inputs) != 0)
                 goto out;
 
-        fd = send_request(&m, "the run");
-        rc = fd < 0 ? -fd : follow(fd, "the run", on_run_frame, &json);
+        fd = ctl_send_request(&m, "the run");
+        rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &json, NULL);
 out:
         proto_msg_free(&m);
         return rc;
+}
+
+/* The probe's one frame: its result. */
+static int on_probe_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
+{
+        (void)fd;
+        if (in->type != PROTO_PROBE_RESULT)
+                return -1;
+        if (*(bool *)ctx) {
+                *rc = print_json(PROTO_PROBE_RESULT, &in->u.probe_result);
+                return 0;
+        }
+        const struct proto_probe_result *r = &in->u.probe_result;
+        printf("isolation tier: %s\n", r->tier);
+        printf("  %-22s %-9s %-6s %-8s %s\n", "mechanism", "available", "probed", "in force", "evidence");
+        const struct proto_mechanism *mm = r->mechanisms.items;
+        for (size_t i = 0; i < r->mechanisms.n; i++)
+                printf("  %-22s %-9s %-6s %-8s %s\n", mm[i].name, mm[i].available ? "yes" : "no",
+                       mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
+        /* Said again below the table, where it is not lost: Landlock refuses, and the
+         * refusals reach runs without their explanation (the evidence says what would). */
+        for (size_t i = 0; i < r->mechanisms.n; i++)
+                if (strcmp(mm[i].name, "kernel audit") == 0 && mm[i].probed && !mm[i].in_force)
+                        printf("note: %s\n", mm[i].evidence);
+        *rc = 0;
+        return 0;
 }
 
 /* The isolation probe: each mechanism, available / probed / in force, with its evidence. */
@@ -532,48 +442,14 @@ static int cmd_probe(int argc, char **argv)
         }
         if (optind != argc)
                 return die_usage("probe: takes no arguments");
-        struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_msg m = { .type = PROTO_PROBE_REQUEST };
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
         m.u.probe_request.request_id = rid;
-        _cleanup_close_ int fd = send_request(&m, "the probe request");
+        _cleanup_close_ int fd = ctl_send_request(&m, "the probe request");
         if (fd < 0)
                 return -fd;
-        struct proto_reader rd;
-        proto_reader_init(&rd, PROTO_FRAME_MAX);
-        struct proto_msg in;
-        int k = proto_read_msg(fd, &rd, &in, &err);
-        proto_reader_free(&rd);
-        if (k <= 0) {
-                say_read_failed(k, &err, "the probe");
-                return EXIT_CONNECT;
-        }
-        int rc = EXIT_CONNECT;
-        if (in.type == PROTO_ERROR) {
-                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                rc = EXIT_REFUSED;
-        } else if (in.type != PROTO_PROBE_RESULT) {
-                fprintf(stderr, "anvilctl: unexpected %s from the server\n", proto_type_name(in.type));
-        } else if (json) {
-                rc = print_json(PROTO_PROBE_RESULT, &in.u.probe_result);
-        } else {
-                const struct proto_probe_result *r = &in.u.probe_result;
-                printf("isolation tier: %s\n", r->tier);
-                printf("  %-22s %-9s %-6s %-8s %s\n", "mechanism", "available", "probed", "in force", "evidence");
-                const struct proto_mechanism *mm = r->mechanisms.items;
-                for (size_t i = 0; i < r->mechanisms.n; i++)
-                        printf("  %-22s %-9s %-6s %-8s %s\n", mm[i].name, mm[i].available ? "yes" : "no",
-                               mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
-                /* Said again below the table, where it is not lost: Landlock refuses, and the
-                 * refusals reach runs without their explanation (the evidence says what would). */
-                for (size_t i = 0; i < r->mechanisms.n; i++)
-                        if (strcmp(mm[i].name, "kernel audit") == 0 && mm[i].probed && !mm[i].in_force)
-                                printf("note: %s\n", mm[i].evidence);
-                rc = 0;
-        }
-        proto_msg_free(&in);
-        return rc;
+        return ctl_follow(fd, "the probe", on_probe_frame, &json, NULL);
 }
 
 /* ---- submit, trace ---- */
@@ -827,7 +703,7 @@ struct task_view {
         bool json, verbose, replay;
 };
 
-static int on_task_frame(int fd, const struct proto_msg *in, void *ctx, int *rc)
+static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
         const struct task_view *v = ctx;
         if (in->type == PROTO_TASK_EVENT) {
@@ -890,7 +766,7 @@ static int cmd_submit(int argc, char **argv)
                 proto_msg_free(&m);
                 return EXIT_USAGE;
         }
-        _cleanup_close_ int fd = send_request(&m, "the task");
+        _cleanup_close_ int fd = ctl_send_request(&m, "the task");
         proto_msg_free(&m);
         if (fd < 0)
                 return -fd;
@@ -899,7 +775,7 @@ static int cmd_submit(int argc, char **argv)
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
         struct task_view v = { json, verbose, false };
-        return follow(fd, "the task", on_task_frame, &v);
+        return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -917,11 +793,11 @@ static int cmd_trace(int argc, char **argv)
         m.u.trace_request.task_id = argv[1];
         if (strlen(argv[1]) > PROTO_ID_MAX)
                 return die_usage("trace: '%s' is not a task id", argv[1]);
-        _cleanup_close_ int fd = send_request(&m, "the request");
+        _cleanup_close_ int fd = ctl_send_request(&m, "the request");
         if (fd < 0)
                 return -fd;
         struct task_view v = { false, true, true };
-        return follow(fd, "the task", on_task_frame, &v);
+        return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 
 int main(int argc, char **argv)
@@ -945,10 +821,8 @@ int main(int argc, char **argv)
                 return cmd_submit(argc - 1, argv + 1);
         if (strcmp(argv[1], "trace") == 0)
                 return cmd_trace(argc - 1, argv + 1);
-        if (strcmp(argv[1], "verify") == 0) {
-                fprintf(stderr, "anvilctl: '%s' is not implemented yet\n", argv[1]);
-                return EXIT_USAGE;
-        }
+        if (strcmp(argv[1], "verify") == 0)
+                return ctl_verify(argc - 1, argv + 1);
         fprintf(stderr, "anvilctl: unknown command '%s'\n", argv[1]);
         usage(stderr);
         return EXIT_USAGE;

@@ -1,43 +1,98 @@
 #include "policy/limits.h"
 
+#include <stddef.h>
 #include <string.h>
 
-/* One rule for every limit: a field not given takes its default; a given one, 0 included,
- * must be in its range (no range holds 0). Given means marked by the decoder or, for a
- * struct built in memory, nonzero. */
-static int range(const struct proto_limits *req, enum proto_limit_field which, const char *field, uint64_t v,
-                 uint64_t dflt, uint64_t min, uint64_t max, uint64_t *out, struct anvil_err *err)
+/* The compiled ranges, in the order of enum proto_limit_field. */
+static const struct {
+        const char *name;
+        size_t offset;
+        uint64_t dflt, min, max;
+} compiled[POL_LIMITS_N] = {
+        { "wall_s", offsetof(struct proto_limits, wall_s), POL_WALL_S_DEFAULT, POL_WALL_S_MIN, POL_WALL_S_MAX },
+        { "cpu_s", offsetof(struct proto_limits, cpu_s), POL_CPU_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX },
+        { "memory_mb", offsetof(struct proto_limits, memory_mb), POL_MEMORY_MB_DEFAULT, POL_MEMORY_MB_MIN,
+          POL_MEMORY_MB_MAX },
+        { "output_bytes", offsetof(struct proto_limits, output_bytes), POL_OUTPUT_DEFAULT, POL_OUTPUT_MIN,
+          POL_OUTPUT_MAX },
+        { "files_bytes", offsetof(struct proto_limits, files_bytes), POL_FILES_DEFAULT, POL_FILES_MIN, POL_FILES_MAX },
+        { "pids", offsetof(struct proto_limits, pids), POL_PIDS_DEFAULT, POL_PIDS_MIN, POL_PIDS_MAX },
+};
+_Static_assert(PROTO_LIMIT_PIDS + 1 == POL_LIMITS_N, "the table follows enum proto_limit_field");
+
+void pol_limits_table_init(struct pol_limits_table *t)
 {
-        bool given = v != 0 || (req->given & (1ull << which));
-        if (!given)
-                v = dflt;
-        if (v < min)
-                return anvil_err_set(err, EINVAL, "run_request.limits.%s: %llu is below the minimum of %llu",
-                                     field, (unsigned long long)v, (unsigned long long)min);
-        if (v > max)
-                return anvil_err_set(err, EINVAL, "run_request.limits.%s: %llu is over the maximum of %llu",
-                                     field, (unsigned long long)v, (unsigned long long)max);
-        *out = v;
+        for (unsigned f = 0; f < POL_LIMITS_N; f++)
+                t->r[f] = (struct pol_limit_range){ compiled[f].dflt, compiled[f].max };
+}
+
+const char *pol_limit_name(unsigned field)
+{
+        return field < POL_LIMITS_N ? compiled[field].name : NULL;
+}
+
+int pol_limit_key(const char *key, unsigned *field, bool *is_max)
+{
+        for (unsigned f = 0; f < POL_LIMITS_N; f++) {
+                size_t n = strlen(compiled[f].name);
+                if (strncmp(key, compiled[f].name, n) != 0)
+                        continue;
+                if (key[n] == 0 || strcmp(key + n, "_max") == 0) {
+                        *field = f;
+                        *is_max = key[n] != 0;
+                        return 0;
+                }
+        }
+        return -ENOENT;
+}
+
+int pol_limits_table_set(struct pol_limits_table *t, unsigned field, bool is_max, uint64_t v, struct anvil_err *err)
+{
+        if (field >= POL_LIMITS_N)
+                return anvil_err_set(err, EINVAL, "no such limit");
+        if (v < compiled[field].min || v > compiled[field].max)
+                return anvil_err_set(err, ERANGE, "expected %llu..%llu", (unsigned long long)compiled[field].min,
+                                     (unsigned long long)compiled[field].max);
+        if (is_max)
+                t->r[field].max = v;
+        else
+                t->r[field].dflt = v;
         return 0;
 }
 
-int pol_limits_resolve(const struct proto_limits *req, struct proto_limits *out, struct anvil_err *err)
+int pol_limits_table_check(const struct pol_limits_table *t, unsigned *field, struct anvil_err *err)
 {
-        int r;
+        for (unsigned f = 0; f < POL_LIMITS_N; f++)
+                if (t->r[f].dflt > t->r[f].max) {
+                        *field = f;
+                        return anvil_err_set(err, EINVAL, "%s = %llu is over %s_max = %llu", compiled[f].name,
+                                             (unsigned long long)t->r[f].dflt, compiled[f].name,
+                                             (unsigned long long)t->r[f].max);
+                }
+        return 0;
+}
+
+/* One rule for every limit: a field not given takes its default; a given one, 0 included,
+ * must be in its range (no range holds 0), up to the table's maximum. Given means marked by
+ * the decoder or, for a struct built in memory, nonzero. */
+int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limits *req, struct proto_limits *out,
+                       struct anvil_err *err)
+{
         memset(out, 0, sizeof(*out));
-        if ((r = range(req, PROTO_LIMIT_WALL_S, "wall_s", req->wall_s, POL_WALL_S_DEFAULT, POL_WALL_S_MIN,
-                       POL_WALL_S_MAX, &out->wall_s, err)) < 0 ||
-            (r = range(req, PROTO_LIMIT_CPU_S, "cpu_s", req->cpu_s, POL_CPU_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX,
-                       &out->cpu_s, err)) < 0 ||
-            (r = range(req, PROTO_LIMIT_MEMORY_MB, "memory_mb", req->memory_mb, POL_MEMORY_MB_DEFAULT,
-                       POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, &out->memory_mb, err)) < 0 ||
-            (r = range(req, PROTO_LIMIT_OUTPUT_BYTES, "output_bytes", req->output_bytes, POL_OUTPUT_DEFAULT,
-                       POL_OUTPUT_MIN, POL_OUTPUT_MAX, &out->output_bytes, err)) < 0 ||
-            (r = range(req, PROTO_LIMIT_FILES_BYTES, "files_bytes", req->files_bytes, POL_FILES_DEFAULT,
-                       POL_FILES_MIN, POL_FILES_MAX, &out->files_bytes, err)) < 0 ||
-            (r = range(req, PROTO_LIMIT_PIDS, "pids", req->pids, POL_PIDS_DEFAULT, POL_PIDS_MIN, POL_PIDS_MAX,
-                       &out->pids, err)) < 0)
-                return r;
+        for (unsigned f = 0; f < POL_LIMITS_N; f++) {
+                uint64_t v = *(const uint64_t *)((const char *)req + compiled[f].offset);
+                bool given = v != 0 || (req->given & (1ull << f));
+                if (!given)
+                        v = t->r[f].dflt;
+                if (v < compiled[f].min)
+                        return anvil_err_set(err, EINVAL, "run_request.limits.%s: %llu is below the minimum of %llu",
+                                             compiled[f].name, (unsigned long long)v,
+                                             (unsigned long long)compiled[f].min);
+                if (v > t->r[f].max)
+                        return anvil_err_set(err, EINVAL, "run_request.limits.%s: %llu is over the maximum of %llu",
+                                             compiled[f].name, (unsigned long long)v, (unsigned long long)t->r[f].max);
+                *(uint64_t *)((char *)out + compiled[f].offset) = v;
+        }
         if (req->cpu_quota_pct.set)
                 return anvil_err_set(err, EINVAL,
                                      "run_request.limits.cpu_quota_pct: the CPU quota is the supervisor's "

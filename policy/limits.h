@@ -2,6 +2,9 @@
  * request into the limits in force. Pure: no side effects, unit-tested. */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+
 #include "lib/err.h"
 #include "proto/proto.h"
 
@@ -28,10 +31,39 @@
 /* An agent step's source, saved beside what it wrote (run_request.save_source). */
 #define POL_SOURCE_ARTIFACT "tool.py"
 
-/* Fields of req not given take the defaults; a given value out of range, 0 included, is an
- * error naming the field ("run_request.limits.memory_mb: 10 is below the minimum of 64",
- * "run_request.limits.wall_s: 0 is below the minimum of 1"). */
-int pol_limits_resolve(const struct proto_limits *req, struct proto_limits *out, struct anvil_err *err);
+/* The limits in force on one supervisor: each limit's default and maximum, in the order of
+ * enum proto_limit_field. Its configuration ([limits]) may move a default and lower a maximum,
+ * never beyond the compiled range above: what the jail can hold (a memory_mb under 64 does
+ * not start the interpreter) and what the protocol carries (output_bytes) stay the compiled
+ * minimum and maximum. */
+#define POL_LIMITS_N 6 /* wall_s .. pids: the fields a request may set */
+struct pol_limit_range {
+        uint64_t dflt, max;
+};
+struct pol_limits_table {
+        struct pol_limit_range r[POL_LIMITS_N];
+};
+
+/* The compiled table: every default and maximum above. */
+void pol_limits_table_init(struct pol_limits_table *t);
+/* A limit's name in requests and in the configuration ("wall_s"); NULL past the last. */
+const char *pol_limit_name(unsigned field);
+/* The configuration's key for a limit's default ("wall_s") or maximum ("wall_s_max"): its
+ * field, and which. -ENOENT if it names neither. */
+int pol_limit_key(const char *key, unsigned *field, bool *is_max);
+/* Sets a default or a maximum: within the compiled minimum and maximum ("expected 1..3600"),
+ * else -ERANGE. */
+int pol_limits_table_set(struct pol_limits_table *t, unsigned field, bool is_max, uint64_t v, struct anvil_err *err);
+/* Every default at most its maximum; else -EINVAL, *field the first that is not, and the
+ * message naming both keys ("wall_s = 20 is over wall_s_max = 10"). */
+int pol_limits_table_check(const struct pol_limits_table *t, unsigned *field, struct anvil_err *err);
+
+/* Fields of req not given take the table's defaults; a given value out of range, 0 included,
+ * is an error naming the field and the bound in force ("run_request.limits.memory_mb: 10 is
+ * below the minimum of 64", "run_request.limits.wall_s: 0 is below the minimum of 1",
+ * "run_request.limits.wall_s: 100 is over the maximum of 60" with a table's maximum of 60). */
+int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limits *req, struct proto_limits *out,
+                       struct anvil_err *err);
 
 /* Input file names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX bytes, not starting with '.', unique.
  * field names the list in the message: "run_request.inputs", "task_submit.inputs", "inputs". */

@@ -17,12 +17,9 @@ fi
 STATE=$(mktemp -d "${TMPDIR:-/tmp}/anvil-demo.XXXXXX")
 chmod 711 "$STATE"
 export ANVIL_SOCKET="$STATE/anvil.sock"
-# The demo's daemons read no /etc/anvil/anvil.conf of an installed Anvil (where the build has
-# --config): the demo must show the same on every machine.
-sup_conf=() bro_conf=()
-"$BUILD/anvil-supervisor" --help 2>&1 | grep -q -- --config && sup_conf=(--config /dev/null)
-"$BUILD/anvil-broker" --help 2>&1 | grep -q -- --config && bro_conf=(--config /dev/null)
-"$BUILD/anvil-supervisor" "${sup_conf[@]}" --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" \
+# The demo's daemons read no /etc/anvil/anvil.conf of an installed Anvil: the demo must show
+# the same on every machine.
+"$BUILD/anvil-supervisor" --config /dev/null --listen "$STATE/supervisor.sock" --state-dir "$STATE/sup" \
         ${ANVIL_DEMO_UID_BASE:+--uid-base "$ANVIL_DEMO_UID_BASE"} >"$STATE/supervisor.log" 2>&1 &
 SUP=$!
 for _ in $(seq 100); do [ -S "$STATE/supervisor.sock" ] && break; sleep 0.1; done
@@ -42,7 +39,7 @@ else
         model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
         model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
 fi
-"$BUILD/anvil-broker" "${bro_conf[@]}" --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
+"$BUILD/anvil-broker" --config /dev/null --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
         --state-dir "$STATE/broker" "${model_args[@]}" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done

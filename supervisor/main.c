@@ -83,7 +83,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <grp.h>
 #include <libgen.h>
 #include <limits.h>
@@ -99,372 +98,19 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/config.h"
 #include "lib/fd.h"
-#include "lib/ids.h"
 #include "lib/log.h"
 #include "lib/startup.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"
 #include "supervisor/supervisor.h"
 
-#define UID_BASE_DEFAULT 2000000000u
 /* Where `make install` puts the runner and pid 1, seen from where it puts this binary (the
  * Makefile's LIBEXECDIR relative to its SBINDIR: /usr/sbin -> /usr/lib/anvil). */
 #ifndef ANVIL_LIBEXEC_REL
 #define ANVIL_LIBEXEC_REL "../lib/anvil"
 #endif
-
-static void usage(FILE *f)
-{
-        fprintf(f,
-                "usage: anvil-supervisor --listen PATH --state-dir DIR [options]\n"
-                "  --listen PATH       Unix socket for the broker (created 0660)\n"
-                "  --state-dir DIR     run directories, font cache (created 0711)\n"
-                "  --allow-uid UID     a uid besides root that may connect (repeatable)\n"
-                "  --socket-group GRP  the group the socket is opened to (0660), e.g. the broker's\n"
-                "  --cgroup auto|delegated|none\n"
-                "                      use cgroups where available (default); 'delegated': this\n"
-                "                      process's own v2 cgroup is its to use (as systemd's Delegate=yes\n"
-                "                      marks it); 'none': never, memory is then bounded by RLIMIT_AS\n"
-                "                      and the sampler alone\n"
-                "  --cpu-quota PCT     each run's CPU quota in percent of one CPU (default 100), or none\n"
-                "  --max-runs N        concurrent runs (default 32, at most %d)\n"
-                "  --keep-runs N       run directories kept (default 200)\n"
-                "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
-                "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
-                "                      UID+1 .. UID+max-runs (default %u)\n"
-                "  --runner PATH       anvil-py (default: beside this binary, else in " ANVIL_LIBEXEC_REL " from it)\n"
-                "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
-                "                      that Landlock's denials are explained in each run's trace\n"
-                "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
-                "connections of one uid together):\n"
-                "  --max-conns N       connections at once, all uids (default twice the per-uid cap,\n"
-                "                      at least %d)\n"
-                "  --max-conns-per-uid N  connections at once, per uid: at least max-runs + 1, as the\n"
-                "                      broker carries each run on a connection of its own (default\n"
-                "                      max-runs + %d)\n"
-                "  --max-inflight-per-uid N  runs at once, per uid (default max-runs)\n"
-                "  --idle-timeout S    a connection with nothing in flight that sends nothing (default %d)\n"
-                "  --frame-timeout S   a frame begun and not completed; an error frame left unread\n"
-                "                      (default %d)\n"
-                "  --max-partial-bytes N  bytes of frames begun and not completed, per uid (default\n"
-                "                      (max-runs + 1) x 16 MiB: a request for every slot at once)\n"
-                "  --max-unread-bytes N   bytes sent and not yet read, per uid (default as above)\n",
-                SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT, SUP_MAX_CONNS_MIN, SUP_CONNS_HEADROOM,
-                SUP_IDLE_S_DEFAULT, SUP_FRAME_S_DEFAULT);
-}
-
-static int parse_uint(const char *s, unsigned long max, unsigned long *out)
-{
-        char *end;
-        errno = 0;
-        unsigned long v = strtoul(s, &end, 10);
-        if (errno || *s == 0 || *end || *s == '-' || v > max)
-                return -1;
-        *out = v;
-        return 0;
-}
-
-/* The bounds on clients (supervisor.h): 0 until given, each within its range. */
-static int parse_bound_opt(int c, const char *arg, struct sup_bounds *b)
-{
-        static const struct {
-                const char *name;
-                unsigned long min, max;
-        } opt[] = {
-                [1] = { "--max-conns", 1, 65536 },           [2] = { "--max-conns-per-uid", 1, 65536 },
-                [3] = { "--max-inflight-per-uid", 1, SUP_MAX_RUNS }, [4] = { "--idle-timeout", 1, 86400 },
-                [5] = { "--frame-timeout", 1, 86400 },       [6] = { "--max-partial-bytes", 65536, 0xFFFFFFFFul },
-                [7] = { "--max-unread-bytes", 65536, 0xFFFFFFFFul },
-        };
-        unsigned long v;
-        if (parse_uint(arg, opt[c].max, &v) < 0 || v < opt[c].min) {
-                fprintf(stderr, "anvil-supervisor: %s: expected %lu..%lu%s\n", opt[c].name, opt[c].min, opt[c].max,
-                        c == 4 || c == 5 ? " seconds" : c >= 6 ? " bytes" : "");
-                return -1;
-        }
-        switch (c) {
-        case 1:
-                b->max_conns = (unsigned)v;
-                break;
-        case 2:
-                b->max_conns_per_uid = (unsigned)v;
-                break;
-        case 3:
-                b->max_inflight_per_uid = (unsigned)v;
-                break;
-        case 4:
-                b->stream.idle_s = (unsigned)v;
-                break;
-        case 5:
-                b->stream.frame_s = (unsigned)v;
-                break;
-        case 6:
-                b->max_partial = v;
-                break;
-        case 7:
-                b->max_unread = v;
-                break;
-        }
-        return 0;
-}
-
-/* The defaults that follow from --max-runs, and the rule that the broker must be able to
- * fill every run slot (one connection each) and still ask for a probe. */
-static int bounds_resolve(struct sup_config *cfg)
-{
-        struct sup_bounds *b = &cfg->bounds;
-        size_t in_transit = (size_t)(cfg->max_runs + 1) * (PROTO_FRAME_MAX + 4);
-        if (!b->max_conns_per_uid)
-                b->max_conns_per_uid = cfg->max_runs + SUP_CONNS_HEADROOM;
-        if (!b->max_conns)
-                b->max_conns = 2 * b->max_conns_per_uid > SUP_MAX_CONNS_MIN ? 2 * b->max_conns_per_uid
-                                                                            : SUP_MAX_CONNS_MIN;
-        if (!b->max_inflight_per_uid)
-                b->max_inflight_per_uid = cfg->max_runs;
-        if (!b->max_partial)
-                b->max_partial = in_transit;
-        if (!b->max_unread)
-                b->max_unread = in_transit;
-        if (b->max_conns_per_uid < cfg->max_runs + 1) {
-                fprintf(stderr,
-                        "anvil-supervisor: --max-conns-per-uid %u: at least --max-runs + 1 (%u): the broker carries "
-                        "each run on a connection of its own, and a probe on another\n",
-                        b->max_conns_per_uid, cfg->max_runs + 1);
-                return -1;
-        }
-        if (b->max_conns_per_uid > b->max_conns) {
-                fprintf(stderr, "anvil-supervisor: --max-conns-per-uid %u is over --max-conns %u\n", b->max_conns_per_uid,
-                        b->max_conns);
-                return -1;
-        }
-        return 0;
-}
-
-static int parse_args(int argc, char **argv, struct sup_config *cfg)
-{
-        static const struct option opts[] = {
-                { "listen", required_argument, NULL, 'l' },   { "state-dir", required_argument, NULL, 's' },
-                { "allow-uid", required_argument, NULL, 'u' }, { "max-runs", required_argument, NULL, 'm' },
-                { "keep-runs", required_argument, NULL, 'k' }, { "uid-base", required_argument, NULL, 'b' },
-                { "runner", required_argument, NULL, 'r' },    { "spares", required_argument, NULL, 'p' },
-                { "socket-group", required_argument, NULL, 'g' }, { "cgroup", required_argument, NULL, 'c' },
-                { "cpu-quota", required_argument, NULL, 'q' },
-                { "test-no-python-layers", no_argument, NULL, 'T' },
-                { "test-probe-break", required_argument, NULL, 'B' },
-                { "test-skip-seccomp", no_argument, NULL, 'S' },
-                { "test-no-userns", no_argument, NULL, 'U' },
-                { "test-skip-landlock", no_argument, NULL, 'L' },
-                { "test-no-pdeathsig", no_argument, NULL, 'P' },
-                { "test-no-sync-watch", no_argument, NULL, 'W' },
-                { "enable-kernel-audit", no_argument, NULL, 'A' },
-                { "max-conns", required_argument, NULL, 1 },
-                { "max-conns-per-uid", required_argument, NULL, 2 },
-                { "max-inflight-per-uid", required_argument, NULL, 3 },
-                { "idle-timeout", required_argument, NULL, 4 },
-                { "frame-timeout", required_argument, NULL, 5 },
-                { "max-partial-bytes", required_argument, NULL, 6 },
-                { "max-unread-bytes", required_argument, NULL, 7 },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
-        };
-        cfg->max_runs = 32;
-        cfg->keep_runs = 200;
-        cfg->spares = 2;
-        cfg->socket_group = (gid_t)-1;
-        cfg->uid_base = UID_BASE_DEFAULT;
-        cfg->cpu_quota_pct = 100;
-        cfg->bounds.stream = (struct proto_bounds){ .daemon = "supervisor", .idle_s = SUP_IDLE_S_DEFAULT,
-                                                    .frame_s = SUP_FRAME_S_DEFAULT };
-        /* A quota above all the CPUs there are would limit nothing. */
-        long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-        unsigned long max_pct = 100ul * (unsigned long)(ncpu > 0 ? (ncpu < 4096 ? ncpu : 4096) : 1);
-        int c;
-        unsigned long v;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                switch (c) {
-                case 'l':
-                        cfg->listen_path = optarg;
-                        break;
-                case 's':
-                        cfg->state_dir = optarg;
-                        break;
-                case 'u':
-                        if (cfg->n_allow >= SUP_MAX_ALLOW || parse_uint(optarg, 0xFFFFFFFEul, &v) < 0) {
-                                fprintf(stderr, "anvil-supervisor: --allow-uid: '%s' is not a uid (at most %d)\n", optarg,
-                                        SUP_MAX_ALLOW);
-                                return -1;
-                        }
-                        cfg->allow_uids[cfg->n_allow++] = (uid_t)v;
-                        break;
-                case 'm':
-                        if (parse_uint(optarg, SUP_MAX_RUNS, &v) < 0 || v == 0) {
-                                fprintf(stderr, "anvil-supervisor: --max-runs: expected 1..%d\n", SUP_MAX_RUNS);
-                                return -1;
-                        }
-                        cfg->max_runs = (unsigned)v;
-                        break;
-                case 'k':
-                        if (parse_uint(optarg, 1000000, &v) < 0 || v == 0) {
-                                /* At least one: the run just finished names its artifacts. */
-                                fprintf(stderr, "anvil-supervisor: --keep-runs: expected 1..1000000\n");
-                                return -1;
-                        }
-                        cfg->keep_runs = (unsigned)v;
-                        break;
-                case 'b':
-                        if (parse_uint(optarg, 0xFFFFFFFEul - SUP_MAX_RUNS - 1, &v) < 0 || v < 65536) {
-                                fprintf(stderr, "anvil-supervisor: --uid-base: expected a uid of 65536 or more\n");
-                                return -1;
-                        }
-                        cfg->uid_base = (uid_t)v;
-                        break;
-                case 'g': {
-                        struct anvil_err err = ANVIL_ERR_INIT;
-                        if (parse_group(optarg, &cfg->socket_group, &err) < 0) {
-                                fprintf(stderr, "anvil-supervisor: --socket-group: %s\n", err.msg);
-                                return -1;
-                        }
-                        break;
-                }
-                case 'T':
-#ifdef ANVIL_TEST_BUILD
-                        /* Only to show the kernel layers hold alone (issue 4): a test build's
-                         * option, never in a build users run (make check builds build/test). */
-                        cfg->test_no_python_layers = true;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-no-python-layers: refused: this is not a test build\n");
-                        return -1;
-#endif
-                case 'B':
-#ifdef ANVIL_TEST_BUILD
-                        /* The probe's own test: its jail leaves this layer out, and the probe
-                         * must see it missing and lower the tier. */
-                        if (strcmp(optarg, "seccomp") != 0 && strcmp(optarg, "landlock") != 0) {
-                                fprintf(stderr, "anvil-supervisor: --test-probe-break: expected seccomp or landlock\n");
-                                return -1;
-                        }
-                        cfg->test_probe_break = optarg;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-probe-break: refused: this is not a test build\n");
-                        return -1;
-#endif
-                case 'U':
-#ifdef ANVIL_TEST_BUILD
-                        /* As if no user namespace could be made here: jails go down the
-                         * ladder to landlock+seccomp, to test that rung on this machine. */
-                        cfg->test_no_userns = true;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-no-userns: refused: this is not a test build\n");
-                        return -1;
-#endif
-                case 'S':
-#ifdef ANVIL_TEST_BUILD
-                        /* Only to show Landlock holds alone where seccomp would refuse first
-                         * (a TCP socket): runners load no filter, and none is expected. */
-                        cfg->test_skip_seccomp = true;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-skip-seccomp: refused: this is not a test build\n");
-                        return -1;
-#endif
-                case 'L':
-#ifdef ANVIL_TEST_BUILD
-                        /* Only to show the runner's own check refuses a run whose Landlock is
-                         * missing (R6): jails apply none, and runners are told to expect it. */
-                        cfg->test_skip_landlock = true;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-skip-landlock: refused: this is not a test build\n");
-                        return -1;
-#endif
-                case 'P':
-                case 'W':
-#ifdef ANVIL_TEST_BUILD
-                        /* Each switches off one of the two means by which no jail outlives
-                         * the supervisor (the theory of operation, below S12), so that a test
-                         * shows the other holds alone, and, both off, that a jail would. */
-                        if (c == 'P')
-                                cfg->test_no_pdeathsig = true;
-                        else
-                                cfg->test_no_sync_watch = true;
-                        break;
-#else
-                        fprintf(stderr, "anvil-supervisor: --test-no-%s: refused: this is not a test build\n",
-                                c == 'P' ? "pdeathsig" : "sync-watch");
-                        return -1;
-#endif
-                case 'A':
-                        cfg->enable_kernel_audit = true;
-                        break;
-                case 'c':
-                        if (strcmp(optarg, "auto") != 0 && strcmp(optarg, "none") != 0 &&
-                            strcmp(optarg, "delegated") != 0) {
-                                fprintf(stderr, "anvil-supervisor: --cgroup: expected auto, delegated or none\n");
-                                return -1;
-                        }
-                        cfg->no_cgroup = strcmp(optarg, "none") == 0;
-                        cfg->cgroup_delegated = strcmp(optarg, "delegated") == 0;
-                        break;
-                case 'q':
-                        if (strcmp(optarg, "none") == 0)
-                                v = 0;
-                        else if (parse_uint(optarg, max_pct, &v) < 0 || v == 0) {
-                                fprintf(stderr,
-                                        "anvil-supervisor: --cpu-quota: '%s': expected a percentage of one CPU from 1 "
-                                        "to %lu (this machine has %ld CPUs), or none\n",
-                                        optarg, max_pct, ncpu > 0 ? ncpu : 1);
-                                return -1;
-                        }
-                        cfg->cpu_quota_pct = (unsigned)v;
-                        cfg->cpu_quota_given = true;
-                        break;
-                case 'p':
-                        if (parse_uint(optarg, SUP_MAX_SPARES, &v) < 0) {
-                                fprintf(stderr, "anvil-supervisor: --spares: expected 0..%d\n", SUP_MAX_SPARES);
-                                return -1;
-                        }
-                        cfg->spares = (unsigned)v;
-                        break;
-                case 'r':
-                        if (!realpath(optarg, cfg->runner_path)) {
-                                fprintf(stderr, "anvil-supervisor: --runner %s: %s\n", optarg, strerror(errno));
-                                return -1;
-                        }
-                        break;
-                case 1:
-                case 2:
-                case 3:
-                case 4:
-                case 5:
-                case 6:
-                case 7:
-                        if (parse_bound_opt(c, optarg, &cfg->bounds) < 0)
-                                return -1;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
-                default:
-                        usage(stderr);
-                        return -1;
-                }
-        }
-        if (optind < argc || !cfg->listen_path || !cfg->state_dir) {
-                usage(stderr);
-                return -1;
-        }
-        if (bounds_resolve(cfg) < 0)
-                return -1;
-        if (cfg->no_cgroup && cfg->cpu_quota_given && cfg->cpu_quota_pct) {
-                fprintf(stderr, "anvil-supervisor: --cpu-quota needs a cgroup, and --cgroup none was given\n");
-                return -1;
-        }
-        return 0;
-}
 
 /* The jail's uid must reach what is bound in: every directory above it searchable by others. */
 static int check_reachable(const char *path, struct anvil_err *err)
@@ -702,8 +348,12 @@ int main(int argc, char **argv)
 {
         log_set_program("anvil-supervisor");
         static struct sup_server srv;
-        if (parse_args(argc, argv, &srv.cfg) < 0)
+        if (sup_parse_args(argc, argv, &srv.cfg) < 0)
                 return 2;
+        if (srv.cfg.config_path)
+                log_info("configuration: %s", srv.cfg.config_path);
+        else
+                log_info("configuration: none (%s does not exist)", ANVIL_CONFIG_DEFAULT);
         struct anvil_err err = ANVIL_ERR_INIT;
         srv.cfg.rootless = geteuid() != 0;
         if (srv.cfg.rootless)

@@ -60,8 +60,9 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
         char name[32];
         snprintf(name, sizeof(name), "j%llu", (unsigned long long)++srv->jail_seq);
         /* The run's own limits replace these when it takes the child. */
-        uint64_t mem = (uint64_t)POL_MEMORY_MB_DEFAULT << 20;
-        int r = jail_cgroup_prepare(&srv->cg, name, mem + mem / 4, POL_PIDS_DEFAULT, &jp->cg, err);
+        uint64_t mem = srv->cfg.limits.r[PROTO_LIMIT_MEMORY_MB].dflt << 20;
+        int r = jail_cgroup_prepare(&srv->cg, name, mem + mem / 4, srv->cfg.limits.r[PROTO_LIMIT_PIDS].dflt, &jp->cg,
+                                    err);
         if (r < 0)
                 goto fail;
         int sy[2];

@@ -895,7 +895,8 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
 {
         struct proto_limits lim;
         char field[128];
-        if (pol_limits_resolve(&req->limits, &lim, err) < 0 || pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0) {
+        if (pol_limits_resolve(&srv->cfg.limits, &req->limits, &lim, err) < 0 ||
+            pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0) {
                 proto_err_field(err, field, sizeof(field));
                 if (c)
                         sup_client_error(c, "bad_request", err->msg, field, req->request_id);

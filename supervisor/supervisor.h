@@ -9,6 +9,7 @@
 
 #include "jail/cgroup.h"
 #include "jail/jail.h"
+#include "policy/limits.h"
 #include "policy/reasons.h"
 #include "proto/stream.h"
 
@@ -41,6 +42,7 @@ struct sup_bounds {
 };
 
 struct sup_config {
+        const char *config_path; /* the file read (--config, or the default one); NULL: none */
         const char *listen_path;
         const char *state_dir;
         uid_t allow_uids[SUP_MAX_ALLOW];
@@ -69,7 +71,12 @@ struct sup_config {
         unsigned spares;    /* jail children cloned ahead of time */
         char runner_path[PATH_MAX];
         struct sup_bounds bounds;
+        struct pol_limits_table limits; /* [limits]: each run limit's default and maximum */
 };
+
+/* options.c: the settings from the configuration file and the command line, checked; on
+ * an error, says it on stderr and returns -1. --help prints the usage and exits. */
+int sup_parse_args(int argc, char **argv, struct sup_config *cfg);
 
 struct sup_run;
 struct sup_client;

@@ -108,19 +108,19 @@ e2e_pass() {
         # kernel's denials are explained with their exact messages, and the legitimate tools
         # that none happens at all; both need the kernel's audit on. It is switched on for the
         # machine (one switch for everyone) and put back as it was when the suite ends.
-        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "${as[@]}" "$BUILD/anvil-supervisor" --listen "$ANVIL_SUP_SOCKET" \
+        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "${as[@]}" "$BUILD/anvil-supervisor" --config /dev/null --listen "$ANVIL_SUP_SOCKET" \
                 --state-dir "$STATE/sup" --uid-base "$ANVIL_E2E_UID_BASE" "${audit[@]}" >"$STATE/supervisor.log" 2>&1 &
         export ANVIL_E2E_SUP_PID=$!
         for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
         # A second supervisor with the Python layers off (a test build's option): the kernel
         # layers' tests run against it, to show that each holds alone.
         export ANVIL_BARE_SOCKET="$STATE/bare.sock"
-        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "${as[@]}" "$BUILD/anvil-supervisor" --listen "$ANVIL_BARE_SOCKET" \
+        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "${as[@]}" "$BUILD/anvil-supervisor" --config /dev/null --listen "$ANVIL_BARE_SOCKET" \
                 --state-dir "$STATE/bare" --uid-base "$ANVIL_E2E_BARE_UID_BASE" --test-no-python-layers \
                 "${audit[@]}" >"$STATE/bare.log" 2>&1 &
         export ANVIL_E2E_BARE_PID=$!
         for _ in $(seq 100); do [ -S "$ANVIL_BARE_SOCKET" ] && break; sleep 0.1; done
-        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" \
+        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" \
                 --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" >"$STATE/broker.log" 2>&1 &
         export ANVIL_E2E_BRO_PID=$!
         for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done

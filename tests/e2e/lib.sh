@@ -138,7 +138,9 @@ jail_procs_left() {
 # start_sup NAME UID_OFFSET [supervisor options...]: a supervisor of the test's own, with its
 # socket at $T/NAME.sock, state in $T/NAME, log in $T/NAME.log, jail uids from
 # ANVIL_E2E_UID_BASE + UID_OFFSET (each test its own offset); its pid in SUP_PID. It is
-# stopped when the test ends. SUP_WRAP (an array) is a command that execs it.
+# stopped when the test ends. SUP_WRAP (an array) is a command that execs it. SUP_CONFIG: its
+# --config (default /dev/null: every daemon the tests start is given --config, so that a host's
+# /etc/anvil/anvil.conf never changes a test).
 SUP_WRAP=()
 [ -n "$ROOTLESS_USER" ] && SUP_WRAP=(setpriv --reuid="$ROOTLESS_USER" --regid="$ROOTLESS_USER" --clear-groups --)
 start_sup() {
@@ -146,8 +148,8 @@ start_sup() {
         shift 2
         # A socket left by a supervisor killed outright is no sign of this one: its log is.
         before=$(grep -c ": listening on " "$T/$name.log" 2>/dev/null)
-        "${SUP_WRAP[@]}" "$ANVIL_BUILD/anvil-supervisor" --listen "$T/$name.sock" --state-dir "$T/$name" \
-                --uid-base $((ANVIL_E2E_UID_BASE + off)) "$@" >>"$T/$name.log" 2>&1 &
+        "${SUP_WRAP[@]}" "$ANVIL_BUILD/anvil-supervisor" --config "${SUP_CONFIG:-/dev/null}" \
+                --listen "$T/$name.sock" --state-dir "$T/$name" --uid-base $((ANVIL_E2E_UID_BASE + off)) "$@" >>"$T/$name.log" 2>&1 &
         SUP_PID=$!
         OWN_PIDS+=("$SUP_PID")
         for _ in $(seq 100); do
@@ -188,15 +190,16 @@ CONNTOOL="$ANVIL_BUILD/tests/conntool"
 # its socket at $T/NAME.sock opened to group 65534 (the group of the tests' other uids),
 # state in $T/NAME, log in $T/NAME.log; its pid in BRO_PID; stopped when the test ends.
 # glibc's mmap threshold is set to 64 KiB, so that every buffer of a frame is a mapping of
-# its own, given back when it is freed: the broker's RSS then shows what it holds.
+# its own, given back when it is freed: the broker's RSS then shows what it holds. BRO_CONFIG:
+# its --config (default /dev/null, as SUP_CONFIG above).
 start_bro() {
         local name=$1 before
         shift
         # A log of an earlier broker of the same name says nothing of this one.
         before=$(grep -c ": listening on " "$T/$name.log" 2>/dev/null)
         GLIBC_TUNABLES=glibc.malloc.mmap_threshold=65536:glibc.malloc.trim_threshold=65536 \
-                "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/$name.sock" \
-                --state-dir "$T/$name" --socket-group 65534 "$@" >>"$T/$name.log" 2>&1 &
+                "$ANVIL_BUILD/anvil-broker" --config "${BRO_CONFIG:-/dev/null}" --supervisor "$ANVIL_SUP_SOCKET" \
+                --listen "$T/$name.sock" --state-dir "$T/$name" --socket-group 65534 "$@" >>"$T/$name.log" 2>&1 &
         BRO_PID=$!
         OWN_PIDS+=("$BRO_PID")
         for _ in $(seq 100); do

@@ -121,7 +121,7 @@ BSOCK="$T/broker.sock"
 # As the suite's broker: as root in both passes (a rootless supervisor lets root connect).
 # Its socket is opened to nogroup, so that nobody may ask for a trace that is not its own.
 chmod 711 "$T"
-"$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$BSOCK" --state-dir "$T/broker" \
+"$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$BSOCK" --state-dir "$T/broker" \
         --socket-group nogroup --model-url "http://127.0.0.1:$PORT_key/v1" --model scripted-model --model-key-file "$T/key" \
         --model-retries 2 >"$T/broker.log" 2>&1 &
 BRO_PID=$!
@@ -389,7 +389,7 @@ echo "ok: key: in no run's environment, output, artifact, stored result, trace o
 if [ -z "$ROOTLESS_USER" ]; then
         start_sup forbid 900000000 --spares 0 --socket-group nogroup
         install -d -o nobody -g nogroup "$T/nb"
-        setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$ANVIL_BUILD/anvil-broker" \
+        setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$ANVIL_BUILD/anvil-broker" --config /dev/null \
                 --supervisor "$T/forbid.sock" --listen "$T/nb/broker.sock" --state-dir "$T/nb/state" >"$T/nb.log" 2>&1 &
         OWN_PIDS+=("$!")
         for _ in $(seq 100); do [ -S "$T/nb/broker.sock" ] && break; sleep 0.1; done

@@ -80,7 +80,7 @@ expect_eq "supervisor control: uid $A locked out" \
         "error code=busy field=- message=too many connections to the supervisor: at most 3 at once from all users (--max-conns); try again later" \
         "$(as_uid $A "$FT" "$T/supflat.sock" hello 2>&1)"
 release root-flat
-out=$("$ANVIL_BUILD/anvil-supervisor" --listen "$T/x.sock" --state-dir "$T/x" --max-runs 4 --max-conns-per-uid 4 2>&1)
+out=$("$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$T/x.sock" --state-dir "$T/x" --max-runs 4 --max-conns-per-uid 4 2>&1)
 expect_eq "supervisor: a per-uid cap below --max-runs + 1 is refused" \
         "anvil-supervisor: --max-conns-per-uid 4: at least --max-runs + 1 (5): the broker carries each run on a connection of its own, and a probe on another" \
         "$out"

@@ -42,7 +42,7 @@ for s in kill gone hang stall; do task "$s"; done
 start_broker() {
         local before
         before=$(grep -c ": listening on " "$T/b.log" 2>/dev/null)
-        "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$T/b" "$@" \
+        "$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$T/b" "$@" \
                 >>"$T/b.log" 2>&1 &
         BRO=$!
         OWN_PIDS+=("$BRO")

@@ -35,7 +35,7 @@ printf '{"task": "write 42", "inputs": ["in.csv"], "model": {"url": "http://127.
 tool hello.py <<<'print("hello")'
 
 SD="$MNT/state"
-"$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$SD" >"$T/b.log" 2>&1 &
+"$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$SD" >"$T/b.log" 2>&1 &
 BRO=$!
 OWN_PIDS+=("$BRO")
 for _ in $(seq 100); do [ -S "$T/b.sock" ] && break; sleep 0.1; done
@@ -128,7 +128,7 @@ expect_eq "temporary files left" "" "$(find "$SD" -name '*.tmp' | head -3)"
 # ---- the next start: the task that ended unstored is no interrupted task ----
 kill -TERM "$BRO"
 wait "$BRO"
-"$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$SD" >"$T/b2.log" 2>&1 &
+"$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$SD" >"$T/b2.log" 2>&1 &
 BRO=$!
 OWN_PIDS+=("$BRO")
 for _ in $(seq 100); do [ -S "$T/b.sock" ] && break; sleep 0.1; done

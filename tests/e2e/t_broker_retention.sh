@@ -19,7 +19,7 @@ printf '{"task": "write 1", "model": {"url": "http://127.0.0.1:%s/v1", "name": "
 tool hello.py <<<'print("hello")'
 
 start_broker() { # options...
-        "$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$T/b" "$@" \
+        "$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/b.sock" --state-dir "$T/b" "$@" \
                 >"$T/b.log" 2>&1 &
         BRO=$!
         OWN_PIDS+=("$BRO")
@@ -88,7 +88,7 @@ results_are "restarted with --keep-results 1" "${newest%.json}"
 # Bad values.
 for opt in --keep-results --keep-tasks; do
         for v in 0 1000001 -1 1k; do
-                out=$("$ANVIL_BUILD/anvil-broker" --supervisor "$T/x.sock" --listen "$T/y.sock" --state-dir "$T/z" "$opt" "$v" 2>&1)
+                out=$("$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$T/x.sock" --listen "$T/y.sock" --state-dir "$T/z" "$opt" "$v" 2>&1)
                 rc=$?
                 expect_eq "$opt $v: exit" 2 "$rc"
                 expect_eq "$opt $v: why" "anvil-broker: $opt: '$v' is not a whole number within 1..1000000 (see --help)" "$out"

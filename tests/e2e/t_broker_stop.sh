@@ -14,7 +14,7 @@
 # start_broker NAME SUPERVISOR_SOCKET: its socket $T/NAME.sock, state $T/NAME, log $T/NAME.log;
 # its pid in BRO.
 start_broker() {
-        "$ANVIL_BUILD/anvil-broker" --supervisor "$2" --listen "$T/$1.sock" --state-dir "$T/$1" >"$T/$1.log" 2>&1 &
+        "$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$2" --listen "$T/$1.sock" --state-dir "$T/$1" >"$T/$1.log" 2>&1 &
         BRO=$!
         OWN_PIDS+=("$BRO")
         for _ in $(seq 100); do [ -S "$T/$1.sock" ] && return; sleep 0.1; done

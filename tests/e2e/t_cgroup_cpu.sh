@@ -57,14 +57,14 @@ expect_eq "--cpu-quota none: no time throttled claimed" null "$(j .cgroup.cpu_th
 ncpu=$(getconf _NPROCESSORS_ONLN)
 max=$((ncpu * 100))
 for bad in 0 -5 50% 1.5 "" abc "$((max + 1))" 99999999999999999999; do
-        out=$("$ANVIL_BUILD/anvil-supervisor" --listen "$T/bad.sock" --state-dir "$T/bad" --cpu-quota "$bad" 2>&1)
+        out=$("$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$T/bad.sock" --state-dir "$T/bad" --cpu-quota "$bad" 2>&1)
         rc=$?
         expect_eq "--cpu-quota '$bad': exit code" 2 "$rc"
         expect_eq "--cpu-quota '$bad': the message" \
                 "anvil-supervisor: --cpu-quota: '$bad': expected a percentage of one CPU from 1 to $max (this machine has $ncpu CPUs), or none" \
                 "$out"
 done
-out=$("$ANVIL_BUILD/anvil-supervisor" --listen "$T/bad.sock" --state-dir "$T/bad" --cgroup none --cpu-quota 50 2>&1)
+out=$("$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$T/bad.sock" --state-dir "$T/bad" --cgroup none --cpu-quota 50 2>&1)
 expect_eq "--cgroup none --cpu-quota 50: exit code" 2 "$?"
 expect_eq "--cgroup none --cpu-quota 50: the message" \
         "anvil-supervisor: --cpu-quota needs a cgroup, and --cgroup none was given" "$out"

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 SOCK="$T/sup.sock"
 setpriv --bounding-set -audit_read -- \
-        "$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --enable-kernel-audit \
+        "$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$T/state" --enable-kernel-audit \
         --test-no-python-layers --spares 1 --max-runs 2 --uid-base $((ANVIL_E2E_UID_BASE + 330000000)) \
         >"$T/sup.log" 2>&1 &
 SUP=$!

@@ -142,7 +142,7 @@ expect_eq "write: the run's input on the host, unchanged" "region,amount" "$(cat
 # seccomp refuses a TCP socket before Landlock would see its connect (t_seccomp.sh): to show
 # Landlock holding alone, a supervisor of the test build whose runners load no filter.
 NOSC="$T/noseccomp.sock"
-as_supervisor "$ANVIL_BUILD/anvil-supervisor" --listen "$NOSC" --state-dir "$T/noseccomp" --test-no-python-layers \
+as_supervisor "$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$NOSC" --state-dir "$T/noseccomp" --test-no-python-layers \
         --test-skip-seccomp --spares 0 --max-runs 16 --uid-base $((ANVIL_E2E_UID_BASE + 330000000)) $(explained --enable-kernel-audit) \
         >"$T/noseccomp.log" 2>&1
 for _ in $(seq 100); do [ -S "$NOSC" ] && break; sleep 0.1; done

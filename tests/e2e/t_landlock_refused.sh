@@ -8,7 +8,7 @@
 # supervisor, whose jails are restricted, runs (and its read of /etc/hostname is refused).
 . "$(dirname "$0")/lib.sh"
 SOCK="$T/sup.sock"
-"$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --test-skip-landlock \
+"$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$T/state" --test-skip-landlock \
         --test-no-python-layers --spares 1 --max-runs 2 --uid-base $((ANVIL_E2E_UID_BASE + 320000000)) \
         >"$T/sup.log" 2>&1 &
 SUP=$!

@@ -248,7 +248,7 @@ echo "ok: nor its last 8 characters"
 
 # ---- the broker's settings ----
 BRO="$ANVIL_BUILD/anvil-broker"
-broker_args=(--supervisor "$T/nosuch.sock" --listen "$T/bro.sock" --state-dir "$T/bro")
+broker_args=(--config /dev/null --supervisor "$T/nosuch.sock" --listen "$T/bro.sock" --state-dir "$T/bro")
 refused() { # WHAT EXPECTED-MESSAGE [ENV=VALUE] ARGS...: the broker refuses to start, saying so
         local what=$1 want=$2 out rc
         shift 2

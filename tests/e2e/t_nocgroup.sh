@@ -2,7 +2,7 @@
 # kills at the cap and reports the peak it saw; the result lists no cgroup as in force.
 . "$(dirname "$0")/lib.sh"
 SOCK="$T/sup.sock"
-"$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --cgroup none --spares 1 \
+"$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$T/state" --cgroup none --spares 1 \
         --max-runs 2 --uid-base $((ANVIL_E2E_UID_BASE + 300000000)) >"$T/sup.log" 2>&1 &
 SUP=$!
 trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 FT="$ANVIL_BUILD/tests/frametool"
 SOCK="$T/sup.sock"
-"$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --socket-group 65534 \
+"$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$T/state" --socket-group 65534 \
         --allow-uid 65534 --spares 0 --max-runs 2 --uid-base $((ANVIL_E2E_UID_BASE + 200000000)) >"$T/sup.log" 2>&1 &
 SUP=$!
 trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT

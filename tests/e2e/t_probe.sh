@@ -86,7 +86,7 @@ expect_eq "a refused tool's tier" "namespaces+seccomp+landlock" "$(j .isolation.
 # A probe environment without seccomp, then one without Landlock: the tier drops and says why.
 broken() { # LAYER N: a supervisor whose probe's jail leaves LAYER out; its probe in $T/probe.json
         local sock="$T/broken-$1.sock"
-        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$ANVIL_BUILD/anvil-supervisor" --listen "$sock" --state-dir "$T/broken-$1" \
+        ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$sock" --state-dir "$T/broken-$1" \
                 --uid-base $((ANVIL_E2E_UID_BASE + 500000000 + $2 * 1000)) --spares 0 --test-probe-break "$1" \
                 >"$T/broken-$1.log" 2>&1 &
         BPIDS+=($!)

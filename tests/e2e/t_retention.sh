@@ -22,7 +22,7 @@ start_sup() { # name, supervisor options...
         shift
         SOCK="$T/$name.sock"
         STATE="$T/$name"
-        "$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$STATE" --uid-base $((ANVIL_E2E_UID_BASE + 100000000)) "$@" \
+        "$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$STATE" --uid-base $((ANVIL_E2E_UID_BASE + 100000000)) "$@" \
                 >"$T/$name.log" 2>&1 &
         MYPID=$!
         for _ in $(seq 300); do

@@ -52,7 +52,7 @@ starts() {
 }
 # The supervisor as the pass runs them (root, or the rootless user): a command, not a function,
 # so that a background start's $! is the daemon itself.
-sup=("${SUP_WRAP[@]}" "$SUP" --uid-base "$UIDB" --spares 0 --max-runs 2)
+sup=("${SUP_WRAP[@]}" "$SUP" --config /dev/null --uid-base "$UIDB" --spares 0 --max-runs 2)
 E="anvil-supervisor: error:"
 me=$(id -u "${ROOTLESS_USER:-root}")
 
@@ -94,7 +94,7 @@ rm "$T/run/notsock"
 starts "not a socket" "$T/run/notsock" "${sup[@]}" --listen "$T/run/notsock" --state-dir "$T/s4"
 
 # A live supervisor: a second one on its socket names its pid and leaves its socket.
-"${SUP_WRAP[@]}" "$SUP" --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/live.sock" \
+"${SUP_WRAP[@]}" "$SUP" --config /dev/null --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/live.sock" \
         --state-dir "$T/live" >"$T/live.log" 2>&1 &
 LIVE=$!
 OWN_PIDS+=("$LIVE")
@@ -135,29 +135,29 @@ cp "$SUP" "$ANVIL_BUILD/anvil-py" "$T/bin/"
 [ -n "$ROOTLESS_USER" ] && chown -R "$ROOTLESS_USER:" "$T/bin"
 fails "pid 1 missing" \
         "$E the jail's pid 1 anvil-init: $T/bin/anvil-init: No such file or directory: build it (make), or install it (make install puts it in /usr/lib/anvil); it is looked for beside anvil-supervisor, then in /usr/lib/anvil" \
-        "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s8.sock" --state-dir "$T/s8"
+        "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --config /dev/null --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s8.sock" --state-dir "$T/s8"
 cp "$ANVIL_BUILD/anvil-init" "$T/bin/"
 chmod 644 "$T/bin/anvil-py"
 [ -n "$ROOTLESS_USER" ] && chown -R "$ROOTLESS_USER:" "$T/bin"
 fails "runner not executable" \
         "$E the runner anvil-py: $T/bin/anvil-py is not an executable file: make it one (chmod 0755), or reinstall it; --runner PATH names another" \
-        "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s8.sock" --state-dir "$T/s8"
+        "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --config /dev/null --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s8.sock" --state-dir "$T/s8"
 [ -e "$T/s8" ] && fail "runner not executable: the state directory was made"
 chmod 755 "$T/bin/anvil-py"
-starts "runner not executable" "$T/run/s8.sock" "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --uid-base "$UIDB" --spares 0 \
+starts "runner not executable" "$T/run/s8.sock" "${SUP_WRAP[@]}" "$T/bin/anvil-supervisor" --config /dev/null --uid-base "$UIDB" --spares 0 \
         --max-runs 2 --listen "$T/run/s8.sock" --state-dir "$T/s8"
 
 # ---- the broker: its socket, and a supervisor that is not there ----
 BE="anvil-broker: error:"
 fails "broker: missing socket directory" \
         "$BE --listen $T/nodir/anvil.sock: the directory $T/nodir does not exist: create it (mkdir -p $T/nodir), or choose a path in one that does; installed, anvil-supervisor.service makes /run/anvil (RuntimeDirectory=anvil)" \
-        "$BRO" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/nodir/anvil.sock" --state-dir "$T/b1"
+        "$BRO" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/nodir/anvil.sock" --state-dir "$T/b1"
 [ -e "$T/b1" ] && fail "broker: missing socket directory: the state directory was made"
-starts "broker" "$T/run/b1.sock" "$BRO" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/run/b1.sock" --state-dir "$T/b1"
+starts "broker" "$T/run/b1.sock" "$BRO" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/run/b1.sock" --state-dir "$T/b1"
 expect_eq "control: the broker on a live supervisor: no warning" 0 "$(grep -c "cannot reach the supervisor" "$T/ctl.log")"
 
 NOSUP="cannot reach the supervisor at $T/run/none.sock (No such file or directory): no socket is there: start anvil-supervisor (systemctl start anvil-supervisor), or give the broker the path it listens on (--supervisor)"
-"$BRO" --supervisor "$T/run/none.sock" --listen "$T/run/b2.sock" --state-dir "$T/b2" >"$T/b2.log" 2>&1 &
+"$BRO" --config /dev/null --supervisor "$T/run/none.sock" --listen "$T/run/b2.sock" --state-dir "$T/b2" >"$T/b2.log" 2>&1 &
 OWN_PIDS+=("$!")
 for _ in $(seq 100); do grep -q ": listening on " "$T/b2.log" && break; sleep 0.1; done
 expect_eq "broker: no supervisor: the warning" \
@@ -204,7 +204,7 @@ starts "state directory full" "$T/run/s11.sock" "${sup[@]}" --listen "$T/run/s11
 # (EINVAL) as the supervisor's own would be for every run directory.
 mkfifo "$T/go"
 unshare --user -- bash -c 'read -r _ <"$1"; shift; exec "$@"' sh "$T/go" \
-        "$SUP" --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s12.sock" --state-dir "$T/s12" \
+        "$SUP" --config /dev/null --uid-base "$UIDB" --spares 0 --max-runs 2 --listen "$T/run/s12.sock" --state-dir "$T/s12" \
         >"$T/out.log" 2>&1 &
 NS=$!
 sleep 0.2

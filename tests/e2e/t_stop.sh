@@ -3,7 +3,7 @@
 # no jail process and no cgroup behind.
 . "$(dirname "$0")/lib.sh"
 SOCK="$T/sup.sock"
-"$ANVIL_BUILD/anvil-supervisor" --listen "$SOCK" --state-dir "$T/state" --spares 1 --max-runs 2 \
+"$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$SOCK" --state-dir "$T/state" --spares 1 --max-runs 2 \
         --uid-base $((ANVIL_E2E_UID_BASE + 400000000)) >"$T/sup.log" 2>&1 &
 SUP=$!
 trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT

@@ -34,7 +34,7 @@ expect_eq "its jail's own limit" 1024 "$(j .stdout)"
 
 # A hard limit under the jails' own 1024: every run would fail to set it, so the supervisor
 # does not start, and says why.
-"${AS[@]}" prlimit --nofile=256:700 -- "$ANVIL_BUILD/anvil-supervisor" --listen "$T/none.sock" --state-dir "$T/none" \
+"${AS[@]}" prlimit --nofile=256:700 -- "$ANVIL_BUILD/anvil-supervisor" --config /dev/null --listen "$T/none.sock" --state-dir "$T/none" \
         --uid-base $((ANVIL_E2E_UID_BASE + 602000)) >"$T/none.log" 2>&1
 expect_eq "its exit status under a hard limit of 700" 1 "$?"
 expect_match "why" "the open file limit's hard limit is 700, under the 1024 each jail's tool is given: raise it \(ulimit -Hn, or LimitNOFILE= in the unit\)" "$(cat "$T/none.log")"

@@ -563,7 +563,7 @@ def main():
 
     sup_sock, bro_sock = os.path.join(work, "sup.sock"), os.path.join(work, "anvil.sock")
     sup_log, bro_log = os.path.join(work, "supervisor.log"), os.path.join(work, "broker.log")
-    sup_args = [os.path.join(build, "anvil-supervisor"), "--listen", sup_sock, "--state-dir",
+    sup_args = [os.path.join(build, "anvil-supervisor"), "--config", "/dev/null", "--listen", sup_sock, "--state-dir",
                 os.path.join(work, "sup"), "--uid-base", str(a.uid_base), "--keep-runs", str(a.keep_runs)]
     if a.max_runs:
         sup_args += ["--max-runs", str(a.max_runs)]
@@ -592,7 +592,7 @@ def main():
     if not wait_for("supervisor", lambda: "listening on" in open(sup_log, errors="replace").read() or
                     not sup.alive(), 30) or not sup.alive():
         fail_now("the supervisor did not start:\n" + tail(sup_log))
-    bro = Daemon("broker", [os.path.join(build, "anvil-broker"), "--supervisor", sup_sock, "--listen", bro_sock,
+    bro = Daemon("broker", [os.path.join(build, "anvil-broker"), "--config", "/dev/null", "--supervisor", sup_sock, "--listen", bro_sock,
                             "--state-dir", os.path.join(work, "broker")], bro_log)
     daemons.append(bro)
     if not wait_for("broker", lambda: os.path.exists(bro_sock) or not bro.alive(), 30) or not bro.alive():

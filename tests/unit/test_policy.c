@@ -120,12 +120,14 @@ static void test_utf8_sanitize(void **state)
 
 /* ---- pol_limits_resolve ---- */
 
+static struct pol_limits_table compiled_table; /* pol_limits_table_init, in main */
+
 static void test_limits_defaults(void **state)
 {
         (void)state;
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_limits req = { 0 }, out;
-        assert_int_equal(pol_limits_resolve(&req, &out, &err), 0);
+        assert_int_equal(pol_limits_resolve(&compiled_table, &req, &out, &err), 0);
         assert_int_equal(out.wall_s, 10);
         assert_int_equal(out.cpu_s, 5);
         assert_int_equal(out.memory_mb, 512);
@@ -142,7 +144,7 @@ static void test_limits_cpu_quota_not_requestable(void **state)
         (void)state;
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_limits req = { .cpu_quota_pct = { true, 50 } }, out;
-        assert_int_equal(pol_limits_resolve(&req, &out, &err), -EINVAL);
+        assert_int_equal(pol_limits_resolve(&compiled_table, &req, &out, &err), -EINVAL);
         assert_string_equal(err.msg, "run_request.limits.cpu_quota_pct: the CPU quota is the supervisor's "
                                      "(--cpu-quota), not a request's");
         char field[64];
@@ -192,7 +194,7 @@ static void test_limits_bounds(void **state)
                 struct anvil_err err = ANVIL_ERR_INIT;
                 struct proto_limits req = { 0 }, out;
                 *(uint64_t *)((uint8_t *)&req + c->offset) = c->value;
-                int r = pol_limits_resolve(&req, &out, &err);
+                int r = pol_limits_resolve(&compiled_table, &req, &out, &err);
                 if (!c->error) {
                         if (r != 0)
                                 fail_msg("%s=%llu refused: %s", c->field, (unsigned long long)c->value, err.msg);
@@ -256,7 +258,7 @@ static void test_limits_zero_given(void **state)
                 assert_int_equal(got->given, 1ull << zero_cases[i].which);
                 struct anvil_err err = ANVIL_ERR_INIT;
                 struct proto_limits out;
-                assert_int_equal(pol_limits_resolve(got, &out, &err), -EINVAL);
+                assert_int_equal(pol_limits_resolve(&compiled_table, got, &out, &err), -EINVAL);
                 assert_string_equal(err.msg, zero_cases[i].error);
                 char field[64];
                 proto_err_field(&err, field, sizeof(field));
@@ -268,8 +270,8 @@ static void test_limits_zero_given(void **state)
                 struct proto_limits unset = { 0 }, dflt;
                 limits_round_trip(&unset, &in);
                 assert_int_equal(in.u.run_request.limits.given, 0);
-                assert_int_equal(pol_limits_resolve(&in.u.run_request.limits, &out, &err), 0);
-                assert_int_equal(pol_limits_resolve(&unset, &dflt, &err), 0);
+                assert_int_equal(pol_limits_resolve(&compiled_table, &in.u.run_request.limits, &out, &err), 0);
+                assert_int_equal(pol_limits_resolve(&compiled_table, &unset, &dflt, &err), 0);
                 assert_int_equal(*(uint64_t *)((uint8_t *)&out + zero_cases[i].offset),
                                  *(uint64_t *)((uint8_t *)&dflt + zero_cases[i].offset));
                 assert_true(*(uint64_t *)((uint8_t *)&out + zero_cases[i].offset) > 0);
@@ -282,11 +284,151 @@ static void test_limits_zero_given(void **state)
         assert_int_equal(in.u.run_request.limits.given, (1ull << PROTO_LIMIT_WALL_S) | (1ull << PROTO_LIMIT_PIDS));
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_limits out;
-        assert_int_equal(pol_limits_resolve(&in.u.run_request.limits, &out, &err), 0);
+        assert_int_equal(pol_limits_resolve(&compiled_table, &in.u.run_request.limits, &out, &err), 0);
         assert_int_equal(out.wall_s, 7);
         assert_int_equal(out.pids, 9);
         assert_int_equal(out.cpu_s, POL_CPU_S_DEFAULT);
         proto_msg_free(&in);
+}
+
+/* ---- the limits table ([limits] of the configuration) ---- */
+
+static void test_limits_table_keys(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *key;
+                int r;
+                unsigned field;
+                bool is_max;
+        } cases[] = {
+                { "wall_s", 0, PROTO_LIMIT_WALL_S, false },   { "wall_s_max", 0, PROTO_LIMIT_WALL_S, true },
+                { "cpu_s", 0, PROTO_LIMIT_CPU_S, false },     { "memory_mb_max", 0, PROTO_LIMIT_MEMORY_MB, true },
+                { "output_bytes", 0, PROTO_LIMIT_OUTPUT_BYTES, false },
+                { "files_bytes_max", 0, PROTO_LIMIT_FILES_BYTES, true },
+                { "pids", 0, PROTO_LIMIT_PIDS, false },       { "pids_max", 0, PROTO_LIMIT_PIDS, true },
+                { "wall_s_maxx", -ENOENT, 0, false },         { "wall", -ENOENT, 0, false },
+                { "wall_s_min", -ENOENT, 0, false },          { "", -ENOENT, 0, false },
+                { "cpu_quota_pct", -ENOENT, 0, false },       { "_max", -ENOENT, 0, false },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                unsigned f = 99;
+                bool m = false;
+                int r = pol_limit_key(cases[i].key, &f, &m);
+                if (r != cases[i].r)
+                        fail_msg("%s: %d, expected %d", cases[i].key, r, cases[i].r);
+                if (r == 0) {
+                        assert_int_equal(f, cases[i].field);
+                        assert_int_equal(m, cases[i].is_max);
+                        /* the key is the limit's name, and "_max" for its maximum */
+                        char want[64];
+                        snprintf(want, sizeof(want), "%s%s", pol_limit_name(f), m ? "_max" : "");
+                        assert_string_equal(cases[i].key, want);
+                }
+        }
+        assert_null(pol_limit_name(POL_LIMITS_N));
+}
+
+/* A default or maximum is set within the compiled range only: the configuration may move a
+ * default and lower a maximum, never go outside what the jail and the protocol hold. */
+static void test_limits_table_set(void **state)
+{
+        (void)state;
+        static const struct {
+                unsigned field;
+                bool is_max;
+                uint64_t v;
+                const char *error;
+        } cases[] = {
+                { PROTO_LIMIT_WALL_S, false, 1, NULL },        { PROTO_LIMIT_WALL_S, true, 3600, NULL },
+                { PROTO_LIMIT_WALL_S, false, 0, "expected 1..3600" },
+                { PROTO_LIMIT_WALL_S, true, 3601, "expected 1..3600" },
+                { PROTO_LIMIT_CPU_S, true, UINT64_MAX, "expected 1..3600" },
+                { PROTO_LIMIT_MEMORY_MB, false, 63, "expected 64..65536" },
+                { PROTO_LIMIT_MEMORY_MB, true, 64, NULL },
+                { PROTO_LIMIT_OUTPUT_BYTES, true, 2097153, "expected 1..2097152" },
+                { PROTO_LIMIT_FILES_BYTES, false, 4095, "expected 4096..1073741824" },
+                { PROTO_LIMIT_PIDS, true, 1025, "expected 8..1024" },
+                { PROTO_LIMIT_PIDS, false, 8, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                struct pol_limits_table t;
+                pol_limits_table_init(&t);
+                struct anvil_err err = ANVIL_ERR_INIT;
+                int r = pol_limits_table_set(&t, cases[i].field, cases[i].is_max, cases[i].v, &err);
+                if (!cases[i].error) {
+                        assert_int_equal(r, 0);
+                        assert_int_equal(cases[i].is_max ? t.r[cases[i].field].max : t.r[cases[i].field].dflt,
+                                         cases[i].v);
+                        continue;
+                }
+                assert_int_equal(r, -ERANGE);
+                assert_string_equal(err.msg, cases[i].error);
+                /* refused: the table is as it was */
+                struct pol_limits_table c;
+                pol_limits_table_init(&c);
+                assert_memory_equal(&t, &c, sizeof(t));
+        }
+}
+
+/* Every default at most its maximum, the message naming both keys. */
+static void test_limits_table_check(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct pol_limits_table t;
+        unsigned f = 99;
+        pol_limits_table_init(&t);
+        assert_int_equal(pol_limits_table_check(&t, &f, &err), 0);
+        /* a maximum lowered under the compiled default */
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_MEMORY_MB, true, 256, &err), 0);
+        assert_int_equal(pol_limits_table_check(&t, &f, &err), -EINVAL);
+        assert_int_equal(f, PROTO_LIMIT_MEMORY_MB);
+        assert_string_equal(err.msg, "memory_mb = 512 is over memory_mb_max = 256");
+        /* and the default with it: fine; equal is fine */
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_MEMORY_MB, false, 256, &err), 0);
+        assert_int_equal(pol_limits_table_check(&t, &f, &err), 0);
+        /* a default moved over a maximum */
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_PIDS, true, 100, &err), 0);
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_PIDS, false, 101, &err), 0);
+        assert_int_equal(pol_limits_table_check(&t, &f, &err), -EINVAL);
+        assert_int_equal(f, PROTO_LIMIT_PIDS);
+        assert_string_equal(err.msg, "pids = 101 is over pids_max = 100");
+}
+
+/* A run is resolved against the table in force: its defaults for what a request leaves out,
+ * its maximum for what it asks, the compiled minimum still. */
+static void test_limits_table_resolve(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct pol_limits_table t;
+        pol_limits_table_init(&t);
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_WALL_S, false, 20, &err), 0);
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_WALL_S, true, 60, &err), 0);
+        assert_int_equal(pol_limits_table_set(&t, PROTO_LIMIT_MEMORY_MB, true, 1024, &err), 0);
+        struct proto_limits req = { 0 }, out;
+        assert_int_equal(pol_limits_resolve(&t, &req, &out, &err), 0);
+        assert_int_equal(out.wall_s, 20);
+        assert_int_equal(out.cpu_s, POL_CPU_S_DEFAULT);
+        assert_int_equal(out.memory_mb, POL_MEMORY_MB_DEFAULT);
+        req.wall_s = 60;
+        assert_int_equal(pol_limits_resolve(&t, &req, &out, &err), 0);
+        assert_int_equal(out.wall_s, 60);
+        req.wall_s = 61;
+        assert_int_equal(pol_limits_resolve(&t, &req, &out, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.limits.wall_s: 61 is over the maximum of 60");
+        req.wall_s = 0;
+        req.memory_mb = 1025;
+        assert_int_equal(pol_limits_resolve(&t, &req, &out, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.limits.memory_mb: 1025 is over the maximum of 1024");
+        req.memory_mb = 63;
+        assert_int_equal(pol_limits_resolve(&t, &req, &out, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.limits.memory_mb: 63 is below the minimum of 64");
+        /* the compiled table would have taken both */
+        req.memory_mb = 1025;
+        req.wall_s = 61;
+        assert_int_equal(pol_limits_resolve(&compiled_table, &req, &out, &err), 0);
 }
 
 /* ---- pol_inputs_check ---- */
@@ -1396,6 +1538,7 @@ static void test_agent_texts_catalog(void **state)
 
 int main(void)
 {
+        pol_limits_table_init(&compiled_table);
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_utf8_sanitize),
@@ -1403,6 +1546,10 @@ int main(void)
                 cmocka_unit_test(test_limits_cpu_quota_not_requestable),
                 cmocka_unit_test(test_limits_bounds),
                 cmocka_unit_test(test_limits_zero_given),
+                cmocka_unit_test(test_limits_table_keys),
+                cmocka_unit_test(test_limits_table_set),
+                cmocka_unit_test(test_limits_table_check),
+                cmocka_unit_test(test_limits_table_resolve),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_reasons_catalog),
                 cmocka_unit_test(test_startup_catalog),

@@ -1,0 +1,138 @@
+/* anvilctl's connection to the broker (ctl/client.h). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "ctl/client.h"
+#include "lib/err.h"
+
+const char *ctl_socket_path(void)
+{
+        const char *p = getenv("ANVIL_SOCKET");
+        return p && *p ? p : "/run/anvil.sock";
+}
+
+static int connect_broker(void)
+{
+        const char *path = ctl_socket_path();
+        struct sockaddr_un sa = { .sun_family = AF_UNIX };
+        if (strlen(path) >= sizeof(sa.sun_path)) {
+                fprintf(stderr, "anvilctl: socket path %s is too long\n", path);
+                return -1;
+        }
+        strcpy(sa.sun_path, path);
+        int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+                fprintf(stderr, "anvilctl: cannot reach Anvil at %s: %s (is anvil-broker running? set ANVIL_SOCKET)\n",
+                        path, strerror(errno));
+                if (fd >= 0)
+                        close(fd);
+                return -1;
+        }
+        return fd;
+}
+
+/* The broker closed the connection while a request was being sent (it refuses a connection
+ * over one of its bounds with an error frame, then closes it without reading the request):
+ * its error frame, if one came, says why. Returns the exit status. */
+static int closed_while_sending(int fd, const char *what)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader rd;
+        struct proto_msg in;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        int k = proto_read_msg(fd, &rd, &in, &err);
+        proto_reader_free(&rd);
+        int rc = EXIT_CONNECT;
+        if (k == 1 && in.type == PROTO_ERROR) {
+                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                rc = EXIT_REFUSED;
+        } else {
+                fprintf(stderr, "anvilctl: the broker closed the connection before it took %s\n", what);
+        }
+        if (k == 1)
+                proto_msg_free(&in);
+        return rc;
+}
+
+/* Connects to the broker and sends m (what names it in the error: "the run"): the connected
+ * fd, or minus the exit status once it has said why. SIGPIPE is ignored (main): a broker that
+ * closes first is an EPIPE here, never a silent death. */
+int ctl_send_request(const struct proto_msg *m, const char *what)
+{
+        int fd = connect_broker();
+        if (fd < 0)
+                return -EXIT_CONNECT;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (proto_write_msg(fd, m, &err) < 0) {
+                int rc = EXIT_CONNECT;
+                if (err.code == EPIPE || err.code == ECONNRESET)
+                        rc = closed_while_sending(fd, what);
+                else
+                        fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, ctl_socket_path(), err.msg);
+                close(fd);
+                return -rc;
+        }
+        return fd;
+}
+
+/* One line of what ended a request: on stderr, or kept in *failed (the first one only). */
+static void say(char **failed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(char **failed, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        if (!failed) {
+                fprintf(stderr, "anvilctl: ");
+                vfprintf(stderr, fmt, ap);
+                fputc('\n', stderr);
+        } else if (!*failed && vasprintf(failed, fmt, ap) < 0) {
+                *failed = NULL;
+        }
+        va_end(ap);
+}
+
+/* The message for a read that ended the connection: the broker's closing it (end of stream,
+ * or a reset when it closed with our bytes unread) said as such. */
+static void say_read_failed(int k, const struct anvil_err *err, const char *what, char **failed)
+{
+        if (k == 0 || err->code == ECONNRESET)
+                say(failed, "the broker closed the connection before %s ended", what);
+        else
+                say(failed, "%s", err->msg);
+}
+
+int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char **failed)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_reader rd;
+        proto_reader_init(&rd, PROTO_FRAME_MAX);
+        int rc = EXIT_CONNECT;
+        for (;;) {
+                struct proto_msg in;
+                int k = proto_read_msg(fd, &rd, &in, &err);
+                if (k <= 0) {
+                        say_read_failed(k, &err, what, failed);
+                        break;
+                }
+                int r;
+                if (in.type == PROTO_ERROR) {
+                        say(failed, "%s: %s", in.u.error.code, in.u.error.message);
+                        rc = EXIT_REFUSED;
+                        r = 0;
+                } else if ((r = on_frame(fd, &in, ctx, &rc)) < 0) {
+                        say(failed, "unexpected %s from the server", proto_type_name(in.type));
+                }
+                proto_msg_free(&in);
+                if (r <= 0)
+                        break;
+        }
+        proto_reader_free(&rd);
+        return rc;
+}
