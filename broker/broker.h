@@ -75,7 +75,8 @@ struct bro_server {
         int tasks_dirfd, traces_dirfd; /* DIR/tasks, DIR/traces */
         uint64_t next_seq; /* numbers requests for the log */
         uint64_t next_tmp; /* numbers temporary result files */
-        bool listen_activated; /* the clients' socket came from systemd (sdlisten.c) */
+        int listen_fd;         /* the clients' socket systemd passed (sdlisten.c), or 0 */
+        bool listen_activated; /* listening on it */
         bool stopping;
         bool stopping_now;       /* a second signal, or the stop's grace ran out (relay.c) */
         bool stop_timers;        /* stop_grace and stop_idle are initialised */

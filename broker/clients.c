@@ -197,9 +197,7 @@ static void on_connection(uv_stream_t *listener, int status)
 
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err)
 {
-        int fd = bro_sd_listen_fd(srv->cfg.listen_path, err), r;
-        if (fd < 0)
-                return fd;
+        int fd = srv->listen_fd, r;
         srv->listener.data = srv;
         if (fd == 0)
                 return proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group,

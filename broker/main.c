@@ -426,7 +426,8 @@ static void raise_nofile(void)
 static int check_startup(struct bro_server *srv)
 {
         char msg[STARTUP_MSG_MAX];
-        int r = startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
+        /* A socket systemd passed (sdlisten.c) is made already, and in use by systemd. */
+        int r = srv->listen_fd > 0 ? 0 : startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
         if (r < 0) {
                 log_error("%s", msg);
                 return -1;
@@ -489,6 +490,10 @@ int main(int argc, char **argv)
         (void)signal(SIGPIPE, SIG_IGN);
         raise_nofile();
         srv.results_dirfd = srv.tasks_dirfd = srv.traces_dirfd = -1;
+        if ((srv.listen_fd = bro_sd_listen_fd(srv.cfg.listen_path, &err)) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
         if (check_startup(&srv) < 0)
                 return 1;
         if (bro_store_init(&srv, &err) < 0) {

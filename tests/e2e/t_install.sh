@@ -36,8 +36,10 @@ sed 's/^/    /' <<<"$got"
 for p in usr/sbin/anvil-supervisor usr/sbin/anvil-broker usr/bin/anvilctl usr/lib/anvil/anvil-py usr/lib/anvil/anvil-init; do
         [ "$(stat -c %a "$D/$p")" = 755 ] || fail "$p: mode $(stat -c %a "$D/$p")"
 done
-grep -q "^ExecStart=/usr/sbin/anvil-supervisor " "$D$UNITDIR/anvil-supervisor.service" ||
-        fail "the installed supervisor unit does not start /usr/sbin/anvil-supervisor"
+for d in supervisor broker; do
+        grep -qx "ExecStart=/usr/sbin/anvil-$d --config /etc/anvil/anvil.conf" "$D$UNITDIR/anvil-$d.service" ||
+                fail "the installed $d unit does not start /usr/sbin/anvil-$d --config /etc/anvil/anvil.conf"
+done
 for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1; do
         head -5 "$D/usr/share/man/$m" | grep -q '^\.TH ' || fail "$m: no .TH header: $(head -3 "$D/usr/share/man/$m")"
         grep -q 'listen\|anvilctl run' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
@@ -46,9 +48,19 @@ echo "ok: the three man pages are the programs' own --help"
 
 # The installed daemons, from the tree. The supervisor has no anvil-py beside it
 # ($D/usr/sbin): it must take the installed one from $D/usr/lib/anvil.
+# Both read a test configuration (--config), as the units read /etc/anvil/anvil.conf.
+cat >"$T/anvil.conf" <<EOF
+[supervisor]
+listen = $T/sup.sock
+state_dir = $T/sup
+uid_base = $((ANVIL_E2E_UID_BASE + 960000000))
+[broker]
+listen = $T/bro.sock
+state_dir = $T/bro
+supervisor = $T/sup.sock
+EOF
 start_installed_sup() {
-        "$D/usr/sbin/anvil-supervisor" --listen "$T/sup.sock" --state-dir "$T/sup" \
-                --uid-base $((ANVIL_E2E_UID_BASE + 960000000)) >>"$T/sup.log" 2>&1 &
+        "$D/usr/sbin/anvil-supervisor" --config "$T/anvil.conf" >>"$T/sup.log" 2>&1 &
         SUP_PID=$!
         OWN_PIDS+=("$SUP_PID")
 }
@@ -57,15 +69,15 @@ start_installed_sup
 wait "$SUP_PID"
 rc=$?
 [ "$rc" -ne 0 ] || fail "control: the supervisor started with no runner installed"
-grep -q "$D/usr/sbin/../lib/anvil/anvil-py" "$T/sup.log" ||
+grep -q "$D/usr/lib/anvil/anvil-py: No such file" "$T/sup.log" ||
         fail "control: the supervisor's error does not name where it looked: $(tail -2 "$T/sup.log")"
-echo "control: no runner in the tree: the supervisor exits $rc: $(grep -o 'anvil-py is neither.*' "$T/sup.log")"
+echo "control: no runner in the tree: the supervisor exits $rc: $(grep -o 'error: .*' "$T/sup.log")"
 mv "$T/anvil-py.away" "$D/usr/lib/anvil/anvil-py"
 : >"$T/sup.log"
 start_installed_sup
 for _ in $(seq 300); do grep -q ": listening on " "$T/sup.log" && break; kill -0 "$SUP_PID" 2>/dev/null || break; sleep 0.1; done
 grep -q ": listening on " "$T/sup.log" || fail "the installed supervisor did not start: $(tail -5 "$T/sup.log")"
-"$D/usr/sbin/anvil-broker" --supervisor "$T/sup.sock" --listen "$T/bro.sock" --state-dir "$T/bro" >"$T/bro.log" 2>&1 &
+"$D/usr/sbin/anvil-broker" --config "$T/anvil.conf" >"$T/bro.log" 2>&1 &
 BRO_PID=$!
 OWN_PIDS+=("$BRO_PID")
 for _ in $(seq 100); do [ -S "$T/bro.sock" ] && break; sleep 0.1; done

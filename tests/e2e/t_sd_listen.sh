@@ -6,7 +6,7 @@
 # (LISTEN_PID not the broker's) are ignored and the broker binds --listen itself.
 . "$(dirname "$0")/lib.sh"
 command -v systemd-socket-activate >/dev/null || fail "no systemd-socket-activate: apt-get install systemd"
-BRO=("$ANVIL_BUILD/anvil-broker" --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/bro.sock" --state-dir "$T/bro")
+BRO=("$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" --listen "$T/bro.sock" --state-dir "$T/bro")
 cat >"$T/tool.py" <<'PY'
 print("activated", 6 * 7)
 PY
