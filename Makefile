@@ -291,6 +291,13 @@ uninstall:
 		else echo "  kept $$c: it is not the shipped one"; fi; fi
 	-@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/anvil 2>/dev/null; true
 
+# The units started for real: a VM boots systemd as pid 1 and runs the README's install, a
+# tool, an agent task, the stop and `make uninstall` (tests/vm/systemd.sh; minutes under
+# emulation, so not part of check). Needs qemu-system-x86, linux-image-amd64, busybox-static.
+.PHONY: check-systemd-vm
+check-systemd-vm:
+	@tests/vm/systemd.sh
+
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
