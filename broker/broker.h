@@ -75,6 +75,8 @@ struct bro_server {
         int tasks_dirfd, traces_dirfd; /* DIR/tasks, DIR/traces */
         uint64_t next_seq; /* numbers requests for the log */
         uint64_t next_tmp; /* numbers temporary result files */
+        int listen_fd;         /* the clients' socket systemd passed (sdlisten.c), or 0 */
+        bool listen_activated; /* listening on it */
         bool stopping;
         bool stopping_now;       /* a second signal, or the stop's grace ran out (relay.c) */
         bool stop_timers;        /* stop_grace and stop_idle are initialised */
@@ -134,6 +136,11 @@ struct bro_relay {
 
 /* clients.c */
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err);
+/* The clients' socket's path removed at exit, unless systemd passed the socket (it owns it). */
+void bro_server_unlink(struct bro_server *srv);
+/* sdlisten.c: the listening socket systemd passed (LISTEN_PID/LISTEN_FDS), its fd; 0 when
+ * none was passed; -errno (err set) when what was passed is not the clients' socket. */
+int bro_sd_listen_fd(const char *listen_path, struct anvil_err *err);
 void bro_server_stop(struct bro_server *srv);
 void bro_client_send(struct bro_client *c, const struct proto_msg *m);
 void bro_client_error(struct bro_client *c, const char *code, const char *message, const char *field,

@@ -197,9 +197,26 @@ static void on_connection(uv_stream_t *listener, int status)
 
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err)
 {
-        int r = proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group, on_connection, err);
+        int fd = srv->listen_fd, r;
         srv->listener.data = srv;
-        return r;
+        if (fd == 0)
+                return proto_listen(srv->loop, &srv->listener, srv->cfg.listen_path, srv->cfg.socket_group,
+                                    on_connection, err);
+        /* Handed over by systemd (sdlisten.c): its owner, group and mode are the socket unit's,
+         * and the path is systemd's to remove, not ours (bro_server_unlink). */
+        srv->listen_activated = true;
+        log_info("%s: the socket passed by systemd (LISTEN_FDS)", srv->cfg.listen_path);
+        if ((r = uv_pipe_init(srv->loop, &srv->listener, 0)) < 0 || (r = uv_pipe_open(&srv->listener, fd)) < 0 ||
+            (r = uv_listen((uv_stream_t *)&srv->listener, 64, on_connection)) < 0)
+                return anvil_err_set(err, -r, "Failed to listen on the socket systemd passed (%s): %s",
+                                     srv->cfg.listen_path, uv_strerror(r));
+        return 0;
+}
+
+void bro_server_unlink(struct bro_server *srv)
+{
+        if (!srv->listen_activated)
+                (void)unlink(srv->cfg.listen_path);
 }
 
 void bro_server_stop(struct bro_server *srv)

@@ -426,7 +426,8 @@ static void raise_nofile(void)
 static int check_startup(struct bro_server *srv)
 {
         char msg[STARTUP_MSG_MAX];
-        int r = startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
+        /* A socket systemd passed (sdlisten.c) is made already, and in use by systemd. */
+        int r = srv->listen_fd > 0 ? 0 : startup_socket_check("--listen", srv->cfg.listen_path, msg, sizeof(msg));
         if (r < 0) {
                 log_error("%s", msg);
                 return -1;
@@ -491,6 +492,10 @@ int main(int argc, char **argv)
         (void)signal(SIGPIPE, SIG_IGN);
         raise_nofile();
         srv.results_dirfd = srv.tasks_dirfd = srv.traces_dirfd = -1;
+        if ((srv.listen_fd = bro_sd_listen_fd(srv.cfg.listen_path, &err)) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
         if (check_startup(&srv) < 0)
                 return 1;
         if (bro_store_init(&srv, &err) < 0) {
@@ -510,7 +515,7 @@ int main(int argc, char **argv)
         int r;
         if ((r = uv_signal_init(srv.loop, &srv.sigterm)) < 0 || (r = uv_signal_init(srv.loop, &srv.sigint)) < 0) {
                 log_error("Failed to watch signals: %s", uv_strerror(r));
-                (void)unlink(srv.cfg.listen_path);
+                bro_server_unlink(&srv);
                 return 1;
         }
         srv.sigterm.data = srv.sigint.data = &srv;
@@ -533,7 +538,7 @@ int main(int argc, char **argv)
         uv_close((uv_handle_t *)&srv.sigterm, NULL);
         uv_close((uv_handle_t *)&srv.sigint, NULL);
         uv_run(srv.loop, UV_RUN_DEFAULT); /* their close callbacks */
-        (void)unlink(srv.cfg.listen_path);
+        bro_server_unlink(&srv);
         int dirfds[] = { srv.results_dirfd, srv.tasks_dirfd, srv.traces_dirfd };
         for (size_t i = 0; i < sizeof(dirfds) / sizeof(dirfds[0]); i++)
                 if (dirfds[i] >= 0)

@@ -9,6 +9,7 @@
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
 #            certificate for the model client's TLS test)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
+#   install: help2man (`make install` writes the three programs' man pages from their --help)
 set -u
 PKGS=(
         build-essential pkg-config
@@ -17,7 +18,7 @@ PKGS=(
         libmd-dev libinih-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq openssl bubblewrap hyperfine
+        jq openssl bubblewrap hyperfine help2man
 )
 missing=()
 for p in "${PKGS[@]}"; do

@@ -106,6 +106,12 @@
 #include "policy/reasons.h"
 #include "supervisor/supervisor.h"
 
+/* Where `make install` puts the runner and pid 1, seen from where it puts this binary (the
+ * Makefile's LIBEXECDIR relative to its SBINDIR: /usr/sbin -> /usr/lib/anvil). */
+#ifndef ANVIL_LIBEXEC_REL
+#define ANVIL_LIBEXEC_REL "../lib/anvil"
+#endif
+
 /* The jail's uid must reach what is bound in: every directory above it searchable by others. */
 static int check_reachable(const char *path, struct anvil_err *err)
 {
@@ -183,7 +189,10 @@ static int install_binary(struct sup_server *srv, const char *name, char *path, 
         return check_reachable(path, err);
 }
 
-/* A program that ships beside this one, unless its path was given. */
+/* A program that ships beside this one (a build tree), else where `make install` puts it:
+ * ANVIL_LIBEXEC_REL (the Makefile's LIBEXECDIR as seen from its SBINDIR, compiled in) from
+ * this binary's directory, so that a tree installed under any PREFIX or DESTDIR finds its
+ * own; unless its path was given. */
 static int beside_me(const char *name, char *path, size_t size, struct anvil_err *err)
 {
         if (!path[0]) {
@@ -192,7 +201,15 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
                 if (n < 0)
                         return anvil_err_sys(err, errno, "Failed to find this binary");
                 self[n] = 0;
-                snprintf(path, size, "%s/%s", dirname(self), name);
+                char *dir = dirname(self);
+                snprintf(path, size, "%s/%s", dir, name);
+                if (access(path, X_OK) < 0 && errno == ENOENT) {
+                        char installed[PATH_MAX + 64];
+                        snprintf(installed, sizeof(installed), "%s/%s/%s", dir, ANVIL_LIBEXEC_REL, name);
+                        if (!realpath(installed, path))
+                                return anvil_err_sys(err, errno, "%s is neither beside %s/ nor in %s", name, dir,
+                                                     installed);
+                }
         }
         if (access(path, X_OK) < 0)
                 return anvil_err_sys(err, errno, "%s", path);

@@ -39,7 +39,7 @@ static void usage(FILE *f)
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
-                "  --runner PATH       anvil-py (default: beside this binary)\n"
+                "  --runner PATH       anvil-py (default: beside this binary, else ../lib/anvil from it)\n"
                 "  --enable-kernel-audit  switch the kernel's audit on at start-up (it stays on), so\n"
                 "                      that Landlock's denials are explained in each run's trace\n"
                 "  --kernel-audit on|off  the same, on; off: leave it as it is (default)\n"
