@@ -48,9 +48,16 @@ readme_block() {
         step "README block $(head -1 "$W/block$1.sh" | cut -c3-): $(tail -n +2 "$W/block$1.sh" | grep . | tr '\n' ';')"
         (cd "$TOP" && bash -e "$W/block$1.sh") || bad "the README's block $1 failed"
 }
+# readme_block_as USER N: the same, run by USER (a member of anvil-users)
+readme_block_as() {
+        awk -v n="$2" '/^# README.md:/ { k++; if (k == n) print; next } k == n' "$W/readme.blocks" >"$W/block$2.sh"
+        chmod 644 "$W/block$2.sh"
+        step "README block $(head -1 "$W/block$2.sh" | cut -c3-), as $1: $(tail -n +2 "$W/block$2.sh" | grep . | tr '\n' ';')"
+        (cd "$TOP" && timeout 1800 runuser -u "$1" -- bash -e "$W/block$2.sh") || bad "the README's block $2 failed (as $1)"
+}
 readme_block 1 # make deps; make; make install PREFIX=/usr
 units=(/lib/systemd/system/anvil-supervisor.service /lib/systemd/system/anvil-broker.service /lib/systemd/system/anvil-broker.socket)
-readme_block 2 # systemd-sysusers; systemd-tmpfiles --create; daemon-reload; enable --now
+readme_block 2 # systemd-sysusers; daemon-reload; enable --now
 id anvil && getent group anvil-users || bad "sysusers made no anvil, anvil-users"
 out=$(systemd-analyze verify "${units[@]}" 2>&1) && [ -z "$out" ] && ok "systemd-analyze verify: clean" ||
         bad "systemd-analyze verify: $out"
@@ -83,35 +90,10 @@ except OSError as e:
 EOF
 chmod 644 "$U"/*.py
 
-# The scripted model, and the broker told of it (a drop-in: the broker starts at the first
-# connection to its socket).
-cat >"$W/model.py" <<'EOF'
-import json, sys
-def reply(content):
-    return {"body": {"id": "x", "object": "chat.completion", "model": "scripted",
-                     "choices": [{"index": 0, "finish_reason": "stop",
-                                  "message": {"role": "assistant", "content": content}}]}}
-steps = [reply('Thought: write it.\nCode:\n```py\nwith open("artifacts/n.txt", "w") as f:\n'
-               '    f.write("5\\n")\nfinal_answer(5)\n```<end_code>\n')]
-json.dump(steps, open(sys.argv[1], "w"))
-EOF
-python3 "$W/model.py" "$W/script.json"
-python3 "$TOP/tests/model_server.py" --script "$W/script.json" --port-file "$W/model.port" --log "$W/model.jsonl" \
-        >"$W/model.out" 2>&1 &
-MODEL_PID=$!
-wait_for 60 test -s "$W/model.port" || bad "the model server did not start: $(cat "$W/model.out")"
-exec_line=$(sed -n 's/^ExecStart=//p' /lib/systemd/system/anvil-broker.service)
-mkdir -p /run/systemd/system/anvil-broker.service.d
-printf '[Service]\nExecStart=\nExecStart=%s --model-url http://127.0.0.1:%s/v1 --model scripted\n' \
-        "$exec_line" "$(cat "$W/model.port")" >/run/systemd/system/anvil-broker.service.d/model.conf
-# Under emulation (TCG) Python runs tens of times slower: the supervisor's limits raised for
-# the test (a configuration of its own, the installed one with [limits] cpu_s and wall_s).
-sed '/^\[limits\]/a cpu_s = 120\nwall_s = 600' /etc/anvil/anvil.conf >"$W/anvil.conf"
-mkdir -p /run/systemd/system/anvil-supervisor.service.d
-printf '[Service]\nExecStart=\nExecStart=/usr/sbin/anvil-supervisor --config %s\n' "$W/anvil.conf" \
-        >/run/systemd/system/anvil-supervisor.service.d/limits.conf
-systemctl daemon-reload
-systemctl restart anvil-supervisor.service
+# Under emulation (TCG) Python runs tens of times slower: the installed configuration's
+# [limits] raised (the README's "Configuration": edit, then its restart block).
+sed -i '/^\[limits\]/a cpu_s = 120\nwall_s = 600' /etc/anvil/anvil.conf
+readme_block 6 # systemctl restart anvil-supervisor.service anvil-broker.service
 wait_for 600 sup_up || bad "the supervisor did not come back with the test's limits"
 
 # run_tool USER TOOL OUT: anvilctl run as USER, its JSON in OUT
@@ -137,17 +119,72 @@ else
         ok "vmother (not in anvil-users) refused: $(head -1 "$W/other.json.err")"
 fi
 
-step "anvilctl submit (an agent task against the scripted model)"
-printf '{"task": "Write the number 5.", "inputs": [], "max_steps": 3, "time_budget_s": 600}\n' >"$U/task.json"
-chmod 644 "$U/task.json"
-if (cd "$U" && timeout 900 runuser -u alice -- anvilctl submit "$U/task.json" --json >"$W/task.out" 2>"$W/task.err"); then
-        st=$(jq -r .status "$W/task.out")
-        [ "$st" = ok ] && ok "task: status $st, answer $(jq -c .final_answer "$W/task.out" 2>/dev/null)" ||
-                bad "task: status $st: $(head -c 800 "$W/task.out")"
-else
-        bad "anvilctl submit: $(tail -3 "$W/task.err") $(head -c 400 "$W/task.out")"
-fi
+# The unit's own seccomp filter is inherited by every jail, and the kernel answers with the
+# strictest filter's action: a socket family the unit refused would reach the tool as
+# EAFNOSUPPORT with no record of the jail's. Each family below must be refused by the jail's
+# filter and recorded (the calls go past the Python layers as anvilctl verify's 2b does);
+# the control is a drop-in with the RestrictAddressFamilies= the unit once had.
+cat >"$U/families.py" <<'PY'
+import errno
+from concurrent.futures import ThreadPoolExecutor
+import numpy.core._internal as _ni
+ct = _ni.ctypes
+pool = ThreadPoolExecutor(1)
+def lib(f, *a):
+    return pool.submit(f, *a).result()
+libc = lib(ct.CDLL, None, 0, None, True)
+for fam, typ, name in ((2, 1, "AF_INET"), (17, 3, "AF_PACKET"), (40, 1, "AF_VSOCK"), (38, 5, "AF_ALG")):
+    r = lib(lib(getattr, libc, "socket"), fam, typ, 0)
+    print(name, r, errno.errorcode.get(lib(ct.get_errno), "0") if r < 0 else "ok")
+PY
+chmod 644 "$U/families.py"
+# families_recorded OUT: how many of the four families' refusals OUT records at seccomp
+families_recorded() {
+        local n=0 f
+        for f in AF_INET AF_PACKET AF_VSOCK AF_ALG; do
+                jq -e --arg f "$f" '[.events[] | select(.layer == "seccomp" and (.message | contains("socket(" + $f + ",")))] | length > 0' \
+                        "$1" >/dev/null && n=$((n + 1))
+        done
+        echo "$n"
+}
+step "socket families past the Python layers: refused and recorded by the jail's filter"
+run_tool alice "$U/families.py" "$W/fam.json" || true
+echo "tool: $(jq -r .stdout "$W/fam.json" | tr '\n' ';')"
+n=$(families_recorded "$W/fam.json")
+[ "$n" = 4 ] && ok "all 4 families refused and recorded: $(jq -r '[.events[] | select(.layer == "seccomp") | .message] | join("; ")' "$W/fam.json")" ||
+        bad "$n of 4 families recorded: $(head -c 1500 "$W/fam.json")"
+D=/run/systemd/system/anvil-supervisor.service.d
+mkdir -p "$D"
+printf '[Service]\nRestrictAddressFamilies=AF_UNIX AF_NETLINK AF_INET AF_INET6\n' >"$D/control.conf"
+systemctl daemon-reload
+systemctl restart anvil-supervisor.service
+wait_for 600 sup_up || bad "the supervisor did not start with the control's drop-in"
+run_tool alice "$U/families.py" "$W/famc.json" || true
+nc=$(families_recorded "$W/famc.json")
+echo "control tool: $(jq -r .stdout "$W/famc.json" | tr '\n' ';')"
+[ "$nc" -lt 4 ] && ok "control: with RestrictAddressFamilies= in the unit, $nc of 4 families recorded (the rest refused by systemd's filter, unrecorded)" ||
+        bad "control: with RestrictAddressFamilies= in the unit all 4 were still recorded: the check could not fail"
+rm -f "$D/control.conf"
+systemctl daemon-reload
+systemctl restart anvil-supervisor.service
+wait_for 600 sup_up || bad "the supervisor did not come back after the control"
+
+step "README: anvilctl verify, as alice (the broker has no model yet: verify's own scripted one)"
+readme_block_as alice 4 # anvilctl verify
+
+# The README's "Pointing it at a real model": its [model] section (the ini block), here a
+# scripted model on 127.0.0.1 in place of OpenAI's, then its shell block as written (the key
+# file, the restart, the task). The model server logs the key it was sent.
+python3 "$TOP/tests/model_server.py" --script "$TOP/examples/agent/scripted_model.json" --port-file "$W/model.port" \
+        --log "$W/model.jsonl" >"$W/model.out" 2>&1 &
+MODEL_PID=$!
+wait_for 60 test -s "$W/model.port" || bad "the model server did not start: $(cat "$W/model.out")"
+sed -i "/^\[model\]/a url = http://127.0.0.1:$(cat "$W/model.port")/v1\nname = scripted\nkey_file = /etc/anvil/model.key" \
+        /etc/anvil/anvil.conf
+readme_block 5 # the key file, the broker restarted, anvilctl submit examples/agent/task.json
 [ -s "$W/model.jsonl" ] && ok "the model was asked $(wc -l <"$W/model.jsonl") times" || bad "the model was never asked"
+keys=$(jq -r '.headers.Authorization // .headers.authorization // "none"' "$W/model.jsonl" | sort -u | tr '\n' ' ')
+[ "$keys" = "Bearer sk-your-key " ] && ok "every request carried the key file's key" || bad "the model was sent: $keys"
 
 step "systemd-analyze security (the live units)"
 systemd-analyze security anvil-supervisor.service anvil-broker.service --no-pager 2>&1 | grep -E "Overall exposure|^UNIT|anvil" | tail -4
@@ -160,6 +197,8 @@ if [ "$EXPLORE" = 1 ]; then
         try() {
                 local name=$1 res
                 shift
+                # EXPLORE_ONLY="name|name...": only those tries
+                [ -z "${EXPLORE_ONLY:-}" ] || grep -qxE "$EXPLORE_ONLY" <<<"$name" || return 0
                 printf '[Service]\n' >"$D/x.conf"
                 printf '%s\n' "$@" >>"$D/x.conf"
                 systemctl daemon-reload
@@ -205,7 +244,8 @@ fi
 step "stop"
 SUPCG=/sys/fs/cgroup/system.slice/anvil-supervisor.service
 echo "below the supervisor's cgroup, running: $(cd "$SUPCG" 2>/dev/null && find . -mindepth 1 -type d | tr '\n' ' ')"
-systemctl disable --now anvil-broker.service anvil-broker.socket anvil-supervisor.service || bad "systemctl disable --now"
+rm -rf /run/systemd/system/anvil-broker.service.d /run/systemd/system/anvil-supervisor.service.d
+readme_block 7 # systemctl disable --now ...; make uninstall PREFIX=/usr
 kill "$MODEL_PID" 2>/dev/null
 wait "$MODEL_PID" 2>/dev/null
 left=$(ps -eo pid=,uid=,comm= | awk '$2 >= 2000000000 || $3 ~ /^anvil/')
@@ -220,9 +260,6 @@ for s in /run/anvil.sock /run/anvil; do
         [ ! -e "$s" ] && ok "$s is gone" || bad "$s is left"
 done
 
-step "make uninstall PREFIX=/usr"
-make -C "$TOP" -s uninstall PREFIX=/usr || bad "make uninstall"
-rm -rf /run/systemd/system/anvil-broker.service.d /run/systemd/system/anvil-supervisor.service.d
 systemctl daemon-reload
 after=$(cd /mnt/upper/u && find . | sort)
 # What the guest wrote that was not there before, less the build tree (make's own outputs),

@@ -15,6 +15,7 @@
 # restarted, a run, and whether it still works (how the unit's choices were found).
 #
 # Usage (as root): tests/vm/systemd.sh [--explore]   (it builds build/, which the README's make uses)
+# EXPLORE_ONLY='baseline|PrivateMounts|without CAP_KILL' limits --explore to those tries.
 # Exit 0: every check passed; 1: one failed; 2: it cannot run here (it says why).
 set -u
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,7 +34,7 @@ mkdir -p "$V/share/upper"
 sed -i 's|^exec switch_root|mount --move /upper /newroot/mnt/upper\nexec switch_root|' "$V/initrd/init"
 cp "$TOP/tests/vm/systemd-guest.sh" "$V/share/in-vm.sh"
 chmod 755 "$V/share/in-vm.sh"
-printf 'TOP=%q\nBUILD=%q\nEXPLORE=%q\n' "$TOP" "$BUILD" "$EXPLORE" >"$V/share/env"
+printf 'TOP=%q\nBUILD=%q\nEXPLORE=%q\nEXPLORE_ONLY=%q\n' "$TOP" "$BUILD" "$EXPLORE" "${EXPLORE_ONLY:-}" >"$V/share/env"
 t0=$(date +%s)
 VM_TIMEOUT=${VM_TIMEOUT:-2400} vm_boot systemd.sh "cgroup_no_v1=all systemd.unified_cgroup_hierarchy=1 \
 systemd.run=/mnt/in-vm.sh systemd.run_success_action=poweroff systemd.run_failure_action=poweroff \
