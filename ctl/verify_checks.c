@@ -42,16 +42,16 @@ bool vfy_check_wall(struct vfy *v)
         struct proto_run_result r;
         if (vfy_run(v, &rq, &r) < 0)
                 return false;
-        vfy_say("run %s: %s, %s; wall %" PRIu64 " ms, cpu %" PRIu64 " ms (limits: wall 2 s, cpu 2 s)", r.run_id,
-                r.status, r.killed ? r.killed : "not killed", r.wall_ms, r.cpu_ms);
+        vfy_say("run %s: %s, %s; wall %" PRIu64 " ms, cpu %" PRIu64 " ms (limits: wall %" PRIu64 " s, cpu %" PRIu64 " s)",
+                r.run_id, r.status, r.killed ? r.killed : "not killed", r.wall_ms, r.cpu_ms, VFY_S(v, 2), VFY_S(v, 2));
         bool ok = true;
         if (!vfy_has_line(r.out_text, "looping"))
                 ok = vfy_fail(v, "the loop never started (status %s)", r.status);
         else if (!r.killed || strcmp(r.killed, pol_reason_format(POL_KILLED_TIMEOUT)) != 0)
                 ok = vfy_fail(v, "expected '%s', got '%s'", pol_reason_format(POL_KILLED_TIMEOUT),
                               r.killed ? r.killed : r.status);
-        else if (r.wall_ms < 2000)
-                ok = vfy_fail(v, "killed at %" PRIu64 " ms, before its wall clock of 2 s", r.wall_ms);
+        else if (r.wall_ms < 1000 * VFY_S(v, 2))
+                ok = vfy_fail(v, "killed at %" PRIu64 " ms, before its wall clock of %" PRIu64 " s", r.wall_ms, VFY_S(v, 2));
         vfy_run_free(&r);
         return ok;
 }
@@ -63,20 +63,21 @@ bool vfy_check_cpu(struct vfy *v)
         struct proto_run_result r;
         if (vfy_run(v, &rq, &r) < 0)
                 return false;
-        vfy_say("run %s: %s, %s; wall %" PRIu64 " ms, cpu %" PRIu64 " ms (limits: wall 10 s, cpu 1 s)", r.run_id,
-                r.status, r.killed ? r.killed : "not killed", r.wall_ms, r.cpu_ms);
+        vfy_say("run %s: %s, %s; wall %" PRIu64 " ms, cpu %" PRIu64 " ms (limits: wall %" PRIu64 " s, cpu %" PRIu64 " s)",
+                r.run_id, r.status, r.killed ? r.killed : "not killed", r.wall_ms, r.cpu_ms, VFY_S(v, 10), VFY_S(v, 1));
         bool ok = true;
         if (!vfy_has_line(r.out_text, "spinning"))
                 ok = vfy_fail(v, "the loop never started (status %s)", r.status);
         else if (!r.killed || strcmp(r.killed, pol_reason_format(POL_KILLED_CPU)) != 0)
                 ok = vfy_fail(v, "expected '%s', got '%s'", pol_reason_format(POL_KILLED_CPU), r.killed ? r.killed : r.status);
-        else if (r.wall_ms >= 10000)
-                ok = vfy_fail(v, "ended at %" PRIu64 " ms: not before the wall clock of 10 s", r.wall_ms);
+        else if (r.wall_ms >= 1000 * VFY_S(v, 10))
+                ok = vfy_fail(v, "ended at %" PRIu64 " ms: not before the wall clock of %" PRIu64 " s", r.wall_ms, VFY_S(v, 10));
         /* The kernel sends SIGXCPU by the process's tick-sampled CPU time; the result counts
          * the cgroup's exact time, which under load here read 827-871 ms at the signal. Half
          * the limit still tells a kill for the CPU from one that came before any was used. */
-        else if (r.cpu_ms < 500)
-                ok = vfy_fail(v, "the result counts %" PRIu64 " ms of CPU: not near the limit of 1 s", r.cpu_ms);
+        else if (r.cpu_ms < 500 * VFY_S(v, 1))
+                ok = vfy_fail(v, "the result counts %" PRIu64 " ms of CPU: not near the limit of %" PRIu64 " s", r.cpu_ms,
+                              VFY_S(v, 1));
         vfy_run_free(&r);
         return ok;
 }
@@ -343,11 +344,12 @@ bool vfy_check_blast(struct vfy *v)
                 l->pids);
         if (!b->read.n || !b->write.n || !b->network || !b->processes)
                 return vfy_fail(v, "the card is missing a part (read, write, network or processes)");
-        /* Control: the card is this run's, not the defaults: the run asked for 5 s, 2 s, 256 MB. */
-        if (l->wall_s != 5 || l->cpu_s != 2 || l->memory_mb != 256)
+        /* Control: the card is this run's, not the defaults: the run asked for 5 s, 2 s (each
+         * times v->slow), 256 MB; its memory alone is not the default's 512 MB. */
+        if (l->wall_s != VFY_S(v, 5) || l->cpu_s != VFY_S(v, 2) || l->memory_mb != 256)
                 return vfy_fail(v, "the card's limits (%" PRIu64 " s, %" PRIu64 " s, %" PRIu64
-                                   " MB) are not the run's (5 s, 2 s, 256 MB)",
-                                l->wall_s, l->cpu_s, l->memory_mb);
+                                   " MB) are not the run's (%" PRIu64 " s, %" PRIu64 " s, 256 MB)",
+                                l->wall_s, l->cpu_s, l->memory_mb, VFY_S(v, 5), VFY_S(v, 2));
         /* And what it claims is what the tool met in 2b. */
         bool socket_refused = strstr(r->out_text ? r->out_text : "", "socket -1 ") != NULL;
         bool fork_refused = strstr(r->out_text ? r->out_text : "", "fork -1 ") != NULL;

@@ -19,6 +19,10 @@ verify() { # OUT [ANVIL_SOCKET]: verify's output in $T/OUT, its exit status in V
 verify all.out
 [ "$VRC" = 0 ] || { cat "$T/all.out"; fail "verify against the suite's daemons exited $VRC"; }
 expect_match "the last line" '^11/11 checks passed in [0-9]+ s$' "$(tail -1 "$T/all.out")"
+# The calibration run: on this machine the limits are as written (a slow machine's would be
+# multiplied, and 2b's card, 3 and 3b check the multiplied figures).
+expect_match "the calibration" 'time limits as written$' "$(grep -A1 '^\[calibration\]' "$T/all.out" | tail -1)"
+echo "ok: $(grep -A1 '^\[calibration\]' "$T/all.out" | tail -1 | sed 's/^ *//')"
 expect_eq "check 1 says which model" 1 \
         "$(grep -c '^    model: the bundled scripted model (anvilctl.s own, at http://127.0.0.1:[0-9]*/v1)' "$T/all.out")"
 expect_eq "check 2a's refusal of net_connect, verbatim" 1 \
