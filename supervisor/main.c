@@ -204,11 +204,16 @@ static int beside_me(const char *name, char *path, size_t size, struct anvil_err
                 char *dir = dirname(self);
                 snprintf(path, size, "%s/%s", dir, name);
                 if (access(path, X_OK) < 0 && errno == ENOENT) {
-                        char installed[PATH_MAX + 64];
-                        snprintf(installed, sizeof(installed), "%s/%s/%s", dir, ANVIL_LIBEXEC_REL, name);
-                        if (!realpath(installed, path))
-                                return anvil_err_sys(err, errno, "%s is neither beside %s/ nor in %s", name, dir,
-                                                     installed);
+                        /* Installed, it is in LIBEXECDIR (relative to this binary's directory):
+                         * where that directory exists, path names the place there, found or
+                         * not (the start-up check names it); else (a build tree) path keeps
+                         * the place beside this binary. */
+                        char libexec[PATH_MAX + 64], resolved[PATH_MAX];
+                        snprintf(libexec, sizeof(libexec), "%s/%s", dir, ANVIL_LIBEXEC_REL);
+                        if (!realpath(libexec, resolved))
+                                return anvil_err_sys(err, ENOENT, "%s is neither beside %s/ nor in %s", name, dir, libexec);
+                        if ((size_t)snprintf(path, size, "%s/%s", resolved, name) >= size)
+                                return anvil_err_sys(err, ENAMETOOLONG, "%s/%s", resolved, name);
                 }
         }
         if (access(path, X_OK) < 0)
