@@ -213,14 +213,9 @@ out:
 
 void bro_recover_tasks(struct bro_server *srv)
 {
-        int fd = openat(srv->traces_dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = fd_opendir_at(srv->traces_dirfd);
+        if (!d)
                 return;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                (void)close(fd);
-                return;
-        }
         struct dirent *de;
         const size_t sl = strlen(".jsonl");
         while ((de = readdir(d))) {

@@ -80,14 +80,9 @@ static int make_dir(const char *path, struct anvil_err *err)
 /* Temporary files left by a broker that died mid-write. */
 static void sweep_tmp(int dirfd, const char *dir)
 {
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = fd_opendir_at(dirfd);
+        if (!d)
                 return;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                (void)close(fd);
-                return;
-        }
         struct dirent *de;
         size_t sl = strlen(TMP_SUFFIX);
         while ((de = readdir(d))) {
@@ -351,14 +346,9 @@ static int cmp_names(const void *a, const void *b)
 static char **list_stems(int dirfd, const char *prefix, const char *const *suffixes, size_t *n)
 {
         *n = 0;
-        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-        if (fd < 0)
+        _cleanup_closedir_ DIR *d = fd_opendir_at(dirfd);
+        if (!d)
                 return NULL;
-        _cleanup_closedir_ DIR *d = fdopendir(fd);
-        if (!d) {
-                (void)close(fd);
-                return NULL;
-        }
         char **names = NULL;
         size_t cap = 0, pl = strlen(prefix);
         struct dirent *de;

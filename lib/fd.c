@@ -107,3 +107,17 @@ uint64_t now_ms(void)
         (void)clock_gettime(CLOCK_MONOTONIC, &ts);
         return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
 }
+
+DIR *fd_opendir_at(int dirfd)
+{
+        int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return NULL;
+        DIR *d = fdopendir(fd);
+        if (!d) {
+                int e = errno;
+                (void)close(fd);
+                errno = e;
+        }
+        return d;
+}

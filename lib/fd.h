@@ -3,6 +3,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <dirent.h>
 #include <sys/types.h>
 
 #include "err.h"
@@ -20,6 +21,10 @@ int fd_read_file(const char *path, size_t max, uint8_t **out, size_t *out_len, s
 /* Writes a file of mode `mode` with O_CREAT|O_EXCL|O_NOFOLLOW relative to dirfd. */
 int fd_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
                      struct anvil_err *err);
+
+/* The directory dirfd names, opened anew for readdir (its own fd and offset, dirfd left as it
+ * is); NULL with errno set. */
+DIR *fd_opendir_at(int dirfd);
 
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t now_ms(void);
