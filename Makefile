@@ -26,7 +26,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
-PY_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard jail/runner/*.c))
+PY_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -78,7 +78,7 @@ $(BUILD)/obj/%.o: %.c
 	@$(CC) $(CFLAGS) -c $< -o $@
 
 # The runner's objects see Python's headers; nothing else does.
-$(BUILD)/obj/jail/runner/%.o: jail/runner/%.c
+$(BUILD)/obj/runner/%.o: runner/%.c
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(PY_CFLAGS) -c $< -o $@
@@ -115,6 +115,14 @@ $(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
 # The model client's tests link its objects (and libcurl) beside the library: the parsing
 # for the unit test, all of it for the e2e tool that runs one request.
 MODEL_OBJS := $(BUILD)/obj/broker/model.o $(BUILD)/obj/broker/model_cfg.o $(BUILD)/obj/broker/model_parse.o
+
+# The agent's pure pieces (a reply read, the observation and the prompt) are the broker's:
+# their tests link them beside the library.
+AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/obj/broker/textbuf.o
+
+$(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
@@ -218,9 +226,9 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 	$(BUILD)/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/model-crashes/ $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-seeds
 
-# The agent's pure pieces (policy/agent.c, policy/agent_text.c): a model's reply, the capability
+# The agent's pure pieces (broker/reply.c, broker/prompt.c): a model's reply, the capability
 # declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
-FUZZ_AGENT_LIB := $(FUZZ_LIB) policy/agent.c policy/agent_text.c policy/textbuf.c policy/reasons.c policy/caps.c
+FUZZ_AGENT_LIB := $(FUZZ_LIB) broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c
 
 $(BUILD)/fuzz/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)

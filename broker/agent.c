@@ -13,14 +13,14 @@
  *       input's rows, columns with dtypes and first rows: pandas reads them in the sandbox,
  *       the broker parses no user data but the JSON that tool prints. The read and write
  *       roots the prompt names are that run's observed blast radius, not a configuration
- *   A3  the system prompt (policy/agent.c) and the task; a model request (model.c)
+ *   A3  the system prompt (broker/reply.c) and the task; a model request (model.c)
  *   A4  the reply: the capabilities it declares (the first reply only), its code action
- *       (policy/agent.c); no code: "No code was received..." is the next message, no run
+ *       (broker/reply.c); no code: "No code was received..." is the next message, no run
  *   A5  the code action runs (a relay owned by the task) with the inputs, the capabilities
  *       the model declared and the user approved, and the previous action's variables; its
  *       events stream to the client as task_events
  *   A6  its result is a step; an action that called final_answer() ends the task; else its
- *       observation (policy/agent.c) is the next message (A3)
+ *       observation (broker/reply.c) is the next message (A3)
  *   A7  the end: "ok" with a deliverable (the last action that ran to status ok and wrote an
  *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py),
  *       or "failed" with a clear error, or "cancelled"; the TaskResult is written to
@@ -57,7 +57,7 @@
 #include "lib/list.h"
 #include "lib/log.h"
 #include "lib/utf8.h"
-#include "policy/agent.h"
+#include "broker/reply.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"
 #include "policy/rules.h"
@@ -548,7 +548,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         if (full > TASK_REPLY_KEPT) {
                 size_t n = utf8_prefix_len(reply->content, TASK_REPLY_KEPT);
                 char cut[64];
-                pol_agent_text(cut, sizeof(cut), POL_AGENT_CUT, (unsigned long long)(full - n));
+                bro_agent_text(cut, sizeof(cut), POL_AGENT_CUT, (unsigned long long)(full - n));
                 if (asprintf(&kept, "%.*s\n%s", (int)n, reply->content, cut) < 0)
                         kept = NULL;
         }
@@ -561,7 +561,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
          * code needs it): the union so far is requested for every later run, and the
          * supervisor grants what the user approved and says why not for the rest. */
         struct proto_strv declared = { 0 };
-        int dr = pol_caps_declared(reply->content, len, &declared);
+        int dr = bro_caps_declared(reply->content, len, &declared);
         if (dr > 0) {
                 char line[512] = "the model asks for:";
                 for (size_t i = 0; i < declared.n; i++) {
@@ -578,18 +578,18 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 report(t, "capabilities", line, NULL, NULL, NULL);
         } else if (dr == -EINVAL || dr == -E2BIG) {
                 t->caps_malformed = true; /* said in the next message */
-                report(t, "capabilities", pol_agent_format(POL_AGENT_CAPS_MALFORMED), NULL, NULL, NULL);
+                report(t, "capabilities", bro_agent_format(POL_AGENT_CAPS_MALFORMED), NULL, NULL, NULL);
         }
         proto_strv_free(&declared);
-        struct pol_reply pr;
-        if (pol_reply_parse(reply->content, len, &pr) < 0) {
+        struct bro_reply pr;
+        if (bro_reply_parse(reply->content, len, &pr) < 0) {
                 fail(t, POL_TASK_INTERNAL, "out of memory");
                 return;
         }
-        if (pr.kind != POL_REPLY_CODE) {
+        if (pr.kind != BRO_REPLY_CODE) {
                 /* Never run, never counted as a step of the task's: the model is told. */
-                _cleanup_free_ char *obs = pol_observation_no_code(&pr, TASK_OBSERVATION_MAX);
-                pol_reply_free(&pr);
+                _cleanup_free_ char *obs = bro_observation_no_code(&pr, TASK_OBSERVATION_MAX);
+                bro_reply_free(&pr);
                 report(t, "no_code", obs ? obs : "No code was received.", NULL, NULL, NULL);
                 if (add_user_message(t, obs ? obs : "No code was received.") < 0) {
                         fail(t, POL_TASK_INTERNAL, "out of memory");
@@ -599,7 +599,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 return;
         }
         run_action(t, pr.code);
-        pol_reply_free(&pr);
+        bro_reply_free(&pr);
 }
 
 /* The next message to the model, after a declaration it made that was not understood. */
@@ -609,7 +609,7 @@ static int add_user_message(struct bro_task *t, const char *text)
                 return add_message(t, "user", text);
         t->caps_malformed = false;
         _cleanup_free_ char *both = NULL;
-        if (asprintf(&both, "%s\n\n%s", pol_agent_format(POL_AGENT_CAPS_MALFORMED), text) < 0)
+        if (asprintf(&both, "%s\n\n%s", bro_agent_format(POL_AGENT_CAPS_MALFORMED), text) < 0)
                 return -1;
         return add_message(t, "user", both);
 }
@@ -675,14 +675,14 @@ static int new_run_request(struct bro_task *t, const char *source, struct proto_
         return 0;
 }
 
-/* What the model sees of a run: policy/agent_text.c's observation, with the variables the
+/* What the model sees of a run: broker/prompt.c's observation, with the variables the
  * next action will have (next_vars: the keys of the JSON object it will be given, this run's
  * or, when this run left none, as a blocked or killed one, those it was given itself) and
  * those this run left that it will not. */
 static char *run_observation(const struct proto_run_result *res, const char *next_vars)
 {
-        struct pol_obs_run obs;
-        if (pol_obs_from_result(res, &obs) < 0)
+        struct bro_obs_run obs;
+        if (bro_obs_from_result(res, &obs) < 0)
                 return NULL;
         json_error_t je;
         _cleanup_(json_decrefp) json_t *vars = next_vars ? json_loads(next_vars, JSON_REJECT_DUPLICATES, &je) : NULL;
@@ -702,11 +702,11 @@ static char *run_observation(const struct proto_run_result *res, const char *nex
                 obs.n_kept = nk;
                 obs.dropped = dropped;
                 obs.n_dropped = nd;
-                text = pol_observation(&obs, TASK_OBSERVATION_MAX);
+                text = bro_observation(&obs, TASK_OBSERVATION_MAX);
         }
         free(kept);
         free(dropped);
-        pol_obs_clear(&obs);
+        bro_obs_clear(&obs);
         return text;
 }
 
@@ -798,8 +798,8 @@ static void run_action(struct bro_task *t, const char *code)
  * strings are the tool's output: bounded here, then again by the prompt's own bounds. */
 struct description {
         json_t *doc;
-        struct pol_prompt_input *inputs;
-        struct pol_prompt_column *columns;
+        struct bro_prompt_input *inputs;
+        struct bro_prompt_column *columns;
         char **heads;
         size_t n;
 };
@@ -841,7 +841,7 @@ static int parse_description(const char *text, struct description *d, char *why,
                 snprintf(why, wsize, "out of memory");
                 return -1;
         }
-        struct pol_prompt_column *col = d->columns;
+        struct bro_prompt_column *col = d->columns;
         for (size_t i = 0; i < n; i++) {
                 json_t *o = json_array_get(list, i), *cols = json_object_get(o, "columns");
                 json_t *name = json_object_get(o, "name"), *rows = json_object_get(o, "rows");
@@ -854,7 +854,7 @@ static int parse_description(const char *text, struct description *d, char *why,
                         snprintf(why, wsize, "input %zu is not described as expected", i);
                         return -1;
                 }
-                struct pol_prompt_input *in = &d->inputs[i];
+                struct bro_prompt_input *in = &d->inputs[i];
                 in->name = json_string_value(name);
                 in->rows_known = rows != NULL;
                 in->rows = rows ? (unsigned long long)json_integer_value(rows) : 0;
@@ -932,7 +932,7 @@ static void on_describe_result(void *data, struct proto_msg *m)
         char *reads[8] = { 0 }, *writes[8] = { 0 };
         size_t n_reads = task_roots(&res->blast_radius.read, reads, 8);
         size_t n_writes = task_roots(&res->blast_radius.write, writes, 8);
-        struct pol_prompt_in p = {
+        struct bro_prompt_in p = {
                 .task = t->sub.task,
                 .inputs = d.inputs,
                 .n_inputs = d.n,
@@ -943,7 +943,7 @@ static void on_describe_result(void *data, struct proto_msg *m)
                 .caps_approved = (const char *const *)t->sub.capabilities_approved.items,
                 .n_caps_approved = t->sub.capabilities_approved.n,
         };
-        _cleanup_free_ char *sys = pol_system_prompt(&p, TASK_PROMPT_MAX);
+        _cleanup_free_ char *sys = bro_system_prompt(&p, TASK_PROMPT_MAX);
         int e = errno;
         for (size_t i = 0; i < 8; i++) {
                 free(reads[i]);
@@ -956,7 +956,7 @@ static void on_describe_result(void *data, struct proto_msg *m)
                                                       : "the prompt could not be made (out of memory)");
                 return;
         }
-        if (add_message(t, "system", sys) < 0 || add_message(t, "user", pol_agent_format(POL_AGENT_BEGIN)) < 0) {
+        if (add_message(t, "system", sys) < 0 || add_message(t, "user", bro_agent_format(POL_AGENT_BEGIN)) < 0) {
                 fail(t, POL_TASK_INTERNAL, "the prompt could not be made (out of memory)");
                 return;
         }

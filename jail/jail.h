@@ -195,7 +195,7 @@ int jail_landlock_verify(int abi, char *evidence, size_t size);
  * the runner's end on JAIL_FD_SYNC. */
 int jail_pid1_main(int argc, char **argv);
 
-/* seccomp.c (in the runner): loads the filter of policy/seccomp.c; *listener is its
+/* seccomp.c (in the runner): loads the filter of policy/seccomp_rules.c; *listener is its
  * notification fd, for the supervisor. */
 int jail_seccomp_install(int *listener, struct anvil_err *err);
 

@@ -1,6 +1,6 @@
-/* seccomp (DESIGN §5): the runner's filter, built with libseccomp from policy/seccomp.c's
+/* seccomp (DESIGN §5): the runner's filter, built with libseccomp from policy/seccomp_rules.c's
  * table. Installed by anvil-py after the interpreter's start-up and before it reads any of
- * the request's bytes (R6, jail/runner/main.c: before the variables are decoded and the
+ * the request's bytes (R6, runner/main.c: before the variables are decoded and the
  * source is parsed by the pre-check), so it binds that parsing, the tool and everything the
  * tool starts (threads only: see the table), and none of the interpreter's start-up.
  *
@@ -22,7 +22,7 @@
 #include <sys/socket.h>
 
 #include "jail/jail.h"
-#include "policy/seccomp.h"
+#include "policy/seccomp_rules.h"
 
 static int add_rule(scmp_filter_ctx ctx, const struct pol_sc_rule *r)
 {

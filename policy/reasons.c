@@ -44,29 +44,6 @@ const char *pol_why_text(enum pol_why w)
         return (unsigned)w < _POL_WHY_MAX ? whys[w] : "unknown";
 }
 
-static const char *const agent_formats[_POL_AGENT_TEXT_MAX] = {
-#define X(id, fmt) [POL_AGENT_##id] = fmt,
-        POL_AGENT_TEXTS(X)
-#undef X
-};
-
-const char *pol_agent_format(enum pol_agent_text t)
-{
-        return (unsigned)t < _POL_AGENT_TEXT_MAX ? agent_formats[t] : "unknown agent text";
-}
-
-char *pol_agent_text(char *buf, size_t size, enum pol_agent_text t, ...)
-{
-        va_list ap;
-        va_start(ap, t);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        (void)vsnprintf(buf, size, pol_agent_format(t), ap);
-#pragma GCC diagnostic pop
-        va_end(ap);
-        return buf;
-}
-
 static const char *const startup_formats[_POL_STARTUP_MAX] = {
 #define X(id, fmt) [POL_STARTUP_##id] = fmt,
         POL_STARTUP(X)

@@ -128,7 +128,7 @@
         X(LAYERS_IN_FORCE, "in force before the request's variables and source are read: %s")  \
         /* the supervisor's, at S6a: the runner's /proc status */                               \
         X(SECCOMP_VERIFIED, "seccomp filter seen in force from outside (%s); its listener watched") \
-        /* variables between an agent's steps (DESIGN §8, jail/runner/vars.c). A request's that \
+        /* variables between an agent's steps (DESIGN §8, runner/vars.c). A request's that \
          * the runner refuses, before the tool's first line (an error frame bad_request):       \
          * the decoder's message */                                                             \
         X(VARIABLES_NOT_JSON, "variables refused: not valid JSON (%s)")                         \
@@ -318,12 +318,12 @@ const char *pol_reason_format(enum pol_reason r);
 /* Formats reason r into buf. Returns buf. */
 char *pol_reason(char *buf, size_t size, enum pol_reason r, ...);
 
-/* ---- the agent (policy/agent.c, DESIGN §8): every fixed sentence the model is shown ----
+/* ---- the agent (broker/reply.c, DESIGN §8): every fixed sentence the model is shown ----
  * A list of its own beside POL_REASONS and POL_WHYS, asserted verbatim by test_policy.c like
  * them. Arguments are documented beside each; any text from outside (a language tag, a
- * status, a name) is sanitized and bounded by policy/agent.c before it is formatted in. */
+ * status, a name) is sanitized and bounded by broker/reply.c before it is formatted in. */
 #define POL_AGENT_TEXTS(X)                                                                      \
-        /* What a reply with no code held: pol_reply.why, shown after "What was seen: " */     \
+        /* What a reply with no code held: bro_reply.why, shown after "What was seen: " */     \
         X(REPLY_EMPTY, "an empty reply")                                                        \
         X(REPLY_BLANK, "a reply of whitespace only")                                            \
         X(REPLY_PROSE, "prose only, no code block")                                             \
@@ -389,7 +389,7 @@ char *pol_reason(char *buf, size_t size, enum pol_reason r, ...);
         /* names not shown (unsigned long long), the last item of a list */                     \
         X(NAMES_MORE, "%llu more")                                                              \
         X(NONE, "none")                                                                         \
-        /* For the loop, when pol_caps_declared refuses a declaration. */                       \
+        /* For the loop, when bro_caps_declared refuses a declaration. */                       \
         X(CAPS_MALFORMED, "Your capability declaration was not understood: write it on a line of " \
                           "its own, exactly in this form: {\"capabilitiesRequested\": [\"network\"]}") \
         /* The system prompt, in its order. The first input's path, for the example: */         \
@@ -462,11 +462,8 @@ enum pol_agent_text {
         _POL_AGENT_TEXT_MAX
 };
 
-/* The format of an agent text, for the catalog test and for callers that format it. */
-const char *pol_agent_format(enum pol_agent_text t);
-
-/* Formats agent text t into buf (cut to size, terminated). Returns buf. */
-char *pol_agent_text(char *buf, size_t size, enum pol_agent_text t, ...);
+/* Formatted by the broker alone (broker/prompt.c; declared in broker/reply.h): no other
+ * program carries the prompt. */
 
 /* ---- the daemons' start-up (lib/startup.c): why a daemon does not start, one line each ----
  * Each names the path and the fix; the daemon logs it and exits 1 (a stale socket removed is

@@ -1,6 +1,6 @@
 /* The Python layers' rules (DESIGN §5, §7): what a tool may import, call, touch and open,
- * as tables and pure decisions. The pre-check (jail/runner/precheck.c) and the audit hook
- * (jail/runner/audit.c) ask these; neither holds a rule of its own. No side effects here:
+ * as tables and pure decisions. The pre-check (runner/precheck.c) and the audit hook
+ * (runner/audit.c) ask these; neither holds a rule of its own. No side effects here:
  * every function is a lookup or a computation on its arguments, unit-tested both ways.
  *
  * Deny the dangerous operation, not the module: importing inspect, pickle, asyncio or
@@ -13,7 +13,7 @@
 
 #include "policy/reasons.h"
 
-/* ---- capabilities (policy/caps.c) ---- */
+/* ---- capabilities (policy/capabilities.c) ---- */
 
 #define POL_CAPS(X)       \
         X(NETWORK, "network") \

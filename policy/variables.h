@@ -1,7 +1,7 @@
 /* Variables between an agent's steps (DESIGN §8): the rules a variable's name and size are
  * judged by, the same on the way in (a request's variables, refused whole if one breaks them)
  * and on the way out (what a tool leaves, each variable that breaks them not kept, and named).
- * Pure decisions; the runner (jail/runner/vars.c) asks Python the facts they need. */
+ * Pure decisions; the runner (runner/vars.c) asks Python the facts they need. */
 #pragma once
 
 #include <stdbool.h>

@@ -36,7 +36,7 @@
 #define PROTO_CAPS_MAX 16
 #define PROTO_REASON_MAX 256 /* an event's reason, a dropped variable's */
 /* An event's other texts: a path fits in op, a traceback in traceback. A sender cuts what is
- * longer (the runner: jail/runner/events.c); the decoder refuses it. */
+ * longer (the runner: runner/events.c); the decoder refuses it. */
 #define PROTO_EV_OP_MAX 1024
 #define PROTO_EV_MESSAGE_MAX 4096
 #define PROTO_EV_TRACEBACK_MAX 16384

@@ -4,7 +4,7 @@
  * -------------------
  * Processes: the supervisor (root, started by systemd, never setuid); per run, the jail's
  * pid 1 (anvil-init, a small static program, jail/pid1.c) and the runner
- * (anvil-py, jail/runner/main.c) with whatever the tool starts.
+ * (anvil-py, runner/main.c) with whatever the tool starts.
  *
  * Privilege: root in the initial namespaces, for: creating user namespaces with a uid map to
  * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
@@ -19,7 +19,7 @@
  * two NETLINK_AUDIT sockets, one for requests, one on the multicast group (kaudit.c).
  *
  * Synchronisation points (the child's steps C*, pid 1's P*, the runner's R* are listed in
- * jail/contain.c, jail/pid1.c and jail/runner/main.c):
+ * jail/contain.c, jail/pid1.c and runner/main.c):
  *   S0  a jail child is cloned (C1) with its uid/gid maps and moved into a cgroup of its
  *       own, ahead of time (a spare, pool.c) or when the run starts (the cold path, the
  *       cgroup attach then on the thread pool, in parallel with S1-S3)

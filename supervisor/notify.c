@@ -1,7 +1,7 @@
 /* seccomp user notifications (S6a in main.c): the runner's filter (jail/seccomp.c) hands
  * every refused call to us, outside the jail, where the tool cannot reach the record.
  *
- * For each notification: the call is matched to its rule of policy/seccomp.c; pointer
+ * For each notification: the call is matched to its rule of policy/seccomp_rules.c; pointer
  * arguments (a path, a socket address) are read from the caller's memory with
  * process_vm_readv, and kept only if the notification is still valid afterwards (the caller
  * may have died and its pid been reused: what we read would then be another process's);
@@ -10,7 +10,7 @@
  * SECCOMP_USER_NOTIF_FLAG_CONTINUE: connect() to an AF_UNIX address. That decision does not
  * rest on the address we read (which the caller could change after we read it): every
  * socket in a jail is AF_UNIX, because socket() of any other family is refused in the
- * filter itself, and an AF_UNIX socket reaches nothing outside the jail (policy/seccomp.h).
+ * filter itself, and an AF_UNIX socket reaches nothing outside the jail (policy/seccomp_rules.h).
  *
  * We never block: the listener is polled by libuv, and each callback takes one
  * notification. The caller waits in the kernel meanwhile; if the run ends first, its
@@ -28,7 +28,7 @@
 
 #include "lib/log.h"
 #include "lib/proc.h"
-#include "policy/seccomp.h"
+#include "policy/seccomp_rules.h"
 #include "supervisor/run.h"
 
 #ifndef SECCOMP_USER_NOTIF_FLAG_CONTINUE

@@ -16,7 +16,7 @@ expect_eq "processes" \
         "$(j .blast_radius.processes)"
 expect_eq "limits as given" "7 300" "$(j '"\(.blast_radius.limits.wall_s) \(.blast_radius.limits.memory_mb)"')"
 expect_eq "write" "/work/artifacts (at most 67108864 bytes)" "$(j '.blast_radius.write[0]')"
-# A tool the pre-check refused was judged under every layer (jail/runner/main.c, R6): the
+# A tool the pre-check refused was judged under every layer (runner/main.c, R6): the
 # radius is the same.
 tool refused.py <<<'import socket'
 run_json "$T/refused.py"

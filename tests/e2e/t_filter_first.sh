@@ -1,4 +1,4 @@
-# Every layer before the first untrusted byte (issue 9; jail/runner/main.c, R6): the runner has
+# Every layer before the first untrusted byte (issue 9; runner/main.c, R6): the runner has
 # Landlock seen enforced, its seccomp filter loaded and seen from outside by the supervisor
 # (S6a), no_new_privs, the namespaces and only fds 0-3 before it decodes the request's
 # variables (R6a) or parses its source for the pre-check (R6b). So:

@@ -75,7 +75,7 @@ unshare --mount --propagation private true 2>/dev/null ||
         fail "the control needs a private mount namespace (unshare --mount): run as root"
 mkdir -p "$T/host" "$T/mplconfig"
 # The control's launcher: the tool compiled as "<tool>" and run in __main__, like the runner
-# (jail/runner/main.c), with its source where linecache finds it, like any script's.
+# (runner/main.c), with its source where linecache finds it, like any script's.
 cat >"$T/launch.py" <<'PY'
 def _launch():
     import linecache

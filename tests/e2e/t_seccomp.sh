@@ -1,5 +1,5 @@
 # seccomp holds alone and explains itself (DESIGN §5): with the Python layers off, a tool
-# makes every refused system call of policy/seccomp.c's table itself, through ctypes (raw
+# makes every refused system call of policy/seccomp_rules.c's table itself, through ctypes (raw
 # syscall(2), so the arguments are exactly the ones shown), and each fails with EPERM and is
 # recorded by the supervisor, outside the jail, with its exact message, in order. Controls
 # in the same run: what the rules let by really runs (AF_UNIX sockets and pairs, a connect

@@ -1,11 +1,11 @@
-/* libFuzzer target for the agent's pure pieces (`make fuzz-agent`): policy/agent.c and
- * policy/agent_text.c read what a model wrote and what a tool printed. The first input byte
+/* libFuzzer target for the agent's pure pieces (`make fuzz-agent`): broker/reply.c and
+ * broker/prompt.c read what a model wrote and what a tool printed. The first input byte
  * picks the function, the next two a max_len where one is taken; the rest is the text.
- *   0  pol_reply_parse: code is valid UTF-8 without NUL, ends in LF, fits PROTO_SOURCE_MAX;
+ *   0  bro_reply_parse: code is valid UTF-8 without NUL, ends in LF, fits PROTO_SOURCE_MAX;
  *      no code always says why; the no-code observation fits its max_len
- *   1  pol_caps_declared: 0, 1, -EINVAL or -E2BIG; names plain, bounded, unique, few
- *   2  pol_observation with the text as stdout, stderr, traceback, a refusal, a name
- *   3  pol_system_prompt with the text as task, column name, dtype, first rows
+ *   1  bro_caps_declared: 0, 1, -EINVAL or -E2BIG; names plain, bounded, unique, few
+ *   2  bro_observation with the text as stdout, stderr, traceback, a refusal, a name
+ *   3  bro_system_prompt with the text as task, column name, dtype, first rows
  * Everything produced: valid UTF-8, within max_len.
  *
  * Built with -DFUZZ_SEEDS instead, this file writes a seed corpus of replies. */
@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "lib/utf8.h"
-#include "policy/agent.h"
+#include "broker/reply.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -47,30 +47,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         str[len] = 0;
 
         if (which == 0) {
-                struct pol_reply r;
-                if (pol_reply_parse(text, len, &r) != 0)
+                struct bro_reply r;
+                if (bro_reply_parse(text, len, &r) != 0)
                         abort();
-                if (r.kind == POL_REPLY_CODE) {
+                if (r.kind == BRO_REPLY_CODE) {
                         size_t n = r.code ? strlen(r.code) : 0;
                         if (!r.code || r.why || n == 0 || n > PROTO_SOURCE_MAX || r.code[n - 1] != '\n' ||
                             !utf8_valid((const uint8_t *)r.code, n) || memchr(text, 0, len) || r.blocks == 0)
                                 abort();
                 } else if (r.code || !r.why || !r.why[0])
                         abort();
-                char *o = pol_observation_no_code(&r, max);
+                char *o = bro_observation_no_code(&r, max);
                 check_text(o, max);
                 free(o);
-                pol_reply_free(&r);
+                bro_reply_free(&r);
         } else if (which == 1) {
                 struct proto_strv v = { 0 };
-                int k = pol_caps_declared(text, len, &v);
+                int k = bro_caps_declared(text, len, &v);
                 if (k != 0 && k != 1 && k != -EINVAL && k != -E2BIG)
                         abort();
                 if ((k != 1 && v.n) || v.n > PROTO_CAPS_MAX)
                         abort();
                 for (size_t i = 0; i < v.n; i++) {
                         size_t n = strlen(v.items[i]);
-                        if (n == 0 || n > POL_CAP_NAME_MAX || strspn(v.items[i], "abcdefghijklmnopqrstuvwxyz"
+                        if (n == 0 || n > BRO_CAP_NAME_MAX || strspn(v.items[i], "abcdefghijklmnopqrstuvwxyz"
                                                                               "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-") != n)
                                 abort();
                         for (size_t j = 0; j < i; j++)
@@ -79,25 +79,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 }
                 proto_strv_free(&v);
         } else if (which == 2) {
-                struct pol_obs_refusal ref = { str, str, (long long)len };
+                struct bro_obs_refusal ref = { str, str, (long long)len };
                 const char *names[2] = { str, str };
-                struct pol_obs_run run = { .status = len & 1 ? "error" : str, .has_exit_code = true, .exit_code = 1,
+                struct bro_obs_run run = { .status = len & 1 ? "error" : str, .has_exit_code = true, .exit_code = 1,
                                            .signal = len & 2 ? str : NULL, .killed = len & 4 ? str : NULL,
                                            .out = str, .out_truncated = true, .out_bytes = len, .err = str,
                                            .traceback = str + len / 2, .refusals = &ref, .n_refusals = 1,
                                            .notes = names, .n_notes = 2, .kept = names, .n_kept = 2,
                                            .dropped = names, .n_dropped = 1 };
-                char *o = pol_observation(&run, max);
+                char *o = bro_observation(&run, max);
                 check_text(o, max);
                 free(o);
         } else {
-                struct pol_prompt_column col = { str, str + len / 2 };
-                struct pol_prompt_input in = { str, true, len, &col, 1, str, len };
+                struct bro_prompt_column col = { str, str + len / 2 };
+                struct bro_prompt_input in = { str, true, len, &col, 1, str, len };
                 const char *roots[] = { str };
-                struct pol_prompt_in p = { .task = str, .inputs = &in, .n_inputs = 1, .inputs_dir = str,
+                struct bro_prompt_in p = { .task = str, .inputs = &in, .n_inputs = 1, .inputs_dir = str,
                                            .read_roots = roots, .n_read_roots = 1, .write_roots = roots,
                                            .n_write_roots = 1, .caps_approved = roots, .n_caps_approved = 1 };
-                char *o = pol_system_prompt(&p, max + 8000);
+                char *o = bro_system_prompt(&p, max + 8000);
                 if (o)
                         check_text(o, max + 8000);
                 else if (errno != E2BIG)

@@ -17,6 +17,7 @@
 #include "lib/utf8.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"
+#include "broker/reply.h"
 #include "policy/variables.h"
 #include "proto/proto.h"
 
@@ -1325,84 +1326,84 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
         case POL_AGENT_PROMPT_NO_INPUTS:
         case POL_AGENT_PROMPT_FIRST_ROWS:
         case POL_AGENT_PROMPT_REFUSALS:
-                pol_agent_text(buf, size, t);
+                bro_agent_text(buf, size, t);
                 return;
         case POL_AGENT_REPLY_OTHER_LANG:
-                pol_agent_text(buf, size, t, "bash");
+                bro_agent_text(buf, size, t, "bash");
                 return;
         case POL_AGENT_REPLY_UNCLOSED:
-                pol_agent_text(buf, size, t, 3ULL, "```");
+                bro_agent_text(buf, size, t, 3ULL, "```");
                 return;
         case POL_AGENT_REPLY_TOO_LONG:
-                pol_agent_text(buf, size, t, 1048577ULL, 1048576ULL);
+                bro_agent_text(buf, size, t, 1048577ULL, 1048576ULL);
                 return;
         case POL_AGENT_REPLY_NUL:
         case POL_AGENT_REPLY_NOT_UTF8:
-                pol_agent_text(buf, size, t, 12ULL);
+                bro_agent_text(buf, size, t, 12ULL);
                 return;
         case POL_AGENT_NO_CODE:
-                pol_agent_text(buf, size, t, "prose only, no code block");
+                bro_agent_text(buf, size, t, "prose only, no code block");
                 return;
         case POL_AGENT_OBS_FAILED_EXIT:
-                pol_agent_text(buf, size, t, 1LL);
+                bro_agent_text(buf, size, t, 1LL);
                 return;
         case POL_AGENT_OBS_FAILED_SIGNAL:
-                pol_agent_text(buf, size, t, "SIGSEGV");
+                bro_agent_text(buf, size, t, "SIGSEGV");
                 return;
         case POL_AGENT_OBS_KILLED:
-                pol_agent_text(buf, size, t, "killed: timeout");
+                bro_agent_text(buf, size, t, "killed: timeout");
                 return;
         case POL_AGENT_OBS_STATUS:
-                pol_agent_text(buf, size, t, "lost");
+                bro_agent_text(buf, size, t, "lost");
                 return;
         case POL_AGENT_OBS_REFUSAL:
-                pol_agent_text(buf, size, t, "seccomp", "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
+                bro_agent_text(buf, size, t, "seccomp", "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
                 return;
         case POL_AGENT_OBS_REFUSAL_AT:
-                pol_agent_text(buf, size, t, "precheck", 3LL, "blocked: import socket (network denied by policy)");
+                bro_agent_text(buf, size, t, "precheck", 3LL, "blocked: import socket (network denied by policy)");
                 return;
         case POL_AGENT_OBS_REFUSALS_MORE:
         case POL_AGENT_NAMES_MORE:
         case POL_AGENT_PROMPT_COLUMNS_MORE:
         case POL_AGENT_PROMPT_INPUTS_MORE:
-                pol_agent_text(buf, size, t, 5ULL);
+                bro_agent_text(buf, size, t, 5ULL);
                 return;
         case POL_AGENT_OBS_NOTE:
-                pol_agent_text(buf, size, t, "a refusal the tool did not catch ended it");
+                bro_agent_text(buf, size, t, "a refusal the tool did not catch ended it");
                 return;
         case POL_AGENT_CUT:
-                pol_agent_text(buf, size, t, 4096ULL);
+                bro_agent_text(buf, size, t, 4096ULL);
                 return;
         case POL_AGENT_OBS_KEPT:
         case POL_AGENT_OBS_DROPPED:
-                pol_agent_text(buf, size, t, "df, total");
+                bro_agent_text(buf, size, t, "df, total");
                 return;
         case POL_AGENT_PROMPT_INTRO:
-                pol_agent_text(buf, size, t, "./inputs/sales.csv");
+                bro_agent_text(buf, size, t, "./inputs/sales.csv");
                 return;
         case POL_AGENT_PROMPT_FILES:
-                pol_agent_text(buf, size, t, "./inputs, ./artifacts", "./artifacts");
+                bro_agent_text(buf, size, t, "./inputs, ./artifacts", "./artifacts");
                 return;
         case POL_AGENT_PROMPT_INPUT:
-                pol_agent_text(buf, size, t, "./inputs/sales.csv", 1200ULL, 4ULL);
+                bro_agent_text(buf, size, t, "./inputs/sales.csv", 1200ULL, 4ULL);
                 return;
         case POL_AGENT_PROMPT_INPUT_NO_ROWS:
-                pol_agent_text(buf, size, t, "./inputs/sales.csv", 4ULL);
+                bro_agent_text(buf, size, t, "./inputs/sales.csv", 4ULL);
                 return;
         case POL_AGENT_PROMPT_COLUMN:
-                pol_agent_text(buf, size, t, "\"region\"", "object");
+                bro_agent_text(buf, size, t, "\"region\"", "object");
                 return;
         case POL_AGENT_PROMPT_NAME_CUT:
-                pol_agent_text(buf, size, t, 300ULL);
+                bro_agent_text(buf, size, t, 300ULL);
                 return;
         case POL_AGENT_PROMPT_FINISH:
-                pol_agent_text(buf, size, t, "./artifacts");
+                bro_agent_text(buf, size, t, "./artifacts");
                 return;
         case POL_AGENT_PROMPT_CAPS:
-                pol_agent_text(buf, size, t, "network", "none");
+                bro_agent_text(buf, size, t, "network", "none");
                 return;
         case POL_AGENT_PROMPT_TASK:
-                pol_agent_text(buf, size, t, "Sum revenue by region.");
+                bro_agent_text(buf, size, t, "Sum revenue by region.");
                 return;
         case _POL_AGENT_TEXT_MAX:
                 break;
@@ -1517,22 +1518,22 @@ static void test_agent_texts_catalog(void **state)
                 char buf[2048];
                 if (!agent_expected[t])
                         fail_msg("agent text %u (format \"%s\") has no expected text in this test", t,
-                                 pol_agent_format((enum pol_agent_text)t));
+                                 bro_agent_format((enum pol_agent_text)t));
                 format_agent_text((enum pol_agent_text)t, buf, sizeof(buf));
                 assert_string_equal(buf, agent_expected[t]);
                 /* Distinct from each other, and from every reason and why. */
                 for (unsigned q = 0; q < t; q++)
-                        assert_string_not_equal(pol_agent_format((enum pol_agent_text)t),
-                                                pol_agent_format((enum pol_agent_text)q));
+                        assert_string_not_equal(bro_agent_format((enum pol_agent_text)t),
+                                                bro_agent_format((enum pol_agent_text)q));
                 for (unsigned r = 0; r < _POL_REASON_MAX; r++)
-                        assert_string_not_equal(pol_agent_format((enum pol_agent_text)t),
+                        assert_string_not_equal(bro_agent_format((enum pol_agent_text)t),
                                                 pol_reason_format((enum pol_reason)r));
                 for (unsigned w = 0; w < _POL_WHY_MAX; w++)
-                        assert_string_not_equal(pol_agent_format((enum pol_agent_text)t), pol_why_text((enum pol_why)w));
+                        assert_string_not_equal(bro_agent_format((enum pol_agent_text)t), pol_why_text((enum pol_why)w));
         }
-        assert_string_equal(pol_agent_format(_POL_AGENT_TEXT_MAX), "unknown agent text");
+        assert_string_equal(bro_agent_format(_POL_AGENT_TEXT_MAX), "unknown agent text");
         char small[8];
-        assert_ptr_equal(pol_agent_text(small, sizeof(small), POL_AGENT_REPLY_EMPTY), small);
+        assert_ptr_equal(bro_agent_text(small, sizeof(small), POL_AGENT_REPLY_EMPTY), small);
         assert_string_equal(small, "an empt"); /* cut, and terminated */
 }
 

@@ -1,4 +1,4 @@
-/* Unit tests for policy/rules.c and policy/caps.c: what a tool may import and call, which
+/* Unit tests for policy/rules.c and policy/capabilities.c: what a tool may import and call, which
  * attributes reach the interpreter, which calls take paths and how, open modes and os.open
  * flags, and capabilities. Every rule both ways: refused with its why, and the legitimate
  * neighbours (same prefix, same module, a name one character off) allowed (issue 3: a refusal

@@ -1,4 +1,4 @@
-/* policy/seccomp.c: the table (each number is the syscall its name says, by libseccomp's own
+/* policy/seccomp_rules.c: the table (each number is the syscall its name says, by libseccomp's own
  * table), which calls each rule catches and which it lets by, and how a refused call is
  * shown, with the caller's memory simulated (readable, partly readable, unreadable). */
 #define _GNU_SOURCE
@@ -19,7 +19,7 @@
 #include <sys/un.h>
 #include <cmocka.h>
 
-#include "policy/seccomp.h"
+#include "policy/seccomp_rules.h"
 
 #define ELEMENTSOF(a) (sizeof(a) / sizeof((a)[0]))
 

@@ -1,31 +1,33 @@
 /* What the model is shown (agent.h): the observation after each action, and the system
  * prompt. Every fixed sentence is a POL_AGENT_TEXTS entry of the catalog; what comes from
- * elsewhere (a tool's output, a CSV's header, a layer's name) is cleaned (pol_tb_clean: valid
+ * elsewhere (a tool's output, a CSV's header, a layer's name) is cleaned (bro_tb_clean: valid
  * UTF-8, no control characters but the line ends a text may have) and bounded before it is
  * put in. Pure: no I/O, nothing global. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/cleanup.h"
-#include "policy/agent.h"
+#include "broker/reply.h"
 #include "policy/reasons.h"
 #include "policy/rules.h"
-#include "policy/textbuf.h"
+#include "broker/textbuf.h"
 
 /* ---- helpers ---- */
 
 /* The cleaned, bounded text of s as a string of its own (for a %s); NULL if out of memory. */
-static char *clean_dup(const char *s, enum pol_clean how, size_t max)
+static char *clean_dup(const char *s, enum bro_clean how, size_t max)
 {
-        struct pol_tb b = { 0 };
+        struct bro_tb b = { 0 };
         if (s)
-                pol_tb_clean_max(&b, s, strlen(s), how, max);
-        return pol_tb_take(&b);
+                bro_tb_clean_max(&b, s, strlen(s), how, max);
+        return bro_tb_take(&b);
 }
 
-static void trim_end(struct pol_tb *b)
+static void trim_end(struct bro_tb *b)
 {
         while (b->len && (b->p[b->len - 1] == '\n' || b->p[b->len - 1] == ' ' || b->p[b->len - 1] == '\t'))
                 b->p[--b->len] = 0;
@@ -35,7 +37,7 @@ static void trim_end(struct pol_tb *b)
  * "none" when there are none. */
 static char *join_names(const char *const *names, size_t n, size_t max, size_t shown)
 {
-        struct pol_tb b = { 0 };
+        struct bro_tb b = { 0 };
         size_t k = 0;
         for (size_t i = 0; i < n; i++) {
                 if (!names[i])
@@ -44,17 +46,17 @@ static char *join_names(const char *const *names, size_t n, size_t max, size_t s
                         size_t rest = 0;
                         for (size_t j = i; j < n; j++)
                                 rest += names[j] != NULL;
-                        pol_tb_str(&b, ", ");
-                        pol_tb_text(&b, POL_AGENT_NAMES_MORE, (unsigned long long)rest);
+                        bro_tb_str(&b, ", ");
+                        bro_tb_text(&b, POL_AGENT_NAMES_MORE, (unsigned long long)rest);
                         break;
                 }
                 if (k++)
-                        pol_tb_str(&b, ", ");
-                pol_tb_clean_max(&b, names[i], strlen(names[i]), POL_CLEAN_LINE, max);
+                        bro_tb_str(&b, ", ");
+                bro_tb_clean_max(&b, names[i], strlen(names[i]), BRO_CLEAN_LINE, max);
         }
         if (k == 0)
-                pol_tb_text(&b, POL_AGENT_NONE);
-        return pol_tb_take(&b);
+                bro_tb_text(&b, POL_AGENT_NONE);
+        return bro_tb_take(&b);
 }
 
 /* ---- which events are told ---- */
@@ -67,7 +69,7 @@ static bool one_of(const char *s, const char *const *list)
         return false;
 }
 
-enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind)
+enum bro_obs_class bro_obs_event_class(const char *layer, const char *kind)
 {
         static const char *const refusing[] = { "precheck", "audit", "seccomp", "landlock", NULL };
         static const char *const refusals[] = { "blocked", "dropped", NULL };
@@ -75,22 +77,22 @@ enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind)
         static const char *const runner_notes[] = { "blocked", "refused", NULL };
         static const char *const policy_notes[] = { "capability_granted", "capability_denied", NULL };
         if (!layer || !kind)
-                return POL_OBS_SKIP;
+                return BRO_OBS_SKIP;
         if (one_of(layer, refusing) && one_of(kind, refusals))
-                return POL_OBS_REFUSAL;
+                return BRO_OBS_REFUSAL;
         if (strcmp(layer, "cgroup") == 0 && strcmp(kind, "refused") == 0)
-                return POL_OBS_REFUSAL; /* forks refused at the pids limit */
+                return BRO_OBS_REFUSAL; /* forks refused at the pids limit */
         if (strcmp(layer, "runner") == 0 && one_of(kind, runner_notes))
-                return POL_OBS_NOTE; /* "the pre-check refused the tool ...; none of it ran" */
+                return BRO_OBS_NOTE; /* "the pre-check refused the tool ...; none of it ran" */
         if (strcmp(layer, "supervisor") == 0 && one_of(kind, supervisor_notes))
-                return POL_OBS_NOTE;
+                return BRO_OBS_NOTE;
         /* "capability network denied: not approved": what the model declared, and what came of it */
         if (strcmp(layer, "policy") == 0 && one_of(kind, policy_notes))
-                return POL_OBS_NOTE;
-        return POL_OBS_SKIP;
+                return BRO_OBS_NOTE;
+        return BRO_OBS_SKIP;
 }
 
-int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *obs)
+int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *obs)
 {
         memset(obs, 0, sizeof(*obs));
         obs->status = res->status;
@@ -104,7 +106,7 @@ int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *
         obs->err = res->err_text;
         const struct proto_event *e = res->events.items;
         size_t n = res->events.n;
-        struct pol_obs_refusal *refusals = n ? calloc(n, sizeof(*refusals)) : NULL;
+        struct bro_obs_refusal *refusals = n ? calloc(n, sizeof(*refusals)) : NULL;
         const char **notes = n ? calloc(n, sizeof(*notes)) : NULL;
         if (n && (!refusals || !notes)) {
                 free(refusals);
@@ -120,16 +122,16 @@ int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *
                         obs->error = e[i].message;
                         continue;
                 }
-                switch (pol_obs_event_class(e[i].layer, e[i].kind)) {
-                case POL_OBS_REFUSAL:
-                        refusals[obs->n_refusals++] = (struct pol_obs_refusal){
+                switch (bro_obs_event_class(e[i].layer, e[i].kind)) {
+                case BRO_OBS_REFUSAL:
+                        refusals[obs->n_refusals++] = (struct bro_obs_refusal){
                                 e[i].layer, e[i].message, e[i].line.set ? e[i].line.v : 0
                         };
                         break;
-                case POL_OBS_NOTE:
+                case BRO_OBS_NOTE:
                         notes[obs->n_notes++] = e[i].message;
                         break;
-                case POL_OBS_SKIP:
+                case BRO_OBS_SKIP:
                         break;
                 }
         }
@@ -138,7 +140,7 @@ int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *
         return 0;
 }
 
-void pol_obs_clear(struct pol_obs_run *obs)
+void bro_obs_clear(struct bro_obs_run *obs)
 {
         free((void *)obs->refusals);
         free((void *)obs->notes);
@@ -157,49 +159,49 @@ static bool starts_with_format(const char *s, enum pol_reason r)
         return strncmp(s, f, n) == 0;
 }
 
-static void status_lines(struct pol_tb *b, const struct pol_obs_run *run)
+static void status_lines(struct bro_tb *b, const struct bro_obs_run *run)
 {
         const char *st = run->status ? run->status : "";
         if (run->killed || strcmp(st, "killed") == 0) {
-                _cleanup_free_ char *k = clean_dup(run->killed ? run->killed : "killed", POL_CLEAN_LINE, 200);
+                _cleanup_free_ char *k = clean_dup(run->killed ? run->killed : "killed", BRO_CLEAN_LINE, 200);
                 if (!k) {
                         b->oom = true;
                         return;
                 }
-                pol_tb_text(b, POL_AGENT_OBS_KILLED, k);
+                bro_tb_text(b, POL_AGENT_OBS_KILLED, k);
                 if (run->killed && (starts_with_format(run->killed, POL_KILLED_TIMEOUT) ||
                                     starts_with_format(run->killed, POL_KILLED_CPU) ||
                                     starts_with_format(run->killed, POL_KILLED_MEMORY))) {
-                        pol_tb_str(b, "\n");
-                        pol_tb_text(b, POL_AGENT_OBS_KILLED_LIMIT);
+                        bro_tb_str(b, "\n");
+                        bro_tb_text(b, POL_AGENT_OBS_KILLED_LIMIT);
                 }
         } else if (strcmp(st, "ok") == 0)
-                pol_tb_text(b, POL_AGENT_OBS_OK);
+                bro_tb_text(b, POL_AGENT_OBS_OK);
         else if (strcmp(st, "blocked") == 0)
-                pol_tb_text(b, POL_AGENT_OBS_BLOCKED);
+                bro_tb_text(b, POL_AGENT_OBS_BLOCKED);
         else if (strcmp(st, "error") == 0) {
                 if (run->signal) {
-                        _cleanup_free_ char *sig = clean_dup(run->signal, POL_CLEAN_LINE, 32);
+                        _cleanup_free_ char *sig = clean_dup(run->signal, BRO_CLEAN_LINE, 32);
                         if (!sig) {
                                 b->oom = true;
                                 return;
                         }
-                        pol_tb_text(b, POL_AGENT_OBS_FAILED_SIGNAL, sig);
+                        bro_tb_text(b, POL_AGENT_OBS_FAILED_SIGNAL, sig);
                 } else if (run->has_exit_code)
-                        pol_tb_text(b, POL_AGENT_OBS_FAILED_EXIT, run->exit_code);
+                        bro_tb_text(b, POL_AGENT_OBS_FAILED_EXIT, run->exit_code);
                 else
-                        pol_tb_text(b, POL_AGENT_OBS_FAILED);
+                        bro_tb_text(b, POL_AGENT_OBS_FAILED);
         } else {
-                _cleanup_free_ char *s = clean_dup(run->status ? run->status : "unknown", POL_CLEAN_LINE, 32);
+                _cleanup_free_ char *s = clean_dup(run->status ? run->status : "unknown", BRO_CLEAN_LINE, 32);
                 if (!s) {
                         b->oom = true;
                         return;
                 }
-                pol_tb_text(b, POL_AGENT_OBS_STATUS, s);
+                bro_tb_text(b, POL_AGENT_OBS_STATUS, s);
         }
 }
 
-static void refusal_lines(struct pol_tb *b, const struct pol_obs_run *run)
+static void refusal_lines(struct bro_tb *b, const struct bro_obs_run *run)
 {
         size_t shown = 0, n = 0;
         if (!run->refusals)
@@ -208,48 +210,48 @@ static void refusal_lines(struct pol_tb *b, const struct pol_obs_run *run)
                 n += run->refusals[i].message != NULL;
         if (!n)
                 return;
-        pol_tb_str(b, "\n");
-        pol_tb_text(b, POL_AGENT_OBS_REFUSALS);
-        for (size_t i = 0; i < run->n_refusals && shown < POL_OBS_REFUSALS_SHOWN; i++) {
-                const struct pol_obs_refusal *r = &run->refusals[i];
+        bro_tb_str(b, "\n");
+        bro_tb_text(b, POL_AGENT_OBS_REFUSALS);
+        for (size_t i = 0; i < run->n_refusals && shown < BRO_OBS_REFUSALS_SHOWN; i++) {
+                const struct bro_obs_refusal *r = &run->refusals[i];
                 if (!r->message)
                         continue;
-                _cleanup_free_ char *layer = clean_dup(r->layer ? r->layer : "sandbox", POL_CLEAN_LINE, 24);
-                _cleanup_free_ char *msg = clean_dup(r->message, POL_CLEAN_LINE, POL_OBS_MESSAGE_MAX);
+                _cleanup_free_ char *layer = clean_dup(r->layer ? r->layer : "sandbox", BRO_CLEAN_LINE, 24);
+                _cleanup_free_ char *msg = clean_dup(r->message, BRO_CLEAN_LINE, BRO_OBS_MESSAGE_MAX);
                 if (!layer || !msg) {
                         b->oom = true;
                         return;
                 }
-                pol_tb_str(b, "\n");
+                bro_tb_str(b, "\n");
                 if (r->line > 0)
-                        pol_tb_text(b, POL_AGENT_OBS_REFUSAL_AT, layer, r->line, msg);
+                        bro_tb_text(b, POL_AGENT_OBS_REFUSAL_AT, layer, r->line, msg);
                 else
-                        pol_tb_text(b, POL_AGENT_OBS_REFUSAL, layer, msg);
+                        bro_tb_text(b, POL_AGENT_OBS_REFUSAL, layer, msg);
                 shown++;
         }
         if (n > shown) {
-                pol_tb_str(b, "\n");
-                pol_tb_text(b, POL_AGENT_OBS_REFUSALS_MORE, (unsigned long long)(n - shown));
+                bro_tb_str(b, "\n");
+                bro_tb_text(b, POL_AGENT_OBS_REFUSALS_MORE, (unsigned long long)(n - shown));
         }
-        pol_tb_str(b, "\n");
-        pol_tb_text(b, POL_AGENT_OBS_REFUSALS_FINAL);
+        bro_tb_str(b, "\n");
+        bro_tb_text(b, POL_AGENT_OBS_REFUSALS_FINAL);
 }
 
-static void note_line(struct pol_tb *b, const char *text)
+static void note_line(struct bro_tb *b, const char *text)
 {
-        _cleanup_free_ char *msg = clean_dup(text, POL_CLEAN_LINE, POL_OBS_MESSAGE_MAX);
+        _cleanup_free_ char *msg = clean_dup(text, BRO_CLEAN_LINE, BRO_OBS_MESSAGE_MAX);
         if (!msg) {
                 b->oom = true;
                 return;
         }
-        pol_tb_str(b, "\n");
-        pol_tb_text(b, POL_AGENT_OBS_NOTE, msg);
+        bro_tb_str(b, "\n");
+        bro_tb_text(b, POL_AGENT_OBS_NOTE, msg);
 }
 
 /* A section of the observation: a header, a body of untrusted text that shares the space
  * left, a trailer. */
 struct section {
-        struct pol_tb header, body, trailer;
+        struct bro_tb header, body, trailer;
         unsigned head_share; /* percent of the kept body taken from its start */
         size_t reserve;      /* what the body has before the sharing: all of it, or room for the cut note */
         size_t budget;
@@ -258,19 +260,19 @@ struct section {
 static size_t cut_note_len(size_t cut)
 {
         char note[96];
-        return strlen(pol_agent_text(note, sizeof(note), POL_AGENT_CUT, (unsigned long long)cut));
+        return strlen(bro_agent_text(note, sizeof(note), POL_AGENT_CUT, (unsigned long long)cut));
 }
 
 /* Cuts s->body to its budget (>= s->reserve): its start and its end around a CUT note, or the
  * note alone when nothing more fits. */
 static void cut_body(struct section *s)
 {
-        struct pol_tb *b = &s->body;
+        struct bro_tb *b = &s->body;
         if (b->len <= s->budget)
                 return;
         size_t kept = s->budget - s->reserve; /* reserve is the note and its two LFs here */
-        size_t h = pol_utf8_floor(b->p, kept * s->head_share / 100);
-        size_t t = pol_utf8_ceil(b->p, b->len, b->len - (kept - kept * s->head_share / 100));
+        size_t h = bro_utf8_floor(b->p, kept * s->head_share / 100);
+        size_t t = bro_utf8_ceil(b->p, b->len, b->len - (kept - kept * s->head_share / 100));
         if (t < h)
                 t = h;
         /* On a line's end when one is near (the last quarter of the head, the first of the
@@ -285,20 +287,20 @@ static void cut_body(struct section *s)
                         t = q + 1;
                         break;
                 }
-        struct pol_tb out = { 0 };
-        pol_tb_add(&out, b->p, h);
+        struct bro_tb out = { 0 };
+        bro_tb_add(&out, b->p, h);
         if (h)
-                pol_tb_str(&out, "\n");
-        pol_tb_text(&out, POL_AGENT_CUT, (unsigned long long)(t - h));
+                bro_tb_str(&out, "\n");
+        bro_tb_text(&out, POL_AGENT_CUT, (unsigned long long)(t - h));
         if (t < b->len)
-                pol_tb_str(&out, "\n");
-        pol_tb_add(&out, b->p + t, b->len - t);
+                bro_tb_str(&out, "\n");
+        bro_tb_add(&out, b->p + t, b->len - t);
         if (out.oom) {
                 b->oom = true;
-                pol_tb_free(&out);
+                bro_tb_free(&out);
                 return;
         }
-        pol_tb_free(b);
+        bro_tb_free(b);
         *b = out;
 }
 
@@ -336,7 +338,7 @@ static void share(struct section *s, size_t n, size_t avail)
 }
 
 /* stderr without the traceback the runner also printed there. */
-static void stderr_body(struct pol_tb *b, const struct pol_obs_run *run)
+static void stderr_body(struct bro_tb *b, const struct bro_obs_run *run)
 {
         if (!run->err)
                 return;
@@ -344,31 +346,31 @@ static void stderr_body(struct pol_tb *b, const struct pol_obs_run *run)
         const char *tb = run->traceback;
         const char *at = tb && *tb ? memmem(run->err, n, tb, strlen(tb)) : NULL;
         if (at) {
-                pol_tb_clean(b, run->err, (size_t)(at - run->err), POL_CLEAN_LINES);
+                bro_tb_clean(b, run->err, (size_t)(at - run->err), BRO_CLEAN_LINES);
                 size_t after = (size_t)(at - run->err) + strlen(tb);
-                pol_tb_clean(b, run->err + after, n - after, POL_CLEAN_LINES);
+                bro_tb_clean(b, run->err + after, n - after, BRO_CLEAN_LINES);
         } else
-                pol_tb_clean(b, run->err, n, POL_CLEAN_LINES);
+                bro_tb_clean(b, run->err, n, BRO_CLEAN_LINES);
         trim_end(b);
         size_t i = 0;
         while (i < b->len && (b->p[i] == '\n' || b->p[i] == ' '))
                 i++;
         if (i == b->len)
-                pol_tb_free(b);
+                bro_tb_free(b);
 }
 
-char *pol_observation(const struct pol_obs_run *run, size_t max_len)
+char *bro_observation(const struct bro_obs_run *run, size_t max_len)
 {
         if (!run) {
                 errno = EINVAL;
                 return NULL;
         }
-        struct pol_tb head = { 0 }, tail = { 0 };
+        struct bro_tb head = { 0 }, tail = { 0 };
         struct section sec[3] = { { .head_share = 50 }, { .head_share = 33 }, { .head_share = 50 } };
 
         status_lines(&head, run);
         refusal_lines(&head, run);
-        for (size_t i = 0, shown = 0; run->notes && i < run->n_notes && shown < POL_OBS_NOTES_SHOWN; i++)
+        for (size_t i = 0, shown = 0; run->notes && i < run->n_notes && shown < BRO_OBS_NOTES_SHOWN; i++)
                 if (run->notes[i]) {
                         note_line(&head, run->notes[i]);
                         shown++;
@@ -376,52 +378,52 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
 
         /* stdout */
         if (run->out)
-                pol_tb_clean(&sec[0].body, run->out, strlen(run->out), POL_CLEAN_LINES);
+                bro_tb_clean(&sec[0].body, run->out, strlen(run->out), BRO_CLEAN_LINES);
         trim_end(&sec[0].body);
         if (sec[0].body.len)
-                pol_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT);
+                bro_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT);
         else {
-                pol_tb_free(&sec[0].body);
-                pol_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT_NONE);
+                bro_tb_free(&sec[0].body);
+                bro_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT_NONE);
         }
         if (run->out_truncated) {
-                struct pol_tb r = { 0 };
-                pol_tb_reason(&r, POL_OUTPUT_TRUNCATED, "stdout", (unsigned long long)(run->out ? strlen(run->out) : 0),
+                struct bro_tb r = { 0 };
+                bro_tb_reason(&r, POL_OUTPUT_TRUNCATED, "stdout", (unsigned long long)(run->out ? strlen(run->out) : 0),
                               run->out_bytes);
-                _cleanup_free_ char *msg = pol_tb_take(&r);
+                _cleanup_free_ char *msg = bro_tb_take(&r);
                 if (msg)
-                        pol_tb_text(&sec[0].trailer, POL_AGENT_OBS_NOTE, msg);
+                        bro_tb_text(&sec[0].trailer, POL_AGENT_OBS_NOTE, msg);
                 else
                         sec[0].trailer.oom = true;
         }
         /* the error */
         const char *err = run->traceback && *run->traceback ? run->traceback : run->error;
         if (err) {
-                pol_tb_clean(&sec[1].body, err, strlen(err), POL_CLEAN_LINES);
+                bro_tb_clean(&sec[1].body, err, strlen(err), BRO_CLEAN_LINES);
                 trim_end(&sec[1].body);
                 if (sec[1].body.len)
-                        pol_tb_text(&sec[1].header, POL_AGENT_OBS_TRACEBACK);
+                        bro_tb_text(&sec[1].header, POL_AGENT_OBS_TRACEBACK);
         }
         /* stderr */
         stderr_body(&sec[2].body, run);
         if (sec[2].body.len)
-                pol_tb_text(&sec[2].header, POL_AGENT_OBS_STDERR);
+                bro_tb_text(&sec[2].header, POL_AGENT_OBS_STDERR);
 
         /* the variables */
         if (run->kept && run->n_kept) {
-                _cleanup_free_ char *names = join_names(run->kept, run->n_kept, POL_OBS_NAME_MAX, POL_OBS_NAMES_SHOWN);
+                _cleanup_free_ char *names = join_names(run->kept, run->n_kept, BRO_OBS_NAME_MAX, BRO_OBS_NAMES_SHOWN);
                 if (names)
-                        pol_tb_text(&tail, POL_AGENT_OBS_KEPT, names);
+                        bro_tb_text(&tail, POL_AGENT_OBS_KEPT, names);
                 else
                         tail.oom = true;
         } else
-                pol_tb_text(&tail, POL_AGENT_OBS_KEPT_NONE);
+                bro_tb_text(&tail, POL_AGENT_OBS_KEPT_NONE);
         if (run->dropped && run->n_dropped) {
                 _cleanup_free_ char *names =
-                        join_names(run->dropped, run->n_dropped, POL_OBS_NAME_MAX, POL_OBS_NAMES_SHOWN);
-                pol_tb_str(&tail, "\n");
+                        join_names(run->dropped, run->n_dropped, BRO_OBS_NAME_MAX, BRO_OBS_NAMES_SHOWN);
+                bro_tb_str(&tail, "\n");
                 if (names)
-                        pol_tb_text(&tail, POL_AGENT_OBS_DROPPED, names);
+                        bro_tb_text(&tail, POL_AGENT_OBS_DROPPED, names);
                 else
                         tail.oom = true;
         }
@@ -441,90 +443,90 @@ char *pol_observation(const struct pol_obs_run *run, size_t max_len)
                         fixed += sec[i].trailer.len + 1;
         }
         share(sec, 3, max_len > fixed ? max_len - fixed : 0);
-        struct pol_tb all = { 0 };
-        pol_tb_add(&all, head.p ? head.p : "", head.len);
+        struct bro_tb all = { 0 };
+        bro_tb_add(&all, head.p ? head.p : "", head.len);
         for (size_t i = 0; i < 3; i++) {
                 cut_body(&sec[i]);
-                struct pol_tb *parts[] = { &sec[i].header, &sec[i].body, &sec[i].trailer };
+                struct bro_tb *parts[] = { &sec[i].header, &sec[i].body, &sec[i].trailer };
                 for (size_t k = 0; k < 3; k++) {
                         if (parts[k]->oom)
                                 all.oom = true;
                         if (!parts[k]->len)
                                 continue;
-                        pol_tb_str(&all, "\n");
-                        pol_tb_add(&all, parts[k]->p ? parts[k]->p : "", parts[k]->len);
+                        bro_tb_str(&all, "\n");
+                        bro_tb_add(&all, parts[k]->p ? parts[k]->p : "", parts[k]->len);
                 }
-                pol_tb_free(&sec[i].header);
-                pol_tb_free(&sec[i].body);
-                pol_tb_free(&sec[i].trailer);
+                bro_tb_free(&sec[i].header);
+                bro_tb_free(&sec[i].body);
+                bro_tb_free(&sec[i].trailer);
         }
-        pol_tb_str(&all, "\n");
-        pol_tb_add(&all, tail.p ? tail.p : "", tail.len);
+        bro_tb_str(&all, "\n");
+        bro_tb_add(&all, tail.p ? tail.p : "", tail.len);
         if (head.oom || tail.oom)
                 all.oom = true;
-        pol_tb_free(&head);
-        pol_tb_free(&tail);
+        bro_tb_free(&head);
+        bro_tb_free(&tail);
         if (!all.oom && all.len > max_len) {
-                all.len = pol_utf8_floor(all.p, max_len);
+                all.len = bro_utf8_floor(all.p, max_len);
                 all.p[all.len] = 0;
         }
-        return pol_tb_take(&all);
+        return bro_tb_take(&all);
 }
 
 /* ---- the system prompt ---- */
 
-/* A column's name as a Python string literal ("a\"b"), at most POL_PROMPT_COLUMN_MAX bytes of
+/* A column's name as a Python string literal ("a\"b"), at most BRO_PROMPT_COLUMN_MAX bytes of
  * it: the model can use it as written. */
-static void py_literal(struct pol_tb *b, const char *s)
+static void py_literal(struct bro_tb *b, const char *s)
 {
         static const char hex[] = "0123456789abcdef";
         size_t n = strlen(s), i = 0;
-        pol_tb_str(b, "\"");
+        bro_tb_str(b, "\"");
         while (i < n) {
-                size_t k = pol_utf8_seq((const uint8_t *)s + i, n - i);
-                if (i + (k ? k : 1) > POL_PROMPT_COLUMN_MAX)
+                size_t k = bro_utf8_seq((const uint8_t *)s + i, n - i);
+                if (i + (k ? k : 1) > BRO_PROMPT_COLUMN_MAX)
                         break;
                 uint8_t c = (uint8_t)s[i];
                 if (k == 0)
-                        pol_tb_str(b, "\xEF\xBF\xBD"); /* not UTF-8: the name is not exact */
+                        bro_tb_str(b, "\xEF\xBF\xBD"); /* not UTF-8: the name is not exact */
                 else if (c == '"' || c == '\\') {
                         char e[2] = { '\\', (char)c };
-                        pol_tb_add(b, e, 2);
+                        bro_tb_add(b, e, 2);
                 } else if (c == '\n')
-                        pol_tb_str(b, "\\n");
+                        bro_tb_str(b, "\\n");
                 else if (c == '\r')
-                        pol_tb_str(b, "\\r");
+                        bro_tb_str(b, "\\r");
                 else if (c == '\t')
-                        pol_tb_str(b, "\\t");
+                        bro_tb_str(b, "\\t");
                 else if (k == 1 && (c < 0x20 || c == 0x7F)) {
                         char e[4] = { '\\', 'x', hex[c >> 4], hex[c & 15] };
-                        pol_tb_add(b, e, 4);
+                        bro_tb_add(b, e, 4);
                 } else if (k == 2 && c == 0xC2 && (uint8_t)s[i + 1] < 0xA0) {
                         uint8_t d = (uint8_t)s[i + 1];
                         char e[4] = { '\\', 'x', hex[d >> 4], hex[d & 15] };
-                        pol_tb_add(b, e, 4);
+                        bro_tb_add(b, e, 4);
                 } else
-                        pol_tb_add(b, s + i, k);
+                        bro_tb_add(b, s + i, k);
                 i += k ? k : 1;
         }
-        pol_tb_str(b, "\"");
+        bro_tb_str(b, "\"");
         if (i < n)
-                pol_tb_text(b, POL_AGENT_PROMPT_NAME_CUT, (unsigned long long)n);
+                bro_tb_text(b, POL_AGENT_PROMPT_NAME_CUT, (unsigned long long)n);
 }
 
 /* The first rows, cleaned and bounded, in a fence longer than any backtick run they hold. */
-static void head_block(struct pol_tb *b, const char *head)
+static void head_block(struct bro_tb *b, const char *head)
 {
-        struct pol_tb raw = { 0 }, rows = { 0 };
-        pol_tb_clean_max(&raw, head, strlen(head), POL_CLEAN_LINES, POL_PROMPT_HEAD_MAX);
+        struct bro_tb raw = { 0 }, rows = { 0 };
+        bro_tb_clean_max(&raw, head, strlen(head), BRO_CLEAN_LINES, BRO_PROMPT_HEAD_MAX);
         trim_end(&raw);
         size_t p = 0, lines = 0;
-        while (raw.p && p < raw.len && lines < POL_PROMPT_HEAD_LINES) {
+        while (raw.p && p < raw.len && lines < BRO_PROMPT_HEAD_LINES) {
                 const char *nl = memchr(raw.p + p, '\n', raw.len - p);
                 size_t e = nl ? (size_t)(nl - raw.p) : raw.len;
                 if (lines++)
-                        pol_tb_str(&rows, "\n");
-                pol_tb_clean_max(&rows, raw.p + p, e - p, POL_CLEAN_LINES, POL_PROMPT_HEAD_LINE_MAX);
+                        bro_tb_str(&rows, "\n");
+                bro_tb_clean_max(&rows, raw.p + p, e - p, BRO_CLEAN_LINES, BRO_PROMPT_HEAD_LINE_MAX);
                 p = e + 1;
         }
         size_t run = 0, longest = 0;
@@ -533,24 +535,24 @@ static void head_block(struct pol_tb *b, const char *head)
                 if (run > longest)
                         longest = run;
         }
-        /* at most POL_PROMPT_HEAD_LINE_MAX + 1 backticks */
-        char fence[POL_PROMPT_HEAD_LINE_MAX + 2];
+        /* at most BRO_PROMPT_HEAD_LINE_MAX + 1 backticks */
+        char fence[BRO_PROMPT_HEAD_LINE_MAX + 2];
         size_t ticks = longest + 1 > 3 ? longest + 1 : 3;
         memset(fence, '`', ticks);
         if (raw.oom || rows.oom)
                 b->oom = true;
         if (rows.len) {
-                pol_tb_str(b, "\n");
-                pol_tb_text(b, POL_AGENT_PROMPT_FIRST_ROWS);
-                pol_tb_str(b, "\n");
-                pol_tb_add(b, fence, ticks);
-                pol_tb_str(b, "text\n");
-                pol_tb_add(b, rows.p, rows.len);
-                pol_tb_str(b, "\n");
-                pol_tb_add(b, fence, ticks);
+                bro_tb_str(b, "\n");
+                bro_tb_text(b, POL_AGENT_PROMPT_FIRST_ROWS);
+                bro_tb_str(b, "\n");
+                bro_tb_add(b, fence, ticks);
+                bro_tb_str(b, "text\n");
+                bro_tb_add(b, rows.p, rows.len);
+                bro_tb_str(b, "\n");
+                bro_tb_add(b, fence, ticks);
         }
-        pol_tb_free(&raw);
-        pol_tb_free(&rows);
+        bro_tb_free(&raw);
+        bro_tb_free(&rows);
 }
 
 static bool plain_path(const char *s, size_t max)
@@ -567,75 +569,75 @@ static bool plain_path(const char *s, size_t max)
         return true;
 }
 
-/* Level 0: everything; 1: without the first rows; 2: and POL_PROMPT_COLUMNS_SHORT columns;
+/* Level 0: everything; 1: without the first rows; 2: and BRO_PROMPT_COLUMNS_SHORT columns;
  * 3: and no columns. */
-static void inputs_part(struct pol_tb *b, const struct pol_prompt_in *in, const char *dir, int level)
+static void inputs_part(struct bro_tb *b, const struct bro_prompt_in *in, const char *dir, int level)
 {
         if (!in->n_inputs || !in->inputs) {
-                pol_tb_text(b, POL_AGENT_PROMPT_NO_INPUTS);
+                bro_tb_text(b, POL_AGENT_PROMPT_NO_INPUTS);
                 return;
         }
-        pol_tb_text(b, POL_AGENT_PROMPT_INPUTS);
-        size_t shown = in->n_inputs < POL_PROMPT_INPUTS_SHOWN ? in->n_inputs : POL_PROMPT_INPUTS_SHOWN;
-        size_t cols_max = level >= 3 ? 0 : level == 2 ? POL_PROMPT_COLUMNS_SHORT : POL_PROMPT_COLUMNS_SHOWN;
+        bro_tb_text(b, POL_AGENT_PROMPT_INPUTS);
+        size_t shown = in->n_inputs < BRO_PROMPT_INPUTS_SHOWN ? in->n_inputs : BRO_PROMPT_INPUTS_SHOWN;
+        size_t cols_max = level >= 3 ? 0 : level == 2 ? BRO_PROMPT_COLUMNS_SHORT : BRO_PROMPT_COLUMNS_SHOWN;
         for (size_t i = 0; i < shown; i++) {
-                const struct pol_prompt_input *x = &in->inputs[i];
-                struct pol_tb path = { 0 };
-                pol_tb_str(&path, dir);
-                pol_tb_str(&path, "/");
-                pol_tb_clean_max(&path, x->name ? x->name : "", x->name ? strlen(x->name) : 0, POL_CLEAN_LINE,
-                                 POL_PROMPT_PATH_MAX);
-                _cleanup_free_ char *p = pol_tb_take(&path);
+                const struct bro_prompt_input *x = &in->inputs[i];
+                struct bro_tb path = { 0 };
+                bro_tb_str(&path, dir);
+                bro_tb_str(&path, "/");
+                bro_tb_clean_max(&path, x->name ? x->name : "", x->name ? strlen(x->name) : 0, BRO_CLEAN_LINE,
+                                 BRO_PROMPT_PATH_MAX);
+                _cleanup_free_ char *p = bro_tb_take(&path);
                 if (!p) {
                         b->oom = true;
                         return;
                 }
                 size_t ncol = x->columns ? x->n_columns : 0;
                 unsigned long long total = x->columns_total > ncol ? x->columns_total : ncol;
-                pol_tb_str(b, "\n");
+                bro_tb_str(b, "\n");
                 if (x->rows_known)
-                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT, p, x->rows, total);
+                        bro_tb_text(b, POL_AGENT_PROMPT_INPUT, p, x->rows, total);
                 else
-                        pol_tb_text(b, POL_AGENT_PROMPT_INPUT_NO_ROWS, p, total);
+                        bro_tb_text(b, POL_AGENT_PROMPT_INPUT_NO_ROWS, p, total);
                 size_t cshown = ncol < cols_max ? ncol : cols_max;
                 for (size_t c = 0; c < cshown; c++) {
-                        struct pol_tb lit = { 0 };
+                        struct bro_tb lit = { 0 };
                         py_literal(&lit, x->columns[c].name ? x->columns[c].name : "");
-                        _cleanup_free_ char *l = pol_tb_take(&lit);
+                        _cleanup_free_ char *l = bro_tb_take(&lit);
                         _cleanup_free_ char *d = clean_dup(x->columns[c].dtype ? x->columns[c].dtype : "unknown",
-                                                           POL_CLEAN_LINE, POL_PROMPT_DTYPE_MAX);
+                                                           BRO_CLEAN_LINE, BRO_PROMPT_DTYPE_MAX);
                         if (!l || !d) {
                                 b->oom = true;
                                 return;
                         }
-                        pol_tb_str(b, "\n");
-                        pol_tb_text(b, POL_AGENT_PROMPT_COLUMN, l, d);
+                        bro_tb_str(b, "\n");
+                        bro_tb_text(b, POL_AGENT_PROMPT_COLUMN, l, d);
                 }
                 if (total > cshown && cols_max) {
-                        pol_tb_str(b, "\n");
-                        pol_tb_text(b, POL_AGENT_PROMPT_COLUMNS_MORE, total - cshown);
+                        bro_tb_str(b, "\n");
+                        bro_tb_text(b, POL_AGENT_PROMPT_COLUMNS_MORE, total - cshown);
                 }
                 if (level == 0 && x->head)
                         head_block(b, x->head);
         }
         if (in->n_inputs > shown) {
-                pol_tb_str(b, "\n");
-                pol_tb_text(b, POL_AGENT_PROMPT_INPUTS_MORE, (unsigned long long)(in->n_inputs - shown));
+                bro_tb_str(b, "\n");
+                bro_tb_text(b, POL_AGENT_PROMPT_INPUTS_MORE, (unsigned long long)(in->n_inputs - shown));
         }
 }
 
-static char *prompt_at(const struct pol_prompt_in *in, int level)
+static char *prompt_at(const struct bro_prompt_in *in, int level)
 {
-        struct pol_tb b = { 0 };
+        struct bro_tb b = { 0 };
         /* Where the inputs are, as the tool writes it; it goes into a Python string of the
          * example, so it must be a plain path. */
-        const char *dir = in->inputs_dir && plain_path(in->inputs_dir, POL_PROMPT_PATH_MAX) ? in->inputs_dir : "./inputs";
+        const char *dir = in->inputs_dir && plain_path(in->inputs_dir, BRO_PROMPT_PATH_MAX) ? in->inputs_dir : "./inputs";
         const char *first = in->n_inputs && in->inputs ? in->inputs[0].name : NULL;
-        struct pol_tb ex = { 0 };
-        pol_tb_str(&ex, dir);
-        pol_tb_str(&ex, "/");
-        pol_tb_str(&ex, first && first[0] != '.' && plain_path(first, 64) && !strchr(first, '/') ? first : "data.csv");
-        _cleanup_free_ char *example = pol_tb_take(&ex);
+        struct bro_tb ex = { 0 };
+        bro_tb_str(&ex, dir);
+        bro_tb_str(&ex, "/");
+        bro_tb_str(&ex, first && first[0] != '.' && plain_path(first, 64) && !strchr(first, '/') ? first : "data.csv");
+        _cleanup_free_ char *example = bro_tb_take(&ex);
 
         const char *const *caps = in->caps_possible;
         size_t n_caps = in->n_caps_possible;
@@ -648,48 +650,48 @@ static char *prompt_at(const struct pol_prompt_in *in, int level)
                 caps = grantable;
         }
         _cleanup_free_ char *reads = join_names(in->read_roots, in->read_roots ? in->n_read_roots : 0,
-                                                POL_PROMPT_PATH_MAX, POL_PROMPT_ROOTS_SHOWN);
+                                                BRO_PROMPT_PATH_MAX, BRO_PROMPT_ROOTS_SHOWN);
         _cleanup_free_ char *writes = join_names(in->write_roots, in->write_roots ? in->n_write_roots : 0,
-                                                 POL_PROMPT_PATH_MAX, POL_PROMPT_ROOTS_SHOWN);
-        _cleanup_free_ char *possible = join_names(caps, n_caps, POL_CAP_NAME_MAX, PROTO_CAPS_MAX);
+                                                 BRO_PROMPT_PATH_MAX, BRO_PROMPT_ROOTS_SHOWN);
+        _cleanup_free_ char *possible = join_names(caps, n_caps, BRO_CAP_NAME_MAX, PROTO_CAPS_MAX);
         _cleanup_free_ char *approved = join_names(in->caps_approved, in->caps_approved ? in->n_caps_approved : 0,
-                                                   POL_CAP_NAME_MAX, PROTO_CAPS_MAX);
+                                                   BRO_CAP_NAME_MAX, PROTO_CAPS_MAX);
         if (!example || !reads || !writes || !possible || !approved)
                 return NULL;
 
-        pol_tb_text(&b, POL_AGENT_PROMPT_INTRO, example);
-        pol_tb_str(&b, "\n\n");
-        pol_tb_text(&b, POL_AGENT_PROMPT_RUN);
-        pol_tb_str(&b, "\n\n");
-        pol_tb_text(&b, POL_AGENT_PROMPT_FILES, reads, writes);
-        pol_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_INTRO, example);
+        bro_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_RUN);
+        bro_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_FILES, reads, writes);
+        bro_tb_str(&b, "\n\n");
         inputs_part(&b, in, dir, level);
-        pol_tb_str(&b, "\n\n");
-        pol_tb_text(&b, POL_AGENT_PROMPT_FINISH, writes);
-        pol_tb_str(&b, "\n\n");
-        pol_tb_text(&b, POL_AGENT_PROMPT_REFUSALS);
-        pol_tb_str(&b, "\n\n");
-        pol_tb_text(&b, POL_AGENT_PROMPT_CAPS, possible, approved);
-        pol_tb_str(&b, "\n\n");
+        bro_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_FINISH, writes);
+        bro_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_REFUSALS);
+        bro_tb_str(&b, "\n\n");
+        bro_tb_text(&b, POL_AGENT_PROMPT_CAPS, possible, approved);
+        bro_tb_str(&b, "\n\n");
 
-        struct pol_tb task = { 0 };
+        struct bro_tb task = { 0 };
         size_t n = in->task ? strlen(in->task) : 0;
-        pol_tb_clean_max(&task, in->task ? in->task : "", n, POL_CLEAN_LINES, POL_PROMPT_TASK_MAX);
+        bro_tb_clean_max(&task, in->task ? in->task : "", n, BRO_CLEAN_LINES, BRO_PROMPT_TASK_MAX);
         trim_end(&task);
-        if (n > POL_PROMPT_TASK_MAX) {
-                pol_tb_str(&task, "\n");
-                pol_tb_text(&task, POL_AGENT_CUT, (unsigned long long)(n - POL_PROMPT_TASK_MAX));
+        if (n > BRO_PROMPT_TASK_MAX) {
+                bro_tb_str(&task, "\n");
+                bro_tb_text(&task, POL_AGENT_CUT, (unsigned long long)(n - BRO_PROMPT_TASK_MAX));
         }
-        _cleanup_free_ char *t = pol_tb_take(&task);
+        _cleanup_free_ char *t = bro_tb_take(&task);
         if (!t) {
-                pol_tb_free(&b);
+                bro_tb_free(&b);
                 return NULL;
         }
-        pol_tb_text(&b, POL_AGENT_PROMPT_TASK, t);
-        return pol_tb_take(&b);
+        bro_tb_text(&b, POL_AGENT_PROMPT_TASK, t);
+        return bro_tb_take(&b);
 }
 
-char *pol_system_prompt(const struct pol_prompt_in *in, size_t max_len)
+char *bro_system_prompt(const struct bro_prompt_in *in, size_t max_len)
 {
         if (!in) {
                 errno = EINVAL;
@@ -707,4 +709,29 @@ char *pol_system_prompt(const struct pol_prompt_in *in, size_t max_len)
         }
         errno = E2BIG;
         return NULL;
+}
+
+/* The catalog's agent texts (policy/reasons.h, POL_AGENT_TEXTS) are formatted here, in the
+ * broker, so that no other program carries the model's prompt. */
+static const char *const agent_formats[_POL_AGENT_TEXT_MAX] = {
+#define X(id, fmt) [POL_AGENT_##id] = fmt,
+        POL_AGENT_TEXTS(X)
+#undef X
+};
+
+const char *bro_agent_format(enum pol_agent_text t)
+{
+        return (unsigned)t < _POL_AGENT_TEXT_MAX ? agent_formats[t] : "unknown agent text";
+}
+
+char *bro_agent_text(char *buf, size_t size, enum pol_agent_text t, ...)
+{
+        va_list ap;
+        va_start(ap, t);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+        (void)vsnprintf(buf, size, bro_agent_format(t), ap);
+#pragma GCC diagnostic pop
+        va_end(ap);
+        return buf;
 }

@@ -15,8 +15,9 @@
 #include <stdint.h>
 
 #include "proto/proto.h"
+#include "policy/reasons.h"
 
-/* ---- a model's reply: one code action (policy/agent.c) ----
+/* ---- a model's reply: one code action (broker/reply.c) ----
  *
  * Accepted, in any mix, in the order they come:
  *   - fenced blocks: a line of ``` (three or more backticks; leading spaces allowed, and a
@@ -48,10 +49,10 @@
  * Refused as NO_CODE with why: a Python block that is never closed (a reply cut by the
  * model's length limit: running its first half is not what it meant), code over
  * PROTO_SOURCE_MAX bytes, only empty blocks. */
-enum pol_reply_kind { POL_REPLY_CODE, POL_REPLY_NO_CODE };
+enum bro_reply_kind { BRO_REPLY_CODE, BRO_REPLY_NO_CODE };
 
-struct pol_reply {
-        enum pol_reply_kind kind;
+struct bro_reply {
+        enum bro_reply_kind kind;
         /* CODE: malloc'd, NUL-terminated, valid UTF-8 without NUL, LF line ends, ending in
          * "\n", at most PROTO_SOURCE_MAX bytes. NULL for NO_CODE. */
         char *code;
@@ -63,18 +64,18 @@ struct pol_reply {
         unsigned skipped; /* fenced blocks not taken: other languages, JSON, untagged beside tagged */
 };
 
-/* 0, with *out filled (free it with pol_reply_free); -EINVAL if out is NULL or reply is NULL
+/* 0, with *out filled (free it with bro_reply_free); -EINVAL if out is NULL or reply is NULL
  * with len > 0; -ENOMEM. A reply without code is 0 with kind NO_CODE, never an error. */
-int pol_reply_parse(const char *reply, size_t len, struct pol_reply *out);
-void pol_reply_free(struct pol_reply *r);
+int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out);
+void bro_reply_free(struct bro_reply *r);
 
 /* "No code was received. What was seen: <why>." then the format hint (FORMAT_HINT), at most
  * max_len bytes. malloc'd; NULL if out of memory. */
-char *pol_observation_no_code(const struct pol_reply *r, size_t max_len);
+char *bro_observation_no_code(const struct bro_reply *r, size_t max_len);
 
-/* ---- the observation of a run (policy/agent_text.c) ---- */
+/* ---- the observation of a run (broker/prompt.c) ---- */
 
-struct pol_obs_refusal {
+struct bro_obs_refusal {
         const char *layer;   /* precheck|audit|seccomp|landlock|cgroup|... */
         const char *message; /* the event's message, verbatim ("blocked at runtime: ...") */
         long long line;      /* the tool's line, 0 if none */
@@ -83,7 +84,7 @@ struct pol_obs_refusal {
 /* Borrowed strings and arrays, any of them NULL when absent (a NULL array is empty, whatever
  * its count). Each string is sanitized (invalid UTF-8 and control characters but tab and line
  * ends become U+FFFD; CRLF and a lone CR become LF) and bounded before it is shown. */
-struct pol_obs_run {
+struct bro_obs_run {
         const char *status; /* ok|error|blocked|killed, the RunResult's */
         bool has_exit_code;
         long long exit_code;
@@ -95,7 +96,7 @@ struct pol_obs_run {
         const char *err;              /* stderr; the traceback in it is not shown twice */
         const char *error;            /* the exception, one line ("KeyError: 'x'"), shown only without traceback */
         const char *traceback;
-        const struct pol_obs_refusal *refusals;
+        const struct bro_obs_refusal *refusals;
         size_t n_refusals;
         const char *const *notes; /* other events worth telling, their messages */
         size_t n_notes;
@@ -106,11 +107,11 @@ struct pol_obs_run {
 };
 
 /* What is shown of each part, at most. */
-#define POL_OBS_REFUSALS_SHOWN 20
-#define POL_OBS_NOTES_SHOWN 10
-#define POL_OBS_NAMES_SHOWN 50
-#define POL_OBS_NAME_MAX 64       /* bytes of one variable name */
-#define POL_OBS_MESSAGE_MAX 600   /* bytes of one refusal or note */
+#define BRO_OBS_REFUSALS_SHOWN 20
+#define BRO_OBS_NOTES_SHOWN 10
+#define BRO_OBS_NAMES_SHOWN 50
+#define BRO_OBS_NAME_MAX 64       /* bytes of one variable name */
+#define BRO_OBS_MESSAGE_MAX 600   /* bytes of one refusal or note */
 
 /* The observation after a run, at most max_len bytes (malloc'd, valid UTF-8; NULL if out of
  * memory). In this order, each part only when there is something to say:
@@ -134,42 +135,42 @@ struct pol_obs_run {
  * the traceback and stderr, and a text too long keeps its head and its tail around
  * "[... N bytes cut here ...]". Should max_len be too small for the fixed parts, the whole is
  * cut at max_len (on a character's boundary). */
-char *pol_observation(const struct pol_obs_run *run, size_t max_len);
+char *bro_observation(const struct bro_obs_run *run, size_t max_len);
 
 /* Which events of a RunResult the observation tells: the refusals (precheck, audit, seccomp,
  * landlock: blocked and dropped; cgroup: refused), notes (the runner's "blocked" and "refused",
  * the supervisor's artifact notes and dropped events), and the rest not (started, finished,
  * the exception and the kill, told from their own fields). */
-enum pol_obs_class { POL_OBS_SKIP, POL_OBS_REFUSAL, POL_OBS_NOTE };
-enum pol_obs_class pol_obs_event_class(const char *layer, const char *kind);
+enum bro_obs_class { BRO_OBS_SKIP, BRO_OBS_REFUSAL, BRO_OBS_NOTE };
+enum bro_obs_class bro_obs_event_class(const char *layer, const char *kind);
 
 /* Fills *obs from a RunResult: every string borrowed from res (which must outlive obs), the
  * refusals and notes arrays malloc'd; the traceback and error from the runner's "exception"
  * event. kept and dropped are the caller's (the RunResult does not know them). 0 or -ENOMEM;
- * free with pol_obs_clear. */
-int pol_obs_from_result(const struct proto_run_result *res, struct pol_obs_run *obs);
-void pol_obs_clear(struct pol_obs_run *obs);
+ * free with bro_obs_clear. */
+int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *obs);
+void bro_obs_clear(struct bro_obs_run *obs);
 
-/* ---- the system prompt (policy/agent_text.c) ---- */
+/* ---- the system prompt (broker/prompt.c) ---- */
 
-struct pol_prompt_column {
+struct bro_prompt_column {
         const char *name;  /* untrusted: anything a CSV header holds */
         const char *dtype; /* "int64", "object", ... */
 };
 
-struct pol_prompt_input {
+struct bro_prompt_input {
         const char *name; /* the file name under inputs_dir */
         bool rows_known;
         unsigned long long rows;
-        const struct pol_prompt_column *columns;
+        const struct bro_prompt_column *columns;
         size_t n_columns;
         const char *head; /* the first rows as text (df.head().to_string(), or the CSV's lines) */
         unsigned long long columns_total; /* the file's columns, if more than the n_columns described */
 };
 
-struct pol_prompt_in {
+struct bro_prompt_in {
         const char *task;
-        const struct pol_prompt_input *inputs;
+        const struct bro_prompt_input *inputs;
         size_t n_inputs;
         const char *inputs_dir; /* where the inputs are, as the tool writes it; NULL: "./inputs" */
         const char *const *read_roots; /* "./inputs", "./artifacts" */
@@ -184,34 +185,34 @@ struct pol_prompt_in {
 };
 
 /* Bounds of what goes into the prompt from the inputs (untrusted). */
-#define POL_PROMPT_TASK_MAX (64u * 1024) /* task_submit's own bound */
-#define POL_PROMPT_INPUTS_SHOWN 32
-#define POL_PROMPT_COLUMNS_SHOWN 64
-#define POL_PROMPT_COLUMNS_SHORT 16 /* when the prompt must shrink */
-#define POL_PROMPT_COLUMN_MAX 80    /* bytes of a column name shown */
-#define POL_PROMPT_DTYPE_MAX 32
-#define POL_PROMPT_HEAD_LINES 10
-#define POL_PROMPT_HEAD_LINE_MAX 300
-#define POL_PROMPT_HEAD_MAX 4096
-#define POL_PROMPT_PATH_MAX 128 /* a root's or an input's name */
-#define POL_PROMPT_ROOTS_SHOWN 8
+#define BRO_PROMPT_TASK_MAX (64u * 1024) /* task_submit's own bound */
+#define BRO_PROMPT_INPUTS_SHOWN 32
+#define BRO_PROMPT_COLUMNS_SHOWN 64
+#define BRO_PROMPT_COLUMNS_SHORT 16 /* when the prompt must shrink */
+#define BRO_PROMPT_COLUMN_MAX 80    /* bytes of a column name shown */
+#define BRO_PROMPT_DTYPE_MAX 32
+#define BRO_PROMPT_HEAD_LINES 10
+#define BRO_PROMPT_HEAD_LINE_MAX 300
+#define BRO_PROMPT_HEAD_MAX 4096
+#define BRO_PROMPT_PATH_MAX 128 /* a root's or an input's name */
+#define BRO_PROMPT_ROOTS_SHOWN 8
 
 /* The system prompt (malloc'd, valid UTF-8, at most max_len bytes): PROMPT_INTRO, PROMPT_RUN,
  * PROMPT_FILES, the inputs (each with its rows, its columns as Python string literals with
  * their dtypes, and its first rows in a fence longer than any backtick run they hold),
  * PROMPT_FINISH, PROMPT_REFUSALS, PROMPT_CAPS, PROMPT_TASK, in that order, separated by blank
  * lines. Should it not fit max_len, the inputs shrink, in steps: without their first rows,
- * with POL_PROMPT_COLUMNS_SHORT columns each, then without columns. NULL with errno E2BIG if
- * even that does not fit (the task itself is never cut but at POL_PROMPT_TASK_MAX), ENOMEM,
+ * with BRO_PROMPT_COLUMNS_SHORT columns each, then without columns. NULL with errno E2BIG if
+ * even that does not fit (the task itself is never cut but at BRO_PROMPT_TASK_MAX), ENOMEM,
  * or EINVAL (in NULL). */
-char *pol_system_prompt(const struct pol_prompt_in *in, size_t max_len);
+char *bro_system_prompt(const struct bro_prompt_in *in, size_t max_len);
 
-/* ---- the capability declaration (policy/agent.c) ----
+/* ---- the capability declaration (broker/reply.c) ----
  *
  * The prompt asks for {"capabilitiesRequested": ["network"]} on a line of its own. A line
  * (anywhere in the reply, code blocks included, leading and trailing blanks allowed) whose
  * first character is '{' and that names capabilitiesRequested is a declaration, and must be
- * exactly that: the one key, a list of 0..PROTO_CAPS_MAX strings, each 1..POL_CAP_NAME_MAX
+ * exactly that: the one key, a list of 0..PROTO_CAPS_MAX strings, each 1..BRO_CAP_NAME_MAX
  * bytes of [A-Za-z0-9_.-], no escapes. Names are kept as given (the server denies those it
  * does not know, DESIGN §7), duplicates once, in order of appearance across every
  * declaration of the reply.
@@ -219,5 +220,11 @@ char *pol_system_prompt(const struct pol_prompt_in *in, size_t max_len);
  * Returns 1 with out filled (maybe empty: "[]"), 0 when the reply declares nothing, -EINVAL
  * for a declaration not in that form (tell the model CAPS_MALFORMED), -E2BIG for more than
  * PROTO_CAPS_MAX names, -ENOMEM. out must be empty on entry; on an error it is left empty. */
-#define POL_CAP_NAME_MAX 32
-int pol_caps_declared(const char *reply, size_t len, struct proto_strv *out);
+#define BRO_CAP_NAME_MAX 32
+int bro_caps_declared(const char *reply, size_t len, struct proto_strv *out);
+
+/* The format of an agent text, for the catalog test and for callers that format it. */
+const char *bro_agent_format(enum pol_agent_text t);
+
+/* Formats agent text t (policy/reasons.h) into buf (cut to size, terminated). Returns buf. */
+char *bro_agent_text(char *buf, size_t size, enum pol_agent_text t, ...);

@@ -8,8 +8,8 @@
  *
  * CPython's documentation says it plainly: audit hooks are no sandbox. This layer explains
  * in Python's terms; the kernel layers are the boundary. */
-#include "jail/runner/runner.h"
-#include "policy/seccomp.h"
+#include "runner/runner.h"
+#include "policy/seccomp_rules.h"
 
 #include <fcntl.h>
 #include <stdio.h>

@@ -1,4 +1,5 @@
-#include "policy/textbuf.h"
+#include "broker/textbuf.h"
+#include "broker/reply.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -7,7 +8,7 @@
 
 #include "lib/utf8.h"
 
-static bool grow(struct pol_tb *b, size_t more)
+static bool grow(struct bro_tb *b, size_t more)
 {
         if (b->oom)
                 return false;
@@ -31,7 +32,7 @@ static bool grow(struct pol_tb *b, size_t more)
         return true;
 }
 
-void pol_tb_add(struct pol_tb *b, const char *s, size_t n)
+void bro_tb_add(struct bro_tb *b, const char *s, size_t n)
 {
         if (!grow(b, n))
                 return;
@@ -40,12 +41,12 @@ void pol_tb_add(struct pol_tb *b, const char *s, size_t n)
         b->p[b->len] = 0;
 }
 
-void pol_tb_str(struct pol_tb *b, const char *s)
+void bro_tb_str(struct bro_tb *b, const char *s)
 {
-        pol_tb_add(b, s, strlen(s));
+        bro_tb_add(b, s, strlen(s));
 }
 
-static void tb_vfmt(struct pol_tb *b, const char *fmt, va_list ap)
+static void tb_vfmt(struct bro_tb *b, const char *fmt, va_list ap)
 {
         va_list ap2;
         va_copy(ap2, ap);
@@ -62,15 +63,15 @@ static void tb_vfmt(struct pol_tb *b, const char *fmt, va_list ap)
         b->len += (size_t)n;
 }
 
-void pol_tb_text(struct pol_tb *b, enum pol_agent_text t, ...)
+void bro_tb_text(struct bro_tb *b, enum pol_agent_text t, ...)
 {
         va_list ap;
         va_start(ap, t);
-        tb_vfmt(b, pol_agent_format(t), ap);
+        tb_vfmt(b, bro_agent_format(t), ap);
         va_end(ap);
 }
 
-void pol_tb_reason(struct pol_tb *b, enum pol_reason r, ...)
+void bro_tb_reason(struct bro_tb *b, enum pol_reason r, ...)
 {
         va_list ap;
         va_start(ap, r);
@@ -80,7 +81,7 @@ void pol_tb_reason(struct pol_tb *b, enum pol_reason r, ...)
 
 /* utf8_valid on at most 4 bytes: the first length that is valid is the sequence's, since a
  * lead byte fixes the length and ASCII is 1. */
-size_t pol_utf8_seq(const uint8_t *p, size_t left)
+size_t bro_utf8_seq(const uint8_t *p, size_t left)
 {
         for (size_t k = 1; k <= 4 && k <= left; k++)
                 if (utf8_valid(p, k))
@@ -90,16 +91,16 @@ size_t pol_utf8_seq(const uint8_t *p, size_t left)
 
 #define FFFD "\xEF\xBF\xBD"
 
-void pol_tb_clean(struct pol_tb *b, const char *s, size_t n, enum pol_clean how)
+void bro_tb_clean(struct bro_tb *b, const char *s, size_t n, enum bro_clean how)
 {
         const uint8_t *u = (const uint8_t *)s;
         size_t i = 0, run = 0; /* run: clean bytes not yet copied, from i - run */
         while (i < n) {
-                size_t k = pol_utf8_seq(u + i, n - i);
+                size_t k = bro_utf8_seq(u + i, n - i);
                 uint8_t c = u[i];
                 bool keep = k > 0;
                 if (k == 1 && (c < 0x20 || c == 0x7F))
-                        keep = how == POL_CLEAN_LINES && (c == '\t' || c == '\n');
+                        keep = how == BRO_CLEAN_LINES && (c == '\t' || c == '\n');
                 else if (k == 2 && c == 0xC2 && u[i + 1] < 0xA0)
                         keep = false; /* C1 controls U+0080..U+009F */
                 if (keep) {
@@ -107,48 +108,48 @@ void pol_tb_clean(struct pol_tb *b, const char *s, size_t n, enum pol_clean how)
                         i += k;
                         continue;
                 }
-                pol_tb_add(b, s + i - run, run);
+                bro_tb_add(b, s + i - run, run);
                 run = 0;
-                if (how == POL_CLEAN_LINES && c == '\r') {
+                if (how == BRO_CLEAN_LINES && c == '\r') {
                         /* CRLF is one line end (its LF follows); a lone CR, a progress bar's,
                          * ends a line too */
                         if (i + 1 == n || s[i + 1] != '\n')
-                                pol_tb_add(b, "\n", 1);
+                                bro_tb_add(b, "\n", 1);
                 } else
-                        pol_tb_add(b, FFFD, 3);
+                        bro_tb_add(b, FFFD, 3);
                 i += k ? k : 1;
         }
-        pol_tb_add(b, s + i - run, run);
+        bro_tb_add(b, s + i - run, run);
 }
 
-void pol_tb_clean_max(struct pol_tb *b, const char *s, size_t n, enum pol_clean how, size_t max)
+void bro_tb_clean_max(struct bro_tb *b, const char *s, size_t n, enum bro_clean how, size_t max)
 {
         /* Cleaning shrinks text at most by half (CRLF to LF): 2 * max + 32 bytes of s are
          * enough to fill max, and a character split at their end lands past the cut. */
         size_t take = n;
         if (max < SIZE_MAX / 4 && n > 2 * max + 32)
                 take = 2 * max + 32;
-        struct pol_tb t = { 0 };
-        pol_tb_clean(&t, s, take, how);
+        struct bro_tb t = { 0 };
+        bro_tb_clean(&t, s, take, how);
         if (t.oom) {
                 b->oom = true;
-                pol_tb_free(&t);
+                bro_tb_free(&t);
                 return;
         }
         if (take == n && t.len <= max)
-                pol_tb_add(b, t.p ? t.p : "", t.len);
+                bro_tb_add(b, t.p ? t.p : "", t.len);
         else if (max >= 3) {
                 /* here t.len > max: the cut is inside t */
-                pol_tb_add(b, t.p, pol_utf8_floor(t.p, max - 3));
-                pol_tb_add(b, "\xE2\x80\xA6", 3); /* … */
+                bro_tb_add(b, t.p, bro_utf8_floor(t.p, max - 3));
+                bro_tb_add(b, "\xE2\x80\xA6", 3); /* … */
         }
-        pol_tb_free(&t);
+        bro_tb_free(&t);
 }
 
-char *pol_tb_take(struct pol_tb *b)
+char *bro_tb_take(struct bro_tb *b)
 {
         if (b->oom) {
-                pol_tb_free(b);
+                bro_tb_free(b);
                 return NULL;
         }
         char *p = b->p ? b->p : strdup("");
@@ -157,7 +158,7 @@ char *pol_tb_take(struct pol_tb *b)
         return p;
 }
 
-void pol_tb_free(struct pol_tb *b)
+void bro_tb_free(struct bro_tb *b)
 {
         free(b->p);
         b->p = NULL;
@@ -165,14 +166,14 @@ void pol_tb_free(struct pol_tb *b)
         b->oom = false;
 }
 
-size_t pol_utf8_floor(const char *s, size_t n)
+size_t bro_utf8_floor(const char *s, size_t n)
 {
         while (n > 0 && ((uint8_t)s[n] & 0xC0) == 0x80)
                 n--;
         return n;
 }
 
-size_t pol_utf8_ceil(const char *s, size_t len, size_t n)
+size_t bro_utf8_ceil(const char *s, size_t len, size_t n)
 {
         while (n < len && ((uint8_t)s[n] & 0xC0) == 0x80)
                 n++;

@@ -10,7 +10,7 @@
  * (policy/rules.c). A string is only ever judged as a path where a call takes a path:
  * raise ValueError('Required columns missing'), '2024/01/05' and df['a/b'] are never
  * findings. */
-#include "jail/runner/runner.h"
+#include "runner/runner.h"
 
 #include <string.h>
 #include <unistd.h>

@@ -8,7 +8,7 @@
  * copies the chosen blocks into one allocation of the size the first computed. Storing the
  * blocks instead would cost memory in proportion to their number, which the reply chooses. */
 #define _GNU_SOURCE
-#include "policy/agent.h"
+#include "broker/reply.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -18,7 +18,7 @@
 
 #include "lib/utf8.h"
 #include "policy/reasons.h"
-#include "policy/textbuf.h"
+#include "broker/textbuf.h"
 
 /* ---- lines ---- */
 
@@ -519,10 +519,10 @@ static void copy(const char *s, const struct blk *b, void *ctx)
 
 /* ---- the reply ---- */
 
-static int no_code(struct pol_reply *out, struct pol_tb *why)
+static int no_code(struct bro_reply *out, struct bro_tb *why)
 {
-        out->kind = POL_REPLY_NO_CODE;
-        out->why = pol_tb_take(why);
+        out->kind = BRO_REPLY_NO_CODE;
+        out->why = bro_tb_take(why);
         return out->why ? 0 : -ENOMEM;
 }
 
@@ -531,7 +531,7 @@ static size_t utf8_bad_at(const char *s, size_t len)
 {
         size_t i = 0;
         while (i < len) {
-                size_t k = pol_utf8_seq((const uint8_t *)s + i, len - i);
+                size_t k = bro_utf8_seq((const uint8_t *)s + i, len - i);
                 if (!k)
                         return i;
                 i += k;
@@ -547,28 +547,28 @@ static unsigned long long line_no(const char *s, size_t at)
         return n;
 }
 
-int pol_reply_parse(const char *reply, size_t len, struct pol_reply *out)
+int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
 {
         if (!out || (!reply && len))
                 return -EINVAL;
         memset(out, 0, sizeof(*out));
-        struct pol_tb why = { 0 };
+        struct bro_tb why = { 0 };
         if (len == 0) {
-                pol_tb_text(&why, POL_AGENT_REPLY_EMPTY);
+                bro_tb_text(&why, POL_AGENT_REPLY_EMPTY);
                 return no_code(out, &why);
         }
         const char *nul = memchr(reply, 0, len);
         if (nul) {
-                pol_tb_text(&why, POL_AGENT_REPLY_NUL, (unsigned long long)(nul - reply));
+                bro_tb_text(&why, POL_AGENT_REPLY_NUL, (unsigned long long)(nul - reply));
                 return no_code(out, &why);
         }
         size_t bad = utf8_bad_at(reply, len);
         if (bad < len) {
-                pol_tb_text(&why, POL_AGENT_REPLY_NOT_UTF8, (unsigned long long)bad);
+                bro_tb_text(&why, POL_AGENT_REPLY_NOT_UTF8, (unsigned long long)bad);
                 return no_code(out, &why);
         }
         if (all_blank(reply, 0, len)) {
-                pol_tb_text(&why, POL_AGENT_REPLY_BLANK);
+                bro_tb_text(&why, POL_AGENT_REPLY_BLANK);
                 return no_code(out, &why);
         }
 
@@ -579,36 +579,36 @@ int pol_reply_parse(const char *reply, size_t len, struct pol_reply *out)
         out->blocks = t.n[kind];
         out->skipped = t.other + t.json + (kind == BLK_PY ? t.n[BLK_UNTAGGED] : 0);
         if (t.unclosed && t.last_unclosed.kind == kind && candidate(&t.last_unclosed)) {
-                pol_tb_text(&why, POL_AGENT_REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open),
+                bro_tb_text(&why, POL_AGENT_REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open),
                             t.last_unclosed.code_tag ? "</code>" : "```");
                 return no_code(out, &why);
         }
         if (t.size[kind] > PROTO_SOURCE_MAX) {
-                pol_tb_text(&why, POL_AGENT_REPLY_TOO_LONG, t.size[kind], (unsigned long long)PROTO_SOURCE_MAX);
+                bro_tb_text(&why, POL_AGENT_REPLY_TOO_LONG, t.size[kind], (unsigned long long)PROTO_SOURCE_MAX);
                 return no_code(out, &why);
         }
         if (t.full[kind] == 0) {
                 if (t.n[kind])
-                        pol_tb_text(&why, POL_AGENT_REPLY_EMPTY_BLOCK);
+                        bro_tb_text(&why, POL_AGENT_REPLY_EMPTY_BLOCK);
                 else if (prose_tool || t.tool_blocks)
-                        pol_tb_text(&why, POL_AGENT_REPLY_TOOL_CALL);
+                        bro_tb_text(&why, POL_AGENT_REPLY_TOOL_CALL);
                 else if (t.have_other) {
-                        struct pol_tb tag = { 0 };
+                        struct bro_tb tag = { 0 };
                         for (size_t i = 0; i < t.first_other_len && i < 16; i++) {
                                 char c = reply[t.first_other + i];
                                 bool plain = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
                                              (c >= '0' && c <= '9') || (c && strchr("+#._-", c));
-                                pol_tb_add(&tag, plain ? &c : "?", 1);
+                                bro_tb_add(&tag, plain ? &c : "?", 1);
                         }
-                        char *tg = pol_tb_take(&tag);
+                        char *tg = bro_tb_take(&tag);
                         if (!tg)
                                 return -ENOMEM;
-                        pol_tb_text(&why, POL_AGENT_REPLY_OTHER_LANG, tg);
+                        bro_tb_text(&why, POL_AGENT_REPLY_OTHER_LANG, tg);
                         free(tg);
                 } else if (t.json)
-                        pol_tb_text(&why, POL_AGENT_REPLY_JSON_BLOCK);
+                        bro_tb_text(&why, POL_AGENT_REPLY_JSON_BLOCK);
                 else
-                        pol_tb_text(&why, POL_AGENT_REPLY_PROSE);
+                        bro_tb_text(&why, POL_AGENT_REPLY_PROSE);
                 return no_code(out, &why);
         }
         struct copy c = { kind, malloc(t.size[kind] + 1), 0 };
@@ -616,12 +616,12 @@ int pol_reply_parse(const char *reply, size_t len, struct pol_reply *out)
                 return -ENOMEM;
         (void)scan(reply, len, copy, &c);
         c.out[c.n] = 0;
-        out->kind = POL_REPLY_CODE;
+        out->kind = BRO_REPLY_CODE;
         out->code = c.out;
         return 0;
 }
 
-void pol_reply_free(struct pol_reply *r)
+void bro_reply_free(struct bro_reply *r)
 {
         if (!r)
                 return;
@@ -630,23 +630,23 @@ void pol_reply_free(struct pol_reply *r)
         r->code = r->why = NULL;
 }
 
-char *pol_observation_no_code(const struct pol_reply *r, size_t max_len)
+char *bro_observation_no_code(const struct bro_reply *r, size_t max_len)
 {
         if (!r) {
                 errno = EINVAL;
                 return NULL;
         }
-        struct pol_tb b = { 0 };
+        struct bro_tb b = { 0 };
         char prose[64];
-        pol_tb_text(&b, POL_AGENT_NO_CODE,
-                    r->why ? r->why : pol_agent_text(prose, sizeof(prose), POL_AGENT_REPLY_PROSE));
-        pol_tb_str(&b, "\n");
-        pol_tb_text(&b, POL_AGENT_FORMAT_HINT);
+        bro_tb_text(&b, POL_AGENT_NO_CODE,
+                    r->why ? r->why : bro_agent_text(prose, sizeof(prose), POL_AGENT_REPLY_PROSE));
+        bro_tb_str(&b, "\n");
+        bro_tb_text(&b, POL_AGENT_FORMAT_HINT);
         if (!b.oom && b.len > max_len) {
-                b.len = pol_utf8_floor(b.p, max_len);
+                b.len = bro_utf8_floor(b.p, max_len);
                 b.p[b.len] = 0;
         }
-        return pol_tb_take(&b);
+        return bro_tb_take(&b);
 }
 
 /* ---- the capability declaration ---- */
@@ -688,15 +688,15 @@ static int declaration(const char *s, size_t i, size_t e, struct proto_strv *out
                         if (i >= e || s[i] != '"')
                                 return -EINVAL;
                         size_t n0 = ++i;
-                        while (i < e && cap_char(s[i]) && i - n0 < POL_CAP_NAME_MAX + 1)
+                        while (i < e && cap_char(s[i]) && i - n0 < BRO_CAP_NAME_MAX + 1)
                                 i++;
                         size_t n = i - n0;
-                        if (n == 0 || n > POL_CAP_NAME_MAX || i >= e || s[i] != '"')
+                        if (n == 0 || n > BRO_CAP_NAME_MAX || i >= e || s[i] != '"')
                                 return -EINVAL;
                         if (!listed(out, s + n0, n)) {
                                 if (out->n >= PROTO_CAPS_MAX)
                                         return -E2BIG;
-                                char name[POL_CAP_NAME_MAX + 1];
+                                char name[BRO_CAP_NAME_MAX + 1];
                                 memcpy(name, s + n0, n);
                                 name[n] = 0;
                                 if (proto_strv_push(out, name) < 0)
@@ -717,7 +717,7 @@ static int declaration(const char *s, size_t i, size_t e, struct proto_strv *out
         return skip_sp(s, i + 1, e) == e ? 0 : -EINVAL;
 }
 
-int pol_caps_declared(const char *reply, size_t len, struct proto_strv *out)
+int bro_caps_declared(const char *reply, size_t len, struct proto_strv *out)
 {
         if (!out || (!reply && len) || out->n)
                 return -EINVAL;

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE
-#include "policy/seccomp.h"
+#include "policy/seccomp_rules.h"
 
 #include <arpa/inet.h>
 #include <asm/unistd.h>

@@ -16,7 +16,7 @@
  * tool's doing). Nothing of the data can run: json's C scanner builds only dicts, lists,
  * strings, numbers, booleans and None, and calls no code but the two hooks below (C); 1 MiB
  * of text bounds the work. What it asks of the kernel (importing json: openat, newfstatat,
- * read, lseek, ioctl TCGETS, mmap, close) is nothing the filter refuses (policy/seccomp.c);
+ * read, lseek, ioctl TCGETS, mmap, close) is nothing the filter refuses (policy/seccomp_rules.c);
  * what needs no data of the request's, final_answer and the encoder's parts, is set up
  * before the filter, by vars_init (R5).
  *
@@ -38,7 +38,7 @@
  * nothing the tool could not do itself (json, and a write to fd 3): what it runs of the
  * tool's (a list or dict subclass's own methods, while encoding) runs in the tool's frames,
  * judged by the audit hook as the tool's. */
-#include "jail/runner/runner.h"
+#include "runner/runner.h"
 
 #include <stdio.h>
 #include <string.h>

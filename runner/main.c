@@ -54,7 +54,7 @@
  *     fd the start-up left open is refused there); under the filter they would gain
  *     nothing, as no untrusted byte steers them.
  * What R6a and R6b ask of the kernel (importing json and ast: openat, newfstatat, read,
- * lseek, mmap, close, ioctl TCGETS on the files) is none of the calls policy/seccomp.c
+ * lseek, mmap, close, ioctl TCGETS on the files) is none of the calls policy/seccomp_rules.c
  * refuses, and a call it refused would be a seccomp event on the run's record, which
  * tests/e2e/t_filter_first.sh finds none of. Had one been needed, that work would be done
  * at R5, on trusted input, never by a wider filter.
@@ -73,7 +73,7 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
-#include "jail/runner/runner.h"
+#include "runner/runner.h"
 #include "lib/fd.h"
 #include "policy/limits.h"
 #include "policy/reasons.h"

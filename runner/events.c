@@ -1,4 +1,4 @@
-#include "jail/runner/runner.h"
+#include "runner/runner.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
-#include "jail/runner/runner.h"
+#include "runner/runner.h"
 #include "lib/cleanup.h"
 
 
