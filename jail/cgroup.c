@@ -19,6 +19,7 @@
 
 #include "jail/cgroup-fs.h"
 #include "lib/cleanup.h"
+#include "lib/fd.h"
 #include "policy/reasons.h"
 
 const char *const jail_cg_ctl_name[_JAIL_CG_CTL_MAX] = { "memory", "pids", "cpu", "cpuacct" };
@@ -59,23 +60,11 @@ int jail_cg_write(const char *dir, const char *file, const char *text)
         return 0;
 }
 
+/* What a caller reads here fits in its buffer (or only its first part matters): cut to size. */
 static int read_path(const char *p, char *buf, size_t size)
 {
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        size_t len = 0;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, size - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0 || (len += (size_t)n) == size - 1)
-                        break;
-        }
-        buf[len] = 0;
-        return 0;
+        ssize_t n = fd_read_small(p, buf, size, FD_READ_PREFIX, NULL);
+        return n < 0 ? (int)n : 0;
 }
 
 int jail_cg_read(const char *dir, const char *file, char *buf, size_t size)

@@ -18,22 +18,15 @@
 #include "jail/jail.h"
 #include "runner/runner.h"
 #include "lib/cleanup.h"
+#include "lib/fd.h"
 
-
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
-        buf[n > 0 ? n : 0] = 0;
-        return n;
-}
 
 static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_t size)
 {
         char buf[4096], host[64];
         const char *missing = NULL;
         unsigned long inside, outside, count;
-        if (read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0 ||
+        if (fd_read_small("/proc/self/uid_map", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0 ||
             sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 || (inside == 0 && outside == 0 && count == 4294967295ul)) {
                 missing = "user namespace";
                 snprintf(evidence, size, "/proc/self/uid_map is the initial identity map");
@@ -43,7 +36,7 @@ static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_
         } else if (gethostname(host, sizeof(host)) < 0 || strcmp(host, JAIL_HOSTNAME) != 0) {
                 missing = "uts namespace";
                 snprintf(evidence, size, "the hostname is '%.40s', not the jail's", host);
-        } else if (read_small("/proc/net/dev", buf, sizeof(buf)) <= 0) {
+        } else if (fd_read_small("/proc/net/dev", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0) {
                 missing = "network namespace";
                 snprintf(evidence, size, "/proc/net/dev cannot be read");
         } else {

@@ -561,21 +561,15 @@ static uint64_t sample_memory(struct sup_run *run)
         }
         char p[96], buf[4096];
         snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
+        if (fd_read_small(p, buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0)
                 return 0;
-        buf[n] = 0;
         uint64_t total = 0;
         long page = sysconf(_SC_PAGESIZE);
         for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
                 char sp[64], st[128];
                 snprintf(sp, sizeof(sp), "/proc/%s/statm", tok);
-                _cleanup_close_ int sfd = open(sp, O_RDONLY | O_CLOEXEC);
-                ssize_t k = sfd < 0 ? -1 : read(sfd, st, sizeof(st) - 1);
-                if (k <= 0)
+                if (fd_read_small(sp, st, sizeof(st), FD_READ_PREFIX, NULL) <= 0)
                         continue;
-                st[k] = 0;
                 unsigned long long size, resident;
                 if (sscanf(st, "%llu %llu", &size, &resident) == 2)
                         total += resident * (uint64_t)page;
