@@ -175,9 +175,7 @@ int jail_caps_child(bool unprivileged, struct anvil_err *err);
  * room for JAIL_ARTIFACTS_ENTRIES entries. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 
-/* Sends len bytes of data with one fd (SCM_RIGHTS); _sync_: a record of kind on the sync
- * socket. 0, or -1 with errno. */
-int jail_send_fd(int sock, const void *data, size_t len, int fd);
+/* Sends a record of kind with one fd (SCM_RIGHTS, lib/fd.h) on the sync socket. 0, or -errno. */
 int jail_sync_send_fd(int sock, uint32_t kind, int fd);
 
 /* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code

@@ -75,7 +75,7 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t 
                 /* seccomp: the filter, and its listener to the supervisor through pid 1 */
                 r = jail_seccomp_install(&listener, &err);
         static const char byte = 'L';
-        if (r == 0 && (r = jail_send_fd(JAIL_FD_NOTIFY, &byte, 1, listener) < 0 ? -errno : 0) < 0)
+        if (r == 0 && (r = fd_send_fds(JAIL_FD_NOTIFY, &byte, 1, &listener, 1, NULL)) < 0)
                 snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));
         if (listener >= 0)
                 (void)close(listener);

@@ -408,29 +408,13 @@ static void on_verified(struct sup_run *run)
                 run_fail(run, "Failed to start the runner: the jail's pid 1 is gone");
 }
 
-/* One record, and the fd it carries if any (only NOTIFY may carry one). */
+/* One record, and the fd it carries if any (only NOTIFY and ARTIFACTS may carry one): its
+ * length, or -errno (-EBADMSG: a record cut, or with more than one fd, closed). */
 static ssize_t sync_recv(int sync_fd, struct jail_msg *m, int *fd)
 {
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        size_t n_fds;
         *fd = -1;
-        ssize_t n = recvmsg(sync_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0)
-                return n;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-                        int got;
-                        memcpy(&got, CMSG_DATA(c), sizeof(got));
-                        if (*fd < 0)
-                                *fd = got;
-                        else
-                                (void)close(got);
-                }
-        return n;
+        return fd_recv_fds(sync_fd, m, sizeof(*m), fd, 1, &n_fds, MSG_DONTWAIT, NULL);
 }
 
 static void sync_drain(struct sup_run *run)
@@ -439,9 +423,9 @@ static void sync_drain(struct sup_run *run)
                 struct jail_msg m;
                 int fd;
                 ssize_t n = sync_recv(run->jp.sync_fd, &m, &fd);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
+                if (n == -EBADMSG)
+                        n = 0; /* malformed, below */
+                else if (n <= 0)
                         return;
                 /* Only two records carry an fd: NOTIFY from pid 1 once the runner exec'd, and
                  * ARTIFACTS from the child of a rootless supervisor, once. */
