@@ -20,6 +20,7 @@
 #include "jail/cgroup-fs.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/lines.h"
 #include "policy/reasons.h"
 
 const char *const jail_cg_ctl_name[_JAIL_CG_CTL_MAX] = { "memory", "pids", "cpu", "cpuacct" };
@@ -88,9 +89,11 @@ static bool read_u64(const char *dir, const char *file, uint64_t *v)
 
 bool jail_cgroup_kv(const char *text, const char *key, uint64_t *v)
 {
-        size_t kn = strlen(key);
-        for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                if (strncmp(l, key, kn) == 0 && l[kn] == ' ') {
+        size_t kn = strlen(key), len;
+        struct lines it = lines_of_str(text);
+        const char *l;
+        while (lines_next(&it, &l, &len)) {
+                if (line_starts(l, len, key) && len > kn && l[kn] == ' ') {
                         char *end;
                         errno = 0;
                         *v = strtoull(l + kn + 1, &end, 10);

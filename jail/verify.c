@@ -12,6 +12,7 @@
 
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/lines.h"
 #include "lib/proc.h"
 #include "policy/reasons.h"
 
@@ -104,11 +105,13 @@ static int limits_file(pid_t pid, const char *what, rlim_t *out)
         snprintf(p, sizeof(p), "/proc/%d/limits", (int)pid);
         if (fd_read_small(p, buf, sizeof(buf), 0, NULL) <= 0)
                 return -1;
-        size_t wl = strlen(what);
-        for (const char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncmp(l, what, wl) == 0 && l[wl] == ' ') {
+        size_t wl = strlen(what), len;
+        struct lines it = lines_of_str(buf);
+        const char *l;
+        while (lines_next(&it, &l, &len))
+                if (line_starts(l, len, what) && len > wl && l[wl] == ' ') {
                         const char *v = l + 26; /* the soft limit's column */
-                        if (strlen(l) < 27)
+                        if (len < 27)
                                 return -1;
                         v += strspn(v, " ");
                         if (strncmp(v, "unlimited", 9) == 0)

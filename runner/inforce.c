@@ -19,6 +19,7 @@
 #include "runner/runner.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/lines.h"
 
 
 static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_t size)
@@ -41,11 +42,15 @@ static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_
                 snprintf(evidence, size, "/proc/net/dev cannot be read");
         } else {
                 /* Two header lines, then one line an interface: only "lo:" may be there. */
-                const char *l = strchr(buf, '\n');
-                l = l ? strchr(l + 1, '\n') : NULL;
-                for (l = l ? l + 1 : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                        const char *name = l + strspn(l, " ");
-                        if (strncmp(name, "lo:", 3) != 0) {
+                struct lines it = lines_of_str(buf);
+                const char *l;
+                size_t len;
+                for (int i = 0; lines_next(&it, &l, &len); i++) {
+                        if (i < 2)
+                                continue;
+                        size_t sp = strspn(l, " ");
+                        const char *name = l + (sp < len ? sp : len);
+                        if (!line_starts(name, len - (size_t)(name - l), "lo:")) {
                                 missing = "network namespace";
                                 snprintf(evidence, size, "an interface besides lo: %.*s", (int)strcspn(name, ":\n"), name);
                                 break;
