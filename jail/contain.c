@@ -235,8 +235,7 @@ static int child_main(void *arg)
         if (st->direct) {
                 /* No mount of our own: the run's directory on the host is the tool's cwd, and
                  * Landlock (C10) holds it to what is below it. */
-                (void)close(fds[JAIL_GO_ARTIFACTS]);
-                fds[JAIL_GO_ARTIFACTS] = -1;
+                close_reset(&fds[JAIL_GO_ARTIFACTS]);
                 if (chdir(go->run_dir) < 0) {
                         anvil_err_sys(&err, errno, "Failed to enter %s", go->run_dir);
                         child_fail(PARK_SYNC_FD, &err);

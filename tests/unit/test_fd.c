@@ -1,8 +1,8 @@
 /* Unit tests for lib/fd.c's small-file reader and fd passing, against real files, pipes and
  * unix sockets: the edges each caller relies on (an empty file, one that fits exactly, one a
  * byte too large, one that arrives in pieces; no fd, several, too many, a cut control message,
- * a control message of another kind, a closed fd), and that no fd received in error is left
- * open. */
+ * a control message of another kind, a closed fd), that no fd received in error is left
+ * open, and lib/cleanup.h's close_reset. */
 #define _GNU_SOURCE
 #include <setjmp.h>
 #include <stdarg.h>
@@ -326,6 +326,36 @@ static void test_send_refused(void **state)
         (void)close(p[0]);
 }
 
+/* ---- close_reset (lib/cleanup.h) ---- */
+
+static void test_close_reset(void **state)
+{
+        (void)state;
+        int p[2];
+        assert_int_equal(pipe2(p, O_CLOEXEC), 0);
+        int was = p[0];
+        errno = ENOSPC;
+        close_reset(&p[0]);
+        assert_int_equal(errno, ENOSPC); /* a caller's errno survives */
+        assert_int_equal(p[0], -EBADF);
+        assert_int_equal(fcntl(was, F_GETFD), -1);
+        assert_int_equal(errno, EBADF);
+        close_reset(&p[0]); /* again: nothing to close, nothing else closed */
+        assert_int_equal(p[0], -EBADF);
+        assert_true(fcntl(p[1], F_GETFD) >= 0);
+
+        int q[2];
+        assert_int_equal(pipe2(q, O_CLOEXEC), 0);
+        int many[4] = { q[0], -1, q[1], -EBADF };
+        close_reset_many(many, 4);
+        for (int i = 0; i < 4; i++)
+                assert_int_equal(many[i], -EBADF);
+        assert_int_equal(fcntl(q[0], F_GETFD), -1);
+        assert_int_equal(fcntl(q[1], F_GETFD), -1);
+        assert_true(fcntl(p[1], F_GETFD) >= 0);
+        (void)close(p[1]);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -336,6 +366,7 @@ int main(void)
                 cmocka_unit_test(test_pass_none_and_some),
                 cmocka_unit_test(test_pass_refused),
                 cmocka_unit_test(test_send_refused),
+                cmocka_unit_test(test_close_reset),
         };
         return cmocka_run_group_tests_name("fd", tests, NULL, NULL);
 }
