@@ -51,7 +51,6 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <grp.h>
-#include <linux/capability.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -171,11 +170,9 @@ static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
  * host uid itself; the bounding and ambient sets go first, while CAP_SETPCAP is ours. */
 static int direct_take_uid(uid_t uid, struct anvil_err *err)
 {
-        for (int c = 0; c <= CAP_LAST_CAP; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-                        return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                return anvil_err_sys(err, errno, "Failed to clear the ambient capabilities");
+        int r = jail_caps_drop_bounding(err);
+        if (r < 0)
+                return r;
         if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
                 return anvil_err_sys(err, errno, "Failed to become uid %u", (unsigned)uid);
         return 0;

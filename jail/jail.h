@@ -170,6 +170,9 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
 /* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(bool unprivileged, struct anvil_err *err);
+/* The bounding and ambient sets emptied (CAP_SETPCAP needed): jail_caps_child's first step, and
+ * the direct rung's before it changes uid (contain.c). */
+int jail_caps_drop_bounding(struct anvil_err *err);
 
 /* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap, with
  * room for JAIL_ARTIFACTS_ENTRIES entries. */
