@@ -56,9 +56,12 @@ int jail_cg_write(const char *dir, const char *file, const char *text)
         if (fd < 0)
                 return -errno;
         size_t n = strlen(text);
-        if (write(fd, text, n) != (ssize_t)n)
+        ssize_t w = write(fd, text, n);
+        if (w < 0)
                 return -errno;
-        return 0;
+        /* A cgroup file takes a write whole or fails it; a short one is not success (errno
+         * would say nothing here). */
+        return (size_t)w == n ? 0 : -EIO;
 }
 
 /* What a caller reads here fits in its buffer (or only its first part matters): cut to size. */
