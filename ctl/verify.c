@@ -28,6 +28,7 @@
 #include "ctl/verify.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/lines.h"
 
 /* ---- output ---- */
 
@@ -74,12 +75,12 @@ void vfy_say_events(const struct proto_run_result *r, const char *layer)
 bool vfy_has_line(const char *text, const char *line)
 {
         size_t n = strlen(line);
-        for (const char *p = text; p && *p;) {
-                if (strncmp(p, line, n) == 0 && (p[n] == '\n' || p[n] == '\0'))
+        struct lines it = lines_of_str(text);
+        const char *l;
+        size_t len;
+        while (lines_next(&it, &l, &len))
+                if (len == n && memcmp(l, line, n) == 0)
                         return true;
-                p = strchr(p, '\n');
-                p = p ? p + 1 : NULL;
-        }
         return false;
 }
 
@@ -442,15 +443,15 @@ static const char kernel_escapes[] =
 /* The value after "NAME " on the tool's line for NAME: its return value and errno name. */
 static bool tool_line(const struct proto_run_result *r, const char *name, long *rv, char *what, size_t size)
 {
-        size_t n = strlen(name);
-        for (const char *p = r->out_text; p && *p;) {
+        size_t n = strlen(name), len;
+        struct lines it = lines_of_str(r->out_text);
+        const char *p;
+        while (lines_next(&it, &p, &len)) {
                 char w[80];
-                if (strncmp(p, name, n) == 0 && p[n] == ' ' && sscanf(p + n, " %ld %79s", rv, w) == 2) {
+                if (line_starts(p, len, name) && len > n && p[n] == ' ' && sscanf(p + n, " %ld %79s", rv, w) == 2) {
                         snprintf(what, size, "%s", w);
                         return true;
                 }
-                p = strchr(p, '\n');
-                p = p ? p + 1 : NULL;
         }
         return false;
 }

@@ -9,6 +9,16 @@
 
 #include "jail/jail.h"
 
+int jail_caps_drop_bounding(struct anvil_err *err)
+{
+        for (int c = 0; c <= CAP_LAST_CAP; c++)
+                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
+                        return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);
+        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to clear the ambient capabilities");
+        return 0;
+}
+
 int jail_caps_child(bool unprivileged, struct anvil_err *err)
 {
         /* Direct and rootless (no user namespace, an ordinary user): we hold no capability to
@@ -18,15 +28,13 @@ int jail_caps_child(bool unprivileged, struct anvil_err *err)
                         return anvil_err_sys(err, errno, "Failed to set no_new_privs");
                 return 0;
         }
-        for (int c = 0; c <= CAP_LAST_CAP; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-                        return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                return anvil_err_sys(err, errno, "Failed to clear the ambient capabilities");
+        int r = jail_caps_drop_bounding(err);
+        if (r < 0)
+                return r;
         cap_t none = cap_init(); /* all three sets empty */
         if (!none)
                 return anvil_err_sys(err, errno, "Failed to allocate a capability set");
-        int r = cap_set_proc(none);
+        r = cap_set_proc(none);
         int saved = errno;
         cap_free(none);
         if (r < 0)

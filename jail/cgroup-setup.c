@@ -32,6 +32,7 @@
 
 #include "jail/cgroup-fs.h"
 #include "lib/cleanup.h"
+#include "lib/lines.h"
 #include "lib/fd.h"
 
 /* ---- parsing ---- */
@@ -68,10 +69,12 @@ static bool has_token(const char *list, const char *sep, const char *want)
 bool jail_cgroup_find_mount(const char *mountinfo, const char *ctrl, char *mnt, size_t mnt_size, char *root,
                             size_t root_size)
 {
-        for (const char *l = mountinfo; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        struct lines it = lines_of_str(mountinfo);
+        const char *l;
+        size_t len;
+        while (lines_next(&it, &l, &len)) {
                 /* id parent maj:min root mountpoint opts [optional...] - fstype source superopts */
                 char line[8192], r[PATH_MAX], mp[PATH_MAX], fstype[32], super[1024];
-                size_t len = strcspn(l, "\n");
                 if (len >= sizeof(line))
                         continue;
                 memcpy(line, l, len);
@@ -96,9 +99,11 @@ bool jail_cgroup_find_mount(const char *mountinfo, const char *ctrl, char *mnt, 
 
 bool jail_cgroup_find_own(const char *proc_cgroup, const char *ctrl, char *own, size_t size)
 {
-        for (const char *l = proc_cgroup; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        struct lines it = lines_of_str(proc_cgroup);
+        const char *l;
+        size_t len;
+        while (lines_next(&it, &l, &len)) {
                 /* hierarchy-id:controllers:path */
-                size_t len = strcspn(l, "\n");
                 const char *c1 = memchr(l, ':', len);
                 const char *c2 = c1 ? memchr(c1 + 1, ':', len - (size_t)(c1 + 1 - l)) : NULL;
                 if (!c2)

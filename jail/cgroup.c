@@ -19,6 +19,8 @@
 
 #include "jail/cgroup-fs.h"
 #include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "lib/lines.h"
 #include "policy/reasons.h"
 
 const char *const jail_cg_ctl_name[_JAIL_CG_CTL_MAX] = { "memory", "pids", "cpu", "cpuacct" };
@@ -54,28 +56,19 @@ int jail_cg_write(const char *dir, const char *file, const char *text)
         if (fd < 0)
                 return -errno;
         size_t n = strlen(text);
-        if (write(fd, text, n) != (ssize_t)n)
+        ssize_t w = write(fd, text, n);
+        if (w < 0)
                 return -errno;
-        return 0;
+        /* A cgroup file takes a write whole or fails it; a short one is not success (errno
+         * would say nothing here). */
+        return (size_t)w == n ? 0 : -EIO;
 }
 
+/* What a caller reads here fits in its buffer (or only its first part matters): cut to size. */
 static int read_path(const char *p, char *buf, size_t size)
 {
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        size_t len = 0;
-        for (;;) {
-                ssize_t n = read(fd, buf + len, size - 1 - len);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n < 0)
-                        return -errno;
-                if (n == 0 || (len += (size_t)n) == size - 1)
-                        break;
-        }
-        buf[len] = 0;
-        return 0;
+        ssize_t n = fd_read_small(p, buf, size, FD_READ_PREFIX, NULL);
+        return n < 0 ? (int)n : 0;
 }
 
 int jail_cg_read(const char *dir, const char *file, char *buf, size_t size)
@@ -99,9 +92,11 @@ static bool read_u64(const char *dir, const char *file, uint64_t *v)
 
 bool jail_cgroup_kv(const char *text, const char *key, uint64_t *v)
 {
-        size_t kn = strlen(key);
-        for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                if (strncmp(l, key, kn) == 0 && l[kn] == ' ') {
+        size_t kn = strlen(key), len;
+        struct lines it = lines_of_str(text);
+        const char *l;
+        while (lines_next(&it, &l, &len)) {
+                if (line_starts(l, len, key) && len > kn && l[kn] == ' ') {
                         char *end;
                         errno = 0;
                         *v = strtoull(l + kn + 1, &end, 10);

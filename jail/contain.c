@@ -51,12 +51,12 @@
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <grp.h>
-#include <linux/capability.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include "jail/jail.h"
 #include "lib/cleanup.h"
+#include "lib/fd.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -131,21 +131,14 @@ static void arm_parent_death(const struct jail_static *st, int sync_fd, int pare
 /* C5: GO and exactly JAIL_GO_FDS fds; anything else means the supervisor gave up on us. */
 static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
 {
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * JAIL_GO_FDS)];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = { .iov_base = go, .iov_len = sizeof(*go) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        ssize_t n;
-        do
-                n = recvmsg(PARK_SYNC_FD, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        if (n != (ssize_t)sizeof(*go) || go->kind != JAIL_MSG_GO || (mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || !c ||
-            c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int) * JAIL_GO_FDS))
+        ssize_t n = fd_recv_fds_exact(PARK_SYNC_FD, go, sizeof(*go), fds, JAIL_GO_FDS, 0, NULL);
+        if (n < 0)
                 return -EBADMSG;
-        memcpy(fds, CMSG_DATA(c), sizeof(int) * JAIL_GO_FDS);
+        if (n != (ssize_t)sizeof(*go) || go->kind != JAIL_MSG_GO) {
+                for (int i = 0; i < JAIL_GO_FDS; i++)
+                        (void)close(fds[i]);
+                return -EBADMSG;
+        }
         go->inputs_dir[PATH_MAX - 1] = 0;
         return 0;
 }
@@ -177,11 +170,9 @@ static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
  * host uid itself; the bounding and ambient sets go first, while CAP_SETPCAP is ours. */
 static int direct_take_uid(uid_t uid, struct anvil_err *err)
 {
-        for (int c = 0; c <= CAP_LAST_CAP; c++)
-                if (prctl(PR_CAPBSET_DROP, c, 0, 0, 0) < 0 && errno != EINVAL)
-                        return anvil_err_sys(err, errno, "Failed to drop capability %d from the bounding set", c);
-        if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0)
-                return anvil_err_sys(err, errno, "Failed to clear the ambient capabilities");
+        int r = jail_caps_drop_bounding(err);
+        if (r < 0)
+                return r;
         if (setgroups(0, NULL) < 0 || setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0)
                 return anvil_err_sys(err, errno, "Failed to become uid %u", (unsigned)uid);
         return 0;
@@ -241,8 +232,7 @@ static int child_main(void *arg)
         if (st->direct) {
                 /* No mount of our own: the run's directory on the host is the tool's cwd, and
                  * Landlock (C10) holds it to what is below it. */
-                (void)close(fds[JAIL_GO_ARTIFACTS]);
-                fds[JAIL_GO_ARTIFACTS] = -1;
+                close_reset(&fds[JAIL_GO_ARTIFACTS]);
                 if (chdir(go->run_dir) < 0) {
                         anvil_err_sys(&err, errno, "Failed to enter %s", go->run_dir);
                         child_fail(PARK_SYNC_FD, &err);
@@ -253,8 +243,8 @@ static int child_main(void *arg)
                 (void)close(fds[JAIL_GO_ARTIFACTS]);
                 if (jail_artifacts_tmpfs(JAIL_UID, go->artifacts_bytes, &fds[JAIL_GO_ARTIFACTS], &err) < 0)
                         child_fail(PARK_SYNC_FD, &err);
-                if (jail_sync_send_fd(PARK_SYNC_FD, JAIL_MSG_ARTIFACTS, fds[JAIL_GO_ARTIFACTS]) < 0) {
-                        anvil_err_sys(&err, errno, "Failed to send the artifacts tmpfs to the supervisor");
+                if ((r = jail_sync_send_fd(PARK_SYNC_FD, JAIL_MSG_ARTIFACTS, fds[JAIL_GO_ARTIFACTS])) < 0) {
+                        anvil_err_sys(&err, -r, "Failed to send the artifacts tmpfs to the supervisor");
                         child_fail(PARK_SYNC_FD, &err);
                 }
         }
@@ -343,23 +333,8 @@ int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, str
 
 int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO_FDS], struct anvil_err *err)
 {
-        union {
-                char buf[CMSG_SPACE(sizeof(int) * JAIL_GO_FDS)];
-                struct cmsghdr align;
-        } u;
-        memset(&u, 0, sizeof(u));
-        struct iovec iov = { .iov_base = (void *)go, .iov_len = sizeof(*go) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int) * JAIL_GO_FDS);
-        memcpy(CMSG_DATA(c), fds, sizeof(int) * JAIL_GO_FDS);
-        ssize_t n;
-        do
-                n = sendmsg(sync_fd, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        if (n != (ssize_t)sizeof(*go))
-                return anvil_err_sys(err, n < 0 ? errno : EIO, "Failed to send GO to the jail's child");
+        int r = fd_send_fds(sync_fd, go, sizeof(*go), fds, JAIL_GO_FDS, NULL);
+        if (r < 0)
+                return anvil_err_sys(err, -r, "Failed to send GO to the jail's child");
         return 0;
 }

@@ -170,14 +170,15 @@ int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
 /* caps.c: drop every capability (bounding, ambient, inheritable, then permitted and effective
  * are lost at the exec of pid 1 as uid JAIL_UID) and set no_new_privs. */
 int jail_caps_child(bool unprivileged, struct anvil_err *err);
+/* The bounding and ambient sets emptied (CAP_SETPCAP needed): jail_caps_child's first step, and
+ * the direct rung's before it changes uid (contain.c). */
+int jail_caps_drop_bounding(struct anvil_err *err);
 
 /* mountns.c: a detached tmpfs for the artifacts, owned by uid, sized to the files cap, with
  * room for JAIL_ARTIFACTS_ENTRIES entries. */
 int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 
-/* Sends len bytes of data with one fd (SCM_RIGHTS); _sync_: a record of kind on the sync
- * socket. 0, or -1 with errno. */
-int jail_send_fd(int sock, const void *data, size_t len, int fd);
+/* Sends a record of kind with one fd (SCM_RIGHTS, lib/fd.h) on the sync socket. 0, or -errno. */
 int jail_sync_send_fd(int sock, uint32_t kind, int fd);
 
 /* landlock.c. _abi: the Landlock ABI to use, the running kernel's up to the newest this code

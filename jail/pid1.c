@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
+#include "lib/fd.h"
 
 extern char **environ;
 
@@ -58,31 +59,10 @@ void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg)
         (void)send(fd, &m, sizeof(m), MSG_NOSIGNAL);
 }
 
-int jail_send_fd(int sock, const void *data, size_t len, int fd)
-{
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } u;
-        memset(u.buf, 0, sizeof(u.buf));
-        struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof(fd));
-        ssize_t n;
-        do
-                n = sendmsg(sock, &mh, MSG_NOSIGNAL);
-        while (n < 0 && errno == EINTR);
-        return n == (ssize_t)len ? 0 : -1;
-}
-
 int jail_sync_send_fd(int sock, uint32_t kind, int fd)
 {
         struct jail_msg m = { .kind = kind };
-        return jail_send_fd(sock, &m, sizeof(m), fd);
+        return fd_send_fds(sock, &m, sizeof(m), &fd, 1, NULL);
 }
 
 static uint64_t tv_us(struct timeval tv)
@@ -125,23 +105,11 @@ static void forward_listener(int from, int sync_fd, bool watch)
 {
         if (!wait_readable(from, sync_fd, watch))
                 return;
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } u;
         char byte;
-        struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
-        ssize_t n;
-        do
-                n = recvmsg(from, &mh, MSG_CMSG_CLOEXEC);
-        while (n < 0 && errno == EINTR);
-        struct cmsghdr *c = n > 0 ? CMSG_FIRSTHDR(&mh) : NULL;
-        if (!c || c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)) ||
-            (mh.msg_flags & MSG_CTRUNC))
-                return; /* the runner ended, or sent nothing usable: it refuses to run the tool */
         int fd;
-        memcpy(&fd, CMSG_DATA(c), sizeof(fd));
+        ssize_t n = fd_recv_fds_exact(from, &byte, 1, &fd, 1, 0, NULL);
+        if (n <= 0)
+                return; /* the runner ended, or sent nothing usable: it refuses to run the tool */
         int sent = jail_sync_send_fd(sync_fd, JAIL_MSG_NOTIFY, fd);
         (void)close(fd);
         if (sent < 0)

@@ -60,9 +60,9 @@ int jail_userns_child(struct anvil_err *err)
                 /* Under a rootless supervisor setgroups is denied: the groups it had stay,
                  * unmapped (they show as the overflow gid), for what little of the host the
                  * jail's mount namespace lets them reach. */
-                char deny[8] = "";
-                _cleanup_close_ int fd = open("/proc/self/setgroups", O_RDONLY | O_CLOEXEC);
-                if (e != EPERM || fd < 0 || read(fd, deny, sizeof(deny) - 1) < 4 || strncmp(deny, "deny", 4) != 0)
+                char deny[8];
+                if (e != EPERM || fd_read_small("/proc/self/setgroups", deny, sizeof(deny), FD_READ_PREFIX, NULL) < 4 ||
+                    strncmp(deny, "deny", 4) != 0)
                         return anvil_err_sys(err, e, "Failed to clear supplementary groups");
         }
         if (setresgid(JAIL_UID, JAIL_UID, JAIL_UID) < 0)

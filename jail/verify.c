@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "lib/lines.h"
 #include "lib/proc.h"
 #include "policy/reasons.h"
 
@@ -59,13 +61,10 @@ static int check_status(pid_t pid, uid_t host_uid, bool keeps_bounding, struct p
 {
         char p[64], buf[8192], v[128], ev[200];
         snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0) {
+        if (fd_read_small(p, buf, sizeof(buf), 0, NULL) <= 0) {
                 snprintf(ev, sizeof(ev), "cannot read %s", p);
                 return refuse(err, "capabilities", ev);
         }
-        buf[n] = 0;
         static const char *const caps[] = { "CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb" };
         for (unsigned i = 0; i < ELEMENTSOF(caps); i++) {
                 if (keeps_bounding && strcmp(caps[i], "CapBnd") == 0)
@@ -104,16 +103,15 @@ static int limits_file(pid_t pid, const char *what, rlim_t *out)
 {
         char p[64], buf[4096];
         snprintf(p, sizeof(p), "/proc/%d/limits", (int)pid);
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
+        if (fd_read_small(p, buf, sizeof(buf), 0, NULL) <= 0)
                 return -1;
-        buf[n] = 0;
-        size_t wl = strlen(what);
-        for (const char *l = buf; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncmp(l, what, wl) == 0 && l[wl] == ' ') {
+        size_t wl = strlen(what), len;
+        struct lines it = lines_of_str(buf);
+        const char *l;
+        while (lines_next(&it, &l, &len))
+                if (line_starts(l, len, what) && len > wl && l[wl] == ' ') {
                         const char *v = l + 26; /* the soft limit's column */
-                        if (strlen(l) < 27)
+                        if (len < 27)
                                 return -1;
                         v += strspn(v, " ");
                         if (strncmp(v, "unlimited", 9) == 0)

@@ -17,6 +17,20 @@ static inline void closep(int *fd)
                 errno = saved;
         }
 }
+/* Closes *fd if it is open and marks it closed (-EBADF), errno kept: for an fd held in a struct
+ * or an array, which _cleanup_close_ does not reach. */
+static inline void close_reset(int *fd)
+{
+        closep(fd);
+        *fd = -EBADF;
+}
+
+static inline void close_reset_many(int *fds, size_t n)
+{
+        for (size_t i = 0; i < n; i++)
+                close_reset(&fds[i]);
+}
+
 static inline void fclosep(FILE **f) { if (*f) (void)fclose(*f); }
 static inline void closedirp(DIR **d) { if (*d) (void)closedir(*d); }
 

@@ -2,8 +2,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -86,6 +88,41 @@ int fd_read_file(const char *path, size_t max, uint8_t **out, size_t *out_len, s
         return 0;
 }
 
+ssize_t fd_read_small(const char *path, char *buf, size_t size, unsigned flags, struct anvil_err *err)
+{
+        if (size == 0)
+                return anvil_err_set(err, EINVAL, "No room to read %s into", path);
+        buf[0] = 0;
+        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return anvil_err_sys(err, errno, "Failed to open %s", path);
+        size_t len = 0;
+        for (;;) {
+                /* Full: one byte more says whether the file ends here. */
+                char extra;
+                bool full = len == size - 1;
+                if (full && (flags & FD_READ_PREFIX))
+                        break;
+                ssize_t n = full ? read(fd, &extra, 1) : read(fd, buf + len, size - 1 - len);
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0) {
+                        int e = errno;
+                        buf[0] = 0;
+                        return anvil_err_sys(err, e, "Failed to read %s", path);
+                }
+                if (n == 0)
+                        break;
+                if (full) {
+                        buf[0] = 0;
+                        return anvil_err_set(err, EFBIG, "%s is larger than %zu bytes", path, size - 1);
+                }
+                len += (size_t)n;
+        }
+        buf[len] = 0;
+        return (ssize_t)len;
+}
+
 int fd_write_file_at(int dirfd, const char *name, const void *buf, size_t len, mode_t mode,
                      struct anvil_err *err)
 {
@@ -120,4 +157,114 @@ DIR *fd_opendir_at(int dirfd)
                 errno = e;
         }
         return d;
+}
+
+/* ---- SCM_RIGHTS ---- */
+
+union fd_cmsg {
+        char buf[CMSG_SPACE(sizeof(int) * FD_PASS_MAX)];
+        struct cmsghdr align;
+};
+
+int fd_send_fds(int sock, const void *data, size_t len, const int *fds, size_t n, struct anvil_err *err)
+{
+        if (n > FD_PASS_MAX || len == 0)
+                return anvil_err_set(err, EINVAL, "Failed to send %zu fds with %zu bytes on fd %d: out of range", n,
+                                     len, sock);
+        union fd_cmsg u;
+        memset(&u, 0, sizeof(u));
+        struct iovec iov = { .iov_base = (void *)data, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+        if (n > 0) {
+                mh.msg_control = u.buf;
+                mh.msg_controllen = CMSG_SPACE(sizeof(int) * n);
+                struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
+                c->cmsg_level = SOL_SOCKET;
+                c->cmsg_type = SCM_RIGHTS;
+                c->cmsg_len = CMSG_LEN(sizeof(int) * n);
+                memcpy(CMSG_DATA(c), fds, sizeof(int) * n);
+        }
+        ssize_t r;
+        do
+                r = sendmsg(sock, &mh, MSG_NOSIGNAL);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return anvil_err_sys(err, errno, "Failed to send %zu fds on fd %d", n, sock);
+        if ((size_t)r != len)
+                return anvil_err_set(err, EMSGSIZE, "Failed to send %zu fds on fd %d: %zd of %zu bytes sent", n, sock,
+                                     r, len);
+        return 0;
+}
+
+ssize_t fd_recv_fds(int sock, void *data, size_t len, int *fds, size_t max, size_t *n_fds, int flags,
+                    struct anvil_err *err)
+{
+        *n_fds = 0;
+        union fd_cmsg u;
+        struct iovec iov = { .iov_base = data, .iov_len = len };
+        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        ssize_t r;
+        do
+                r = recvmsg(sock, &mh, flags | MSG_CMSG_CLOEXEC);
+        while (r < 0 && errno == EINTR);
+        if (r < 0)
+                return anvil_err_sys(err, errno, "Failed to receive a message on fd %d", sock);
+        /* Every fd the kernel installed is ours to close, whatever else is wrong: collect them
+         * all before judging. */
+        int got[FD_PASS_MAX];
+        size_t n = 0, cmsgs = 0;
+        bool foreign = false;
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+                cmsgs++;
+                if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len < CMSG_LEN(0)) {
+                        foreign = true;
+                        continue;
+                }
+                size_t k = (c->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+                const char *end = u.buf + mh.msg_controllen;
+                for (size_t i = 0; i < k && (const char *)CMSG_DATA(c) + (i + 1) * sizeof(int) <= end; i++) {
+                        int fd;
+                        memcpy(&fd, CMSG_DATA(c) + i * sizeof(int), sizeof(fd));
+                        if (n < ELEMENTSOF(got))
+                                got[n++] = fd;
+                        else
+                                (void)close(fd);
+                }
+        }
+        const char *why = NULL;
+        if (mh.msg_flags & MSG_TRUNC)
+                why = "its data was cut";
+        else if (mh.msg_flags & MSG_CTRUNC)
+                why = "its control data was cut";
+        else if (foreign)
+                why = "it carried a control message other than SCM_RIGHTS";
+        else if (cmsgs > 1)
+                why = "it carried more than one control message";
+        else if (n > max)
+                why = "it carried more fds than expected";
+        if (why) {
+                for (size_t i = 0; i < n; i++)
+                        (void)close(got[i]);
+                return anvil_err_set(err, EBADMSG, "Failed to receive fds on fd %d: %s", sock, why);
+        }
+        if (n > 0)
+                memcpy(fds, got, sizeof(int) * n);
+        *n_fds = n;
+        return r;
+}
+
+ssize_t fd_recv_fds_exact(int sock, void *data, size_t len, int *fds, size_t n, int flags, struct anvil_err *err)
+{
+        size_t got;
+        ssize_t r = fd_recv_fds(sock, data, len, fds, n, &got, flags, err);
+        if (r < 0)
+                return r;
+        if (got != n) {
+                for (size_t i = 0; i < got; i++)
+                        (void)close(fds[i]);
+                if (r == 0 && got == 0)
+                        return anvil_err_set(err, EPIPE, "Failed to receive fds on fd %d: the peer closed", sock);
+                return anvil_err_set(err, EBADMSG, "Failed to receive fds on fd %d: %zu fds, not %zu", sock, got, n);
+        }
+        return r;
 }

@@ -1,4 +1,5 @@
 #include "lib/proc.h"
+#include "lib/lines.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -6,11 +7,15 @@
 bool proc_status_get(const char *status, const char *key, char *out, size_t size)
 {
         size_t kn = strlen(key);
-        for (const char *l = status; l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
-                if (strncmp(l, key, kn) == 0 && l[kn] == ':') {
-                        const char *v = l + kn + 1;
-                        v += strspn(v, " \t");
-                        size_t n = strcspn(v, "\n");
+        struct lines it = lines_of_str(status);
+        const char *l;
+        size_t len;
+        while (lines_next(&it, &l, &len))
+                if (line_starts(l, len, key) && len > kn && l[kn] == ':') {
+                        const char *v = l + kn + 1, *end = l + len;
+                        while (v < end && (*v == ' ' || *v == '\t'))
+                                v++;
+                        size_t n = (size_t)(end - v);
                         if (n >= size)
                                 n = size - 1;
                         memcpy(out, v, n);

@@ -731,14 +731,21 @@ fail:
         return r;
 }
 
+void proto_error_msg(struct proto_msg *m, const char *code, const char *message, const char *field,
+                     const char *request_id)
+{
+        *m = (struct proto_msg){ .type = PROTO_ERROR };
+        m->u.error.code = (char *)code;
+        m->u.error.message = (char *)message;
+        m->u.error.field = (field && *field) ? (char *)field : NULL;
+        m->u.error.request_id = (char *)request_id;
+}
+
 int proto_encode_error(const char *code, const char *message, const char *field,
                        const char *request_id, uint8_t **out, size_t *out_len)
 {
-        struct proto_msg m = { .type = PROTO_ERROR };
-        m.u.error.code = (char *)code;
-        m.u.error.message = (char *)message;
-        m.u.error.field = (field && *field) ? (char *)field : NULL;
-        m.u.error.request_id = (char *)request_id;
+        struct proto_msg m;
+        proto_error_msg(&m, code, message, field, request_id);
         return proto_encode(&m, out, out_len, NULL);
 }
 

@@ -351,6 +351,11 @@ int proto_encode(const struct proto_msg *m, uint8_t **out, size_t *out_len, stru
 
 void proto_msg_free(struct proto_msg *m);
 
+/* An error frame's message, its strings borrowed (not to be freed): a field of "" is none.
+ * The one builder the supervisor, the broker and proto_encode_error share. */
+void proto_error_msg(struct proto_msg *m, const char *code, const char *message, const char *field,
+                     const char *request_id);
+
 /* Builds and encodes an error frame. */
 int proto_encode_error(const char *code, const char *message, const char *field,
                        const char *request_id, uint8_t **out, size_t *out_len);

@@ -18,22 +18,16 @@
 #include "jail/jail.h"
 #include "runner/runner.h"
 #include "lib/cleanup.h"
+#include "lib/fd.h"
+#include "lib/lines.h"
 
-
-static ssize_t read_small(const char *path, char *buf, size_t size)
-{
-        _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
-        buf[n > 0 ? n : 0] = 0;
-        return n;
-}
 
 static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_t size)
 {
         char buf[4096], host[64];
         const char *missing = NULL;
         unsigned long inside, outside, count;
-        if (read_small("/proc/self/uid_map", buf, sizeof(buf)) <= 0 ||
+        if (fd_read_small("/proc/self/uid_map", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0 ||
             sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 || (inside == 0 && outside == 0 && count == 4294967295ul)) {
                 missing = "user namespace";
                 snprintf(evidence, size, "/proc/self/uid_map is the initial identity map");
@@ -43,16 +37,20 @@ static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_
         } else if (gethostname(host, sizeof(host)) < 0 || strcmp(host, JAIL_HOSTNAME) != 0) {
                 missing = "uts namespace";
                 snprintf(evidence, size, "the hostname is '%.40s', not the jail's", host);
-        } else if (read_small("/proc/net/dev", buf, sizeof(buf)) <= 0) {
+        } else if (fd_read_small("/proc/net/dev", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0) {
                 missing = "network namespace";
                 snprintf(evidence, size, "/proc/net/dev cannot be read");
         } else {
                 /* Two header lines, then one line an interface: only "lo:" may be there. */
-                const char *l = strchr(buf, '\n');
-                l = l ? strchr(l + 1, '\n') : NULL;
-                for (l = l ? l + 1 : NULL; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-                        const char *name = l + strspn(l, " ");
-                        if (strncmp(name, "lo:", 3) != 0) {
+                struct lines it = lines_of_str(buf);
+                const char *l;
+                size_t len;
+                for (int i = 0; lines_next(&it, &l, &len); i++) {
+                        if (i < 2)
+                                continue;
+                        size_t sp = strspn(l, " ");
+                        const char *name = l + (sp < len ? sp : len);
+                        if (!line_starts(name, len - (size_t)(name - l), "lo:")) {
                                 missing = "network namespace";
                                 snprintf(evidence, size, "an interface besides lo: %.*s", (int)strcspn(name, ":\n"), name);
                                 break;
@@ -82,7 +80,7 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t 
                 /* seccomp: the filter, and its listener to the supervisor through pid 1 */
                 r = jail_seccomp_install(&listener, &err);
         static const char byte = 'L';
-        if (r == 0 && (r = jail_send_fd(JAIL_FD_NOTIFY, &byte, 1, listener) < 0 ? -errno : 0) < 0)
+        if (r == 0 && (r = fd_send_fds(JAIL_FD_NOTIFY, &byte, 1, &listener, 1, NULL)) < 0)
                 snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));
         if (listener >= 0)
                 (void)close(listener);

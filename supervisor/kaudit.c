@@ -557,8 +557,7 @@ int sup_kaudit_start(struct sup_server *srv, bool enable, struct anvil_err *err)
         }
         if (uv_poll_init(srv->loop, &ka->poll, ka->mc_fd) < 0 || uv_timer_init(srv->loop, &ka->timer) < 0) {
                 snprintf(ka->why_not, sizeof(ka->why_not), "cannot watch the audit socket");
-                (void)close(ka->mc_fd);
-                ka->mc_fd = -1;
+                close_reset(&ka->mc_fd);
                 goto done;
         }
         ka->poll.data = ka->timer.data = ka;

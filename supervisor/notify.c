@@ -26,6 +26,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "lib/fd.h"
 #include "lib/log.h"
 #include "lib/proc.h"
 #include "policy/seccomp_rules.h"
@@ -136,30 +137,20 @@ int sup_notify_start(struct sup_run *run, int fd, struct anvil_err *err)
         return 0;
 }
 
-static ssize_t read_file(const char *path, char *buf, size_t size)
-{
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
-        if (fd >= 0)
-                (void)close(fd);
-        buf[n > 0 ? n : 0] = 0;
-        return n;
-}
-
 int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
 {
         char path[96], buf[4096], msg[256];
         /* The runner is pid 1's only child, waiting for our word: it can be neither gone nor
          * reaped, so its pid is its own. */
         snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
-        long runner = read_file(path, buf, sizeof(buf)) > 0 ? strtol(buf, NULL, 10) : -1;
+        long runner = fd_read_small(path, buf, sizeof(buf), FD_READ_PREFIX, NULL) > 0 ? strtol(buf, NULL, 10) : -1;
         if (runner <= 0) {
                 pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "seccomp", "the runner is not to be found");
                 return anvil_err_set(err, EPERM, "%s", msg);
         }
         snprintf(path, sizeof(path), "/proc/%ld/status", runner);
         long mode = -1, filters = -1, nnp = -1;
-        if (read_file(path, buf, sizeof(buf)) > 0) {
+        if (fd_read_small(path, buf, sizeof(buf), 0, NULL) > 0) {
                 mode = proc_status_long(buf, "Seccomp");
                 filters = proc_status_long(buf, "Seccomp_filters");
                 nnp = proc_status_long(buf, "NoNewPrivs");

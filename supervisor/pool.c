@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/cleanup.h"
 #include "lib/log.h"
 #include "policy/limits.h"
 #include "supervisor/supervisor.h"
@@ -35,13 +36,6 @@ static int alloc_slot(struct sup_server *srv)
                         return (int)i;
                 }
         return -1;
-}
-
-static void close_fd(int *fd)
-{
-        if (*fd >= 0)
-                (void)close(*fd);
-        *fd = -1;
 }
 
 static void teardown_now(struct sup_jailproc *jp);
@@ -108,8 +102,8 @@ fail:
 
 void sup_jailproc_close(struct sup_jailproc *jp)
 {
-        close_fd(&jp->pidfd);
-        close_fd(&jp->sync_fd);
+        close_reset(&jp->pidfd);
+        close_reset(&jp->sync_fd);
 }
 
 /* Both of these wait for an RCU grace period: callers run it on the thread pool. A cgroup
@@ -117,7 +111,7 @@ void sup_jailproc_close(struct sup_jailproc *jp)
 int sup_jailproc_teardown(struct sup_jailproc *jp, struct anvil_err *err)
 {
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
-                close_fd(&jp->ns_fds[i]);
+                close_reset(&jp->ns_fds[i]);
         return jail_cgroup_destroy(&jp->cg, err);
 }
 

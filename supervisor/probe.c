@@ -33,6 +33,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/fd.h"
 #include "lib/log.h"
 #include "supervisor/supervisor.h"
 
@@ -246,25 +247,14 @@ static const char *find_mech(const struct proto_strv *v, const char *prefix)
 
 static bool file_has(const char *path, const char *word)
 {
-        char buf[512] = "";
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        if (fd >= 0)
-                (void)close(fd);
-        if (n <= 0)
-                return false;
-        buf[n] = 0;
-        return strstr(buf, word) != NULL;
+        char buf[512];
+        return fd_read_small(path, buf, sizeof(buf), FD_READ_PREFIX, NULL) > 0 && strstr(buf, word) != NULL;
 }
 
 static long file_long(const char *path)
 {
-        char buf[64] = "";
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, buf, sizeof(buf) - 1) : -1;
-        if (fd >= 0)
-                (void)close(fd);
-        return n > 0 ? strtol(buf, NULL, 10) : -1;
+        char buf[64];
+        return fd_read_small(path, buf, sizeof(buf), FD_READ_PREFIX, NULL) > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
 static void evaluate(struct sup_probe *p)

@@ -408,29 +408,13 @@ static void on_verified(struct sup_run *run)
                 run_fail(run, "Failed to start the runner: the jail's pid 1 is gone");
 }
 
-/* One record, and the fd it carries if any (only NOTIFY may carry one). */
+/* One record, and the fd it carries if any (only NOTIFY and ARTIFACTS may carry one): its
+ * length, or -errno (-EBADMSG: a record cut, or with more than one fd, closed). */
 static ssize_t sync_recv(int sync_fd, struct jail_msg *m, int *fd)
 {
-        union {
-                char buf[CMSG_SPACE(sizeof(int))];
-                struct cmsghdr align;
-        } u;
-        struct iovec iov = { .iov_base = m, .iov_len = sizeof(*m) };
-        struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof(u.buf) };
+        size_t n_fds;
         *fd = -1;
-        ssize_t n = recvmsg(sync_fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
-        if (n < 0)
-                return n;
-        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS && c->cmsg_len >= CMSG_LEN(sizeof(int))) {
-                        int got;
-                        memcpy(&got, CMSG_DATA(c), sizeof(got));
-                        if (*fd < 0)
-                                *fd = got;
-                        else
-                                (void)close(got);
-                }
-        return n;
+        return fd_recv_fds(sync_fd, m, sizeof(*m), fd, 1, &n_fds, MSG_DONTWAIT, NULL);
 }
 
 static void sync_drain(struct sup_run *run)
@@ -439,9 +423,9 @@ static void sync_drain(struct sup_run *run)
                 struct jail_msg m;
                 int fd;
                 ssize_t n = sync_recv(run->jp.sync_fd, &m, &fd);
-                if (n < 0 && errno == EINTR)
-                        continue;
-                if (n <= 0)
+                if (n == -EBADMSG)
+                        n = 0; /* malformed, below */
+                else if (n <= 0)
                         return;
                 /* Only two records carry an fd: NOTIFY from pid 1 once the runner exec'd, and
                  * ARTIFACTS from the child of a rootless supervisor, once. */
@@ -452,8 +436,7 @@ static void sync_drain(struct sup_run *run)
                         continue;
                 }
                 if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !run->exec_ok)) {
-                        (void)close(fd); /* an fd where none belongs */
-                        fd = -1;
+                        close_reset(&fd); /* an fd where none belongs */
                 }
                 if (n != (ssize_t)sizeof(m)) {
                         run_fail(run, "The jail's pid 1 sent a malformed record");
@@ -561,21 +544,15 @@ static uint64_t sample_memory(struct sup_run *run)
         }
         char p[96], buf[4096];
         snprintf(p, sizeof(p), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
-        _cleanup_close_ int fd = open(p, O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
-        if (n <= 0)
+        if (fd_read_small(p, buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0)
                 return 0;
-        buf[n] = 0;
         uint64_t total = 0;
         long page = sysconf(_SC_PAGESIZE);
         for (char *tok = strtok(buf, " \n"); tok; tok = strtok(NULL, " \n")) {
                 char sp[64], st[128];
                 snprintf(sp, sizeof(sp), "/proc/%s/statm", tok);
-                _cleanup_close_ int sfd = open(sp, O_RDONLY | O_CLOEXEC);
-                ssize_t k = sfd < 0 ? -1 : read(sfd, st, sizeof(st) - 1);
-                if (k <= 0)
+                if (fd_read_small(sp, st, sizeof(st), FD_READ_PREFIX, NULL) <= 0)
                         continue;
-                st[k] = 0;
                 unsigned long long size, resident;
                 if (sscanf(st, "%llu %llu", &size, &resident) == 2)
                         total += resident * (uint64_t)page;
@@ -706,14 +683,6 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         return 0;
 }
 
-static void close_fds(int *fds, size_t n)
-{
-        for (size_t i = 0; i < n; i++)
-                if (fds[i] >= 0) {
-                        (void)close(fds[i]);
-                        fds[i] = -1;
-                }
-}
 
 /* A run's files that the state directory could not take: the client is told it is full
  * (code unavailable: the supervisor's condition, not the request's nor the sandbox's). */
@@ -791,7 +760,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
             pipe2(ev, O_CLOEXEC) < 0) {
                 r = anvil_err_sys(err, errno, "Failed to create the run's pipes");
                 int all[] = { in[0], in[1], out[0], out[1], er[0], er[1], ev[0], ev[1] };
-                close_fds(all, ELEMENTSOF(all));
+                close_reset_many(all, ELEMENTSOF(all));
                 return r;
         }
         int child[] = { in[0], out[1], er[1], ev[1] };
@@ -800,8 +769,8 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         uv_pipe_t *pipes[] = { &run->in_pipe, &run->out_pipe, &run->err_pipe, &run->ev_pipe };
         for (unsigned i = 0; i < ELEMENTSOF(pipes); i++) {
                 if ((r = open_pipe(run, pipes[i], parent[i], err)) < 0) {
-                        close_fds(parent + i + 1, ELEMENTSOF(parent) - i - 1);
-                        close_fds(child, ELEMENTSOF(child));
+                        close_reset_many(parent + i + 1, ELEMENTSOF(parent) - i - 1);
+                        close_reset_many(child, ELEMENTSOF(child));
                         return r;
                 }
         }
@@ -811,7 +780,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         int poll_fds[] = { run->jp.sync_fd, run->jp.pidfd };
         for (unsigned i = 0; i < ELEMENTSOF(polls); i++) {
                 if ((r = uv_poll_init(loop, polls[i], poll_fds[i])) < 0) {
-                        close_fds(child, ELEMENTSOF(child));
+                        close_reset_many(child, ELEMENTSOF(child));
                         return anvil_err_set(err, -r, "Failed to watch the jail's child: %s", uv_strerror(r));
                 }
                 sup_run_track(run, (uv_handle_t *)polls[i]);
@@ -843,7 +812,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 go.make_artifacts = !srv->cfg.direct;
                 placeholder = open("/dev/null", O_RDONLY | O_CLOEXEC);
                 if (placeholder < 0) {
-                        close_fds(child, ELEMENTSOF(child));
+                        close_reset_many(child, ELEMENTSOF(child));
                         return anvil_err_sys(err, errno, "Failed to open /dev/null");
                 }
         }
@@ -852,7 +821,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         int fds[JAIL_GO_FDS] = { child[0], child[1], child[2], child[3],
                                  srv->cfg.rootless || srv->cfg.direct ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
-        close_fds(child, ELEMENTSOF(child));
+        close_reset_many(child, ELEMENTSOF(child));
         if (r < 0)
                 return r;
         return send_spec(run, req, err);
@@ -995,9 +964,7 @@ static void collect_work(uv_work_t *w)
 static void teardown_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
-        if (run->art_fd >= 0)
-                (void)close(run->art_fd); /* the tmpfs and everything in it go with its last reference */
-        run->art_fd = -1;
+        close_reset(&run->art_fd); /* the tmpfs and everything in it go with its last reference */
         run->teardown_r = sup_jailproc_teardown(&run->jp, &run->teardown_err);
 }
 
@@ -1043,9 +1010,7 @@ static void run_release(struct sup_run *run)
                               (uv_handle_t *)&run->notify_poll };
         for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
                 close_handle(run, hs[i]);
-        if (run->notify_fd >= 0)
-                (void)close(run->notify_fd); /* after its poll handle is closing, as libuv asks */
-        run->notify_fd = -1;
+        close_reset(&run->notify_fd); /* after its poll handle is closing, as libuv asks */
         if (!run->cloned) {
                 run_leave(srv); /* no child was the run's, nor a slot */
         } else if (!run->watching) {
@@ -1124,9 +1089,7 @@ static void run_finish(struct sup_run *run)
                 run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
         if (!run->watching) {
                 /* No tool was started: nothing to collect (and run->work was never queued). */
-                if (run->art_fd >= 0)
-                        (void)close(run->art_fd);
-                run->art_fd = -1;
+                close_reset(&run->art_fd);
                 run_report(run);
                 return;
         }

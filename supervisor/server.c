@@ -27,11 +27,8 @@ void sup_client_send(struct sup_client *c, const struct proto_msg *m)
 void sup_client_error(struct sup_client *c, const char *code, const char *message, const char *field,
                       const char *request_id)
 {
-        struct proto_msg m = { .type = PROTO_ERROR };
-        m.u.error.code = (char *)code;
-        m.u.error.message = (char *)message;
-        m.u.error.field = (field && *field) ? (char *)field : NULL;
-        m.u.error.request_id = (char *)request_id;
+        struct proto_msg m;
+        proto_error_msg(&m, code, message, field, request_id);
         sup_client_send(c, &m);
 }
 

@@ -17,9 +17,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include "jail/cgroup-fs.h"
 #include "jail/cgroup.h"
 #include "lib/cleanup.h"
 
@@ -445,6 +449,36 @@ static void test_verify_refuses(void **state)
         assert_false(jail_cgroup_contains(&cg, getpid()));
 }
 
+/* A write the kernel takes only in part is a failure, not a success with whatever errno held:
+ * a file-size limit of 3 bytes cuts the write short (in a child, which keeps the limit). */
+static void test_cg_write_short(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/anvil-test-cgw-XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char f[64];
+        snprintf(f, sizeof(f), "%s/memory.max", dir);
+        int fd = open(f, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        assert_true(fd >= 0);
+        (void)close(fd);
+        pid_t pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                struct rlimit rl = { 3, 3 };
+                (void)signal(SIGXFSZ, SIG_IGN);
+                if (setrlimit(RLIMIT_FSIZE, &rl) < 0)
+                        _exit(2);
+                errno = 0;
+                _exit(jail_cg_write(dir, "memory.max", "12345") == -EIO ? 0 : 1);
+        }
+        int st;
+        assert_int_equal(waitpid(pid, &st, 0), pid);
+        (void)unlink(f);
+        (void)rmdir(dir);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -452,6 +486,7 @@ int main(void)
                 cmocka_unit_test(test_find_own),
                 cmocka_unit_test(test_v2_place),
                 cmocka_unit_test(test_parsers),
+                cmocka_unit_test(test_cg_write_short),
                 cmocka_unit_test_setup_teardown(test_v2_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_v1_files, setup, teardown),
                 cmocka_unit_test_setup_teardown(test_prepare_unwinds, setup, teardown),

@@ -875,6 +875,18 @@ static void test_encode_error_frame(void **state)
         assert_null(m.u.error.field);
         assert_null(m.u.error.request_id);
         proto_msg_free(&m);
+        /* The message the supervisor and the broker send (proto_error_msg): the whole of it
+         * set, whatever was in it before. */
+        memset(&m, 0x5a, sizeof(m));
+        proto_error_msg(&m, "busy", "try again", NULL, "r-8");
+        assert_int_equal(m.type, PROTO_ERROR);
+        assert_string_equal(m.u.error.code, "busy");
+        assert_string_equal(m.u.error.message, "try again");
+        assert_null(m.u.error.field);
+        assert_string_equal(m.u.error.request_id, "r-8");
+        proto_error_msg(&m, "busy", "try again", "", NULL);
+        assert_null(m.u.error.field);
+        assert_null(m.u.error.request_id);
 }
 
 static void test_encode_required_unset(void **state)
