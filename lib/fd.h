@@ -26,5 +26,15 @@ int fd_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
  * is); NULL with errno set. */
 DIR *fd_opendir_at(int dirfd);
 
+/* Removes dirfd/name (one name, no '/') and everything below it, by descriptor, never by path: the top is
+ * opened beneath dirfd with no symlink, magic link or mount crossed (openat2; O_NOFOLLOW on
+ * a kernel without it), each directory below with openat(O_NOFOLLOW|O_DIRECTORY) relative to
+ * its parent's fd, and each entry removed with unlinkat. A symlink is removed, never
+ * followed (one put in place of a directory during the walk makes the open fail, and is then
+ * removed as the link it is); nothing on another file system than the top's is entered or
+ * removed; at most max_depth levels are descended. 0 once nothing is left at name (ENOENT
+ * included), else the first failure, with the relative path it happened at. */
+int fd_rm_tree_at(int dirfd, const char *name, unsigned max_depth, struct anvil_err *err);
+
 /* Milliseconds on CLOCK_MONOTONIC. */
 uint64_t now_ms(void);
