@@ -10,7 +10,10 @@
  * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
  * run's artifacts tmpfs, creating cgroups; and for the kernel's audit (kaudit.c): reading the
  * audit multicast group (CAP_AUDIT_READ), the drain marker (CAP_AUDIT_WRITE), and, only with
- * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). No Python, no libcurl, no
+ * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). After start-up it keeps only
+ * a named set (privilege.c: each capability with why, the unit's CapabilityBoundingSet=),
+ * under no_new_privs; every child it executes has its signals reset first (lib/proc.c), and
+ * run directories are removed by descriptor (lib/fd.c). No Python, no libcurl, no
  * JSON here: clients' frames are decoded by the strict msgpack decoder (proto/) and re-checked
  * (policy/limits.c); audit records by the strict parser of policy/kaudit.c.
  *

@@ -49,8 +49,9 @@ static const struct {
         { CAP_FOWNER, KEEP, "the probe's control directory chmod'd once it is the builder's (\"Failed to hand .../probe/control\")" },
         { CAP_DAC_READ_SEARCH, KEEP, "the artifacts tmpfs (its root 0700, the run's uid's) and what the tool made mode 000, copied out" },
         { CAP_AUDIT_CONTROL, KEEP, "AUDIT_GET for every run: audit on, records lost (without it runs say audit is off); AUDIT_SET at start" },
+        { CAP_DAC_OVERRIDE, KEEP, "the probe's canary removed from its control directory (0700, the builder's; t_probe); direct: a run's tmp/ written and emptied" },
         { CAP_AUDIT_WRITE, KEEP, "the drain marker through the audit queue, S9 (\"the drain marker could not be sent\")" },
-        { CAP_DAC_OVERRIDE, DIRECT, "a direct run's tmp/ (0700, the run's uid's) written (the font cache's copy) and emptied" },
+
         { CAP_KILL, DIRECT, "SIGKILL by pidfd to a direct jail's pid 1, of a host uid not ours (a wall-clock kill waits otherwise)" },
         { CAP_SYS_PTRACE, DIRECT, "a direct runner's refused call's arguments read (process_vm_readv: \"chroot(?)\" otherwise)" },
         { CAP_SETPCAP, DIRECT, "the bounding set emptied by each direct jail's child, C9 (and at start-up, for this drop)" },

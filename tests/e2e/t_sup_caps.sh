@@ -1,8 +1,8 @@
 # The supervisor's capabilities after start-up (issue 11, supervisor/privilege.c): every
 # thread of a running supervisor holds exactly the named set in its effective, permitted and
 # bounding sets, nothing inheritable or ambient, and no_new_privs:
-#   cap_chown cap_fowner cap_dac_read_search cap_setuid cap_setgid cap_sys_admin
-#   cap_audit_control cap_audit_write, and on the direct rung (--test-no-userns) cap_dac_override
+#   cap_chown cap_fowner cap_dac_override cap_dac_read_search cap_setuid cap_setgid
+#   cap_sys_admin cap_audit_control cap_audit_write, and on the direct rung (--test-no-userns)
 #   cap_kill cap_sys_ptrace cap_setpcap besides; cap_sys_resource and cap_audit_read (start-up's
 #   only) are gone, with every other capability.
 # Rootless, it holds none: no_new_privs alone. The systemd unit's CapabilityBoundingSet= names
@@ -20,7 +20,7 @@ bit() { # capability numbers -> the mask as /proc shows it
 }
 # linux/capability.h: chown 0, dac_override 1, dac_read_search 2, fowner 3, kill 5,
 # setgid 6, setuid 7, setpcap 8, sys_ptrace 19, sys_admin 21, audit_write 29, audit_control 30
-KEPT=$(bit 0 2 3 6 7 21 29 30)
+KEPT=$(bit 0 1 2 3 6 7 21 29 30)
 KEPT_DIRECT=$(bit 0 1 2 3 5 6 7 8 19 21 29 30)
 NONE=0000000000000000
 
@@ -54,7 +54,7 @@ start_sup caps 920000000
 check_sets "user namespaces" "$SUP_PID" "$KEPT"
 ANVIL_SOCKET="$T/caps.sock" run_json "$T/ok.py"
 expect_eq "a run under the named set" ran "$(j .stdout)"
-expect_match "its start-up line" "capabilities after start-up: cap_chown cap_dac_read_search cap_fowner cap_setgid cap_setuid cap_sys_admin cap_audit_write cap_audit_control; no_new_privs set" "$(cat "$T/caps.log")"
+expect_match "its start-up line" "capabilities after start-up: cap_chown cap_dac_override cap_dac_read_search cap_fowner cap_setgid cap_setuid cap_sys_admin cap_audit_write cap_audit_control; no_new_privs set" "$(cat "$T/caps.log")"
 
 # The unit's bounding set is the table's every row.
 unit=$(sed -n 's/^CapabilityBoundingSet=//p' "$TOP/systemd/anvil-supervisor.service" | tr ' ' '\n' | tr 'A-Z' 'a-z' | sort | paste -sd' ')
@@ -68,7 +68,7 @@ expect_eq "direct: a run under the named set" ran "$(j .stdout)"
 
 # In force: cap_sys_admin withheld as well, the kernel refuses what needed it.
 start_sup noadmin 923000000 --test-cap-withhold cap_sys_admin
-check_sets "cap_sys_admin withheld" "$SUP_PID" "$(bit 0 2 3 6 7 29 30)"
+check_sets "cap_sys_admin withheld" "$SUP_PID" "$(bit 0 1 2 3 6 7 29 30)"
 ANVIL_SOCKET="$T/noadmin.sock" "$CTL" run "$T/ok.py" --json >"$T/result.json" 2>"$T/ctl.err" && fail "a run needing cap_sys_admin succeeded without it"
 expect_match "the refusal, in the log" "Failed to open a tmpfs context: Operation not permitted" "$(cat "$T/noadmin.log")"
 
