@@ -57,6 +57,7 @@
 #include "jail/jail.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/proc.h"
 
 #ifndef CLONE_PIDFD
 #define CLONE_PIDFD 0x00001000
@@ -278,13 +279,15 @@ static int child_main(void *arg)
          * signal. Direct: the runner is the supervisor's copy, on the host's path, and the
          * tool's scratch is the run's own tmp/. */
         arm_parent_death(st, JAIL_FD_SYNC, JAIL_FD_PARENT);
-        char *argv[4] = { "anvil-init" };
+        char *argv[5] = { "anvil-init" };
         unsigned argc = 1;
         if (st->direct)
                 argv[argc++] = (char *)st->runner_path;
 #ifdef ANVIL_TEST_BUILD
         if (st->test_no_sync_watch)
                 argv[argc++] = "--test-no-sync-watch";
+        if (st->test_no_signal_reset)
+                argv[argc++] = "--test-no-signal-reset";
 #endif
         argv[argc] = NULL;
         char *const *env = st->env;
@@ -302,6 +305,17 @@ static int child_main(void *arg)
                                 denv[k++] = *e;
                 denv[k] = NULL;
                 env = denv;
+        }
+        /* Pid 1 starts as a program from a plain shell would: the supervisor's ignored SIGPIPE
+         * and any signal libuv blocked stay behind (an ignored signal and the mask survive
+         * execve). Last before the exec: until here the child is the supervisor's copy. */
+        bool reset = true;
+#ifdef ANVIL_TEST_BUILD
+        reset = !st->test_no_signal_reset;
+#endif
+        if (reset && (r = anvil_reset_signals()) < 0) {
+                anvil_err_sys(&err, -r, "Failed to reset the signal mask");
+                child_fail(JAIL_FD_SYNC, &err);
         }
         execveat(JAIL_FD_INITEXE, "", argv, env, AT_EMPTY_PATH);
         anvil_err_sys(&err, errno, "Failed to execute anvil-init, the jail's pid 1");

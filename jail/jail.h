@@ -108,6 +108,9 @@ struct jail_static {
          * does not watch its sync socket (P4a, P5). */
         bool test_no_pdeathsig;
         bool test_no_sync_watch;
+        /* Test builds only: the child (C11) and pid 1 (P3) execute with the signal
+         * dispositions and mask they inherited, to show the reset is what clears them. */
+        bool test_no_signal_reset;
 };
 
 /* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),

@@ -48,6 +48,7 @@
 
 #include "jail/jail.h"
 #include "lib/fd.h"
+#include "lib/proc.h"
 
 extern char **environ;
 
@@ -199,12 +200,15 @@ int jail_pid1_main(int argc, char **argv)
         /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
         const char *runner_path = JAIL_RUNNER;
         bool watch = true; /* the sync socket, for the supervisor's end (P4a, P5) */
+        bool reset = true; /* the runner's signals (P3) */
         for (int i = 1; i < argc; i++) {
                 if (argv[i][0] == '/')
                         runner_path = argv[i];
 #ifdef ANVIL_TEST_BUILD
                 else if (strcmp(argv[i], "--test-no-sync-watch") == 0)
                         watch = false;
+                else if (strcmp(argv[i], "--test-no-signal-reset") == 0)
+                        reset = false;
 #endif
         }
         int sync_fd = JAIL_FD_SYNC;
@@ -249,6 +253,13 @@ int jail_pid1_main(int argc, char **argv)
                 }
                 if (getppid() != self)
                         _exit(127); /* pid 1 died before the signal was set: nobody to run for */
+                /* As from a plain shell: none of pid 1's signal settings (P1's, and whatever it
+                 * inherited) reach the runner. */
+                if (reset && anvil_reset_signals() < 0) {
+                        int e = errno;
+                        (void)!write(ep[1], &e, sizeof(e));
+                        _exit(127);
+                }
                 char *const rargv[] = { "anvil-py", NULL };
                 execve(runner_path, rargv, environ);
                 int e = errno;

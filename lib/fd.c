@@ -3,10 +3,14 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdbool.h>
+#include <limits.h>
+#include <linux/openat2.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -267,4 +271,150 @@ ssize_t fd_recv_fds_exact(int sock, void *data, size_t len, int *fds, size_t n, 
                 return anvil_err_set(err, EBADMSG, "Failed to receive fds on fd %d: %zu fds, not %zu", sock, got, n);
         }
         return r;
+}
+/* ---- fd-relative removal (fd_rm_tree_at) ----
+ * The supervisor removes trees that jails' uids wrote into (direct runs' tmp and artifacts,
+ * a run's directory): a path walk as root (nftw) resolves each name again from the top, so a
+ * uid that swaps a directory for a symlink to / between two steps makes root remove there.
+ * Here every name is resolved once, relative to a directory fd already checked, and no
+ * resolution follows a symlink. */
+
+static int rm_open_top(int dirfd, const char *name)
+{
+        struct open_how how = {
+                .flags = O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC,
+                .resolve = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+        };
+        int fd = (int)syscall(SYS_openat2, dirfd, name, &how, sizeof(how));
+        if (fd < 0 && (errno == ENOSYS || errno == E2BIG)) /* before Linux 5.6 */
+                fd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        return fd;
+}
+
+struct rm_walk {
+        dev_t dev;
+        unsigned max_depth;
+        int first;             /* the first failure's -errno, or 0 */
+        struct anvil_err *err; /* filled at the first failure */
+        char rel[PATH_MAX];    /* the directory being emptied, relative to the caller's dirfd */
+        size_t rel_len;
+};
+
+static void rm_fail(struct rm_walk *w, int e, const char *name, const char *what)
+{
+        if (w->first)
+                return;
+        w->first = -e;
+        (void)anvil_err_sys(w->err, e, "Failed to %s %s/%s", what, w->rel, name);
+}
+
+static void rm_children(int fd, unsigned depth, struct rm_walk *w);
+
+/* One entry of the directory fd: a directory on the top's file system is emptied through its
+ * own fd and removed; anything else (a symlink included) is unlinked. */
+static void rm_entry(int fd, const char *name, unsigned depth, struct rm_walk *w)
+{
+        struct stat st;
+        if (fstatat(fd, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                if (errno != ENOENT)
+                        rm_fail(w, errno, name, "stat");
+                return;
+        }
+        if (!S_ISDIR(st.st_mode)) {
+                if (unlinkat(fd, name, 0) < 0 && errno != ENOENT)
+                        rm_fail(w, errno, name, "remove");
+                return;
+        }
+        if (st.st_dev != w->dev) {
+                rm_fail(w, EXDEV, name, "enter (another file system)");
+                return;
+        }
+        if (depth >= w->max_depth) {
+                rm_fail(w, ELOOP, name, "enter (too deep)");
+                return;
+        }
+        int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+        if (cfd < 0) {
+                /* Swapped for a symlink or a file since the stat: removed as what it is now. */
+                if ((errno == ELOOP || errno == ENOTDIR) && unlinkat(fd, name, 0) == 0)
+                        return;
+                if (errno != ENOENT)
+                        rm_fail(w, errno, name, "open");
+                return;
+        }
+        struct stat cst;
+        if (fstat(cfd, &cst) < 0 || cst.st_dev != w->dev) {
+                (void)close(cfd);
+                rm_fail(w, EXDEV, name, "enter (another file system)");
+                return;
+        }
+        size_t was = w->rel_len;
+        int n = snprintf(w->rel + was, sizeof(w->rel) - was, "/%s", name);
+        w->rel_len = n > 0 && (size_t)n < sizeof(w->rel) - was ? was + (size_t)n : was;
+        rm_children(cfd, depth + 1, w);
+        (void)close(cfd);
+        w->rel_len = was;
+        w->rel[was] = 0;
+        if (unlinkat(fd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                rm_fail(w, errno, name, "remove");
+}
+
+static void rm_children(int fd, unsigned depth, struct rm_walk *w)
+{
+        /* Entries removed while a directory is read may make readdir skip others: passes
+         * until one finds nothing left (bounded; a failure ends it). */
+        for (unsigned pass = 0; pass < 4; pass++) {
+                DIR *d = fd_opendir_at(fd);
+                if (!d) {
+                        rm_fail(w, errno, ".", "read");
+                        return;
+                }
+                unsigned seen = 0;
+                struct dirent *de;
+                while ((de = readdir(d))) {
+                        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                                continue;
+                        seen++;
+                        rm_entry(fd, de->d_name, depth, w);
+                }
+                (void)closedir(d);
+                if (seen == 0 || w->first)
+                        return;
+        }
+}
+
+int fd_rm_tree_at(int dirfd, const char *name, unsigned max_depth, struct anvil_err *err)
+{
+        /* One name: fstatat and unlinkat would follow a symlink among earlier components. */
+        if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+                return anvil_err_set(err, EINVAL, "Refusing to remove \"%s\": not one entry's name", name);
+        struct stat st;
+        if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+                return errno == ENOENT ? 0 : anvil_err_sys(err, errno, "Failed to stat %s", name);
+        if (!S_ISDIR(st.st_mode)) {
+                if (unlinkat(dirfd, name, 0) < 0 && errno != ENOENT)
+                        return anvil_err_sys(err, errno, "Failed to remove %s", name);
+                return 0;
+        }
+        _cleanup_close_ int fd = rm_open_top(dirfd, name);
+        if (fd < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                return anvil_err_sys(err, errno, "Failed to open %s", name);
+        }
+        struct stat top;
+        if (fstat(fd, &top) < 0)
+                return anvil_err_sys(err, errno, "Failed to stat %s", name);
+        _cleanup_free_ struct rm_walk *w = calloc(1, sizeof(*w));
+        if (!w)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        *w = (struct rm_walk){ .dev = top.st_dev, .max_depth = max_depth, .err = err };
+        snprintf(w->rel, sizeof(w->rel), "%s", name);
+        w->rel_len = strlen(w->rel);
+        rm_children(fd, 0, w);
+        if (w->first)
+                return w->first;
+        if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+                return anvil_err_sys(err, errno, "Failed to remove %s", name);
+        return 0;
 }

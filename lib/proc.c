@@ -1,6 +1,8 @@
 #include "lib/proc.h"
 #include "lib/lines.h"
 
+#include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,4 +31,18 @@ long proc_status_long(const char *status, const char *key)
 {
         char v[32];
         return proc_status_get(status, key, v, sizeof(v)) ? strtol(v, NULL, 10) : -1;
+}
+
+int anvil_reset_signals(void)
+{
+        struct sigaction dfl = { .sa_handler = SIG_DFL };
+        (void)sigemptyset(&dfl.sa_mask);
+        /* SIGKILL and SIGSTOP cannot be changed, and glibc keeps two real-time signals of its
+         * own (EINVAL for each): nothing to reset there, ignoring. A handler is reset by the
+         * exec anyway; an ignored signal is not. */
+        for (int sig = 1; sig < NSIG; sig++)
+                (void)sigaction(sig, &dfl, NULL);
+        sigset_t none;
+        (void)sigemptyset(&none);
+        return sigprocmask(SIG_SETMASK, &none, NULL) < 0 ? -errno : 0;
 }

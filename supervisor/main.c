@@ -10,7 +10,10 @@
  * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
  * run's artifacts tmpfs, creating cgroups; and for the kernel's audit (kaudit.c): reading the
  * audit multicast group (CAP_AUDIT_READ), the drain marker (CAP_AUDIT_WRITE), and, only with
- * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). No Python, no libcurl, no
+ * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). After start-up it keeps only
+ * a named set (privilege.c: each capability with why, the unit's CapabilityBoundingSet=),
+ * under no_new_privs; every child it executes has its signals reset first (lib/proc.c), and
+ * run directories are removed by descriptor (lib/fd.c). No Python, no libcurl, no
  * JSON here: clients' frames are decoded by the strict msgpack decoder (proto/) and re-checked
  * (policy/limits.c); audit records by the strict parser of policy/kaudit.c.
  *
@@ -465,6 +468,7 @@ int main(int argc, char **argv)
                 .test_skip_landlock = srv.cfg.test_skip_landlock,
                 .test_no_pdeathsig = srv.cfg.test_no_pdeathsig,
                 .test_no_sync_watch = srv.cfg.test_no_sync_watch,
+                .test_no_signal_reset = srv.cfg.test_no_signal_reset,
         };
         if (srv.jail.landlock_abi > 0) {
                 char ll[96];
@@ -485,6 +489,16 @@ int main(int argc, char **argv)
                 log_warn("TEST MODE: jails set no parent-death signal");
         if (srv.cfg.test_no_sync_watch)
                 log_warn("TEST MODE: jails' pid 1 does not watch its sync socket");
+        if (srv.cfg.test_no_signal_reset)
+                log_warn("TEST MODE: children execute with the supervisor's signal dispositions and mask");
+        /* Start-up's privileged work is done (the open-file limit, the audit group joined):
+         * from here on, the named set (privilege.c). Before the pool and the probe: no
+         * thread yet, and the probe's jails are built as every run's are. */
+        sup_privilege_describe(&srv);
+        if (sup_privilege_drop(&srv, &err) < 0) {
+                log_error("%s", err.msg);
+                return 1;
+        }
         sup_pool_start(&srv);
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);

@@ -102,6 +102,9 @@ enum {
         O_TEST_SKIP_LANDLOCK,
         O_TEST_NO_PDEATHSIG,
         O_TEST_NO_SYNC_WATCH,
+        O_TEST_NO_SIGNAL_RESET,
+        O_TEST_NO_CAP_DROP,
+        O_TEST_CAP_WITHHOLD,
         O_HELP,
 };
 
@@ -142,6 +145,9 @@ static const struct cfg_opt opts[] = {
         CMD("test-skip-landlock", O_TEST_SKIP_LANDLOCK, 0),
         CMD("test-no-pdeathsig", O_TEST_NO_PDEATHSIG, 0),
         CMD("test-no-sync-watch", O_TEST_NO_SYNC_WATCH, 0),
+        CMD("test-no-signal-reset", O_TEST_NO_SIGNAL_RESET, 0),
+        CMD("test-no-cap-drop", O_TEST_NO_CAP_DROP, 0),
+        CMD("test-cap-withhold", O_TEST_CAP_WITHHOLD, CFG_ARG | CFG_REPEATABLE),
         CMD("help", O_HELP, 0),
 };
 #undef S
@@ -261,6 +267,23 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                         cfg->test_no_pdeathsig = true;
                 else
                         cfg->test_no_sync_watch = true;
+                break;
+        case O_TEST_NO_SIGNAL_RESET:
+                /* Only to show what children would inherit without lib/proc.c's reset
+                 * (t_signals): the jail's child, pid 1's runner and the builder's children
+                 * execute with the signal state they were forked with. */
+                cfg->test_no_signal_reset = true;
+                break;
+        case O_TEST_NO_CAP_DROP:
+                /* Only to show the drop after start-up is what narrows the capabilities
+                 * (t_sup_caps): every capability is kept, no_new_privs is not set. */
+                cfg->test_no_cap_drop = true;
+                break;
+        case O_TEST_CAP_WITHHOLD:
+                /* Only to show a kept capability is needed: dropped after start-up too, the
+                 * step that needs it fails (t_sup_caps). */
+                if (sup_privilege_withhold(cfg, w->value) < 0)
+                        return cfg_bad(w, err, "expected a capability's name (cap_kill), at most 8");
                 break;
         }
         return 0;

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "lib/cleanup.h"
+#include "lib/proc.h"
 #include "supervisor/supervisor.h"
 
 /* Runs argv as the builder uid with env, stdout to out_fd (or /dev/null if -1), and waits. */
@@ -52,6 +53,13 @@ int sup_builder_run(struct sup_server *srv, const char *path, char *const argv[]
                         (void)dup2(null, 0);
                         (void)dup2(out_fd >= 0 ? out_fd : null, 1);
                 }
+                /* Not the supervisor's ignored SIGPIPE, nor a mask libuv set. */
+                bool reset = true;
+#ifdef ANVIL_TEST_BUILD
+                reset = !srv->cfg.test_no_signal_reset;
+#endif
+                if (reset && anvil_reset_signals() < 0)
+                        _exit(126);
                 execve(path, argv, env);
                 _exit(127);
         }

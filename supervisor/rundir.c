@@ -10,7 +10,6 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
-#include <ftw.h>
 #include <linux/magic.h>
 #include <sha2.h>
 #include <stdio.h>
@@ -23,10 +22,16 @@
 
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "lib/log.h"
 #include "lib/utf8.h"
 #include "supervisor/supervisor.h"
 
 #define COLLECT_MAX_DEPTH 16
+/* How deep a run directory's removal descends: past the collect step's depth (artifacts'
+ * copies) and what a direct run's tool can make in its tmp/ within PATH_MAX of short names
+ * is its own choice; a tree deeper than this is left, its run still marked (the sweep at the
+ * next start-up tries again) and the failure logged. */
+#define RM_MAX_DEPTH 256
 
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
                       char *dir, size_t size, struct anvil_err *err)
@@ -399,17 +404,6 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         return 0;
 }
 
-static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-        (void)st;
-        (void)ftw;
-        if (flag == FTW_DP)
-                (void)rmdir(path);
-        else
-                (void)unlink(path);
-        return 0;
-}
-
 static int cmp_names(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);
@@ -459,12 +453,9 @@ void sup_rundir_prune(struct sup_server *srv)
         size_t excess = n > srv->cfg.keep_runs ? n - srv->cfg.keep_runs : 0;
         for (size_t i = 0; i < n; i++) {
                 if (i < excess && !sup_run_is_live(srv, runs[i].name)) {
-                        char p[PATH_MAX];
-                        if (snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, runs[i].name) < (int)sizeof(p)) {
-                                /* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never
-                                 * into a mount that is somehow still there. */
-                                (void)nftw(p, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-                        }
+                        struct anvil_err e = ANVIL_ERR_INIT;
+                        if (fd_rm_tree_at(dirfd(d), runs[i].name, RM_MAX_DEPTH, &e) < 0)
+                                log_warn("retention: %s, ignoring", e.msg);
                 }
                 free(runs[i].name);
         }
@@ -485,15 +476,13 @@ static int live_mark(const struct sup_server *srv, const char *run_id, char *buf
         return 0;
 }
 
-/* FTW_PHYS: links are removed, never followed; FTW_MOUNT: never into a mount. 0 once
- * nothing is left at path. */
-static int remove_tree(const char *path, struct anvil_err *err)
+/* runs/<run_id> removed by descriptor (lib/fd.c): the tree holds what jails' uids wrote (a
+ * direct run's tmp/ and artifacts/ are theirs), and no name in it is resolved by path or
+ * through a link. 0 once nothing is left there. */
+static int remove_run_dir(const struct sup_server *srv, int runs_fd, const char *run_id, struct anvil_err *err)
 {
-        struct stat st;
-        (void)nftw(path, rm_entry, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
-        if (lstat(path, &st) == 0)
-                return anvil_err_set(err, ENOTEMPTY, "Failed to remove %s", path);
-        return 0;
+        int r = fd_rm_tree_at(runs_fd, run_id, RM_MAX_DEPTH, err);
+        return r < 0 ? anvil_err_prefix(err, "In %s", srv->runs_dir) : 0;
 }
 
 int sup_rundir_begin(struct sup_server *srv, const char *run_id, struct anvil_err *err)
@@ -513,9 +502,13 @@ int sup_rundir_end(struct sup_server *srv, const char *run_id, bool keep, struct
         char p[PATH_MAX];
         int r;
         /* Left marked if it cannot be removed: the next start-up's sweep tries again. */
-        if (!keep && snprintf(p, sizeof(p), "%s/%s", srv->runs_dir, run_id) < (int)sizeof(p) &&
-            (r = remove_tree(p, err)) < 0)
-                return r;
+        if (!keep) {
+                _cleanup_close_ int runs_fd = open(srv->runs_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (runs_fd < 0)
+                        return anvil_err_sys(err, errno, "Failed to open %s", srv->runs_dir);
+                if ((r = remove_run_dir(srv, runs_fd, run_id, err)) < 0)
+                        return r;
+        }
         if ((r = live_mark(srv, run_id, p, sizeof(p), err)) < 0)
                 return r;
         if (unlink(p) < 0 && errno != ENOENT)
@@ -547,11 +540,10 @@ int sup_rundir_sweep(struct sup_server *srv, unsigned *removed, struct anvil_err
                 size_t n = strlen(name);
                 if (n < 7 || name[0] != '.' || strcmp(name + n - 5, ".live") != 0 || !run_id_ok(name + 1, n - 6))
                         continue;
-                char p[PATH_MAX];
-                if (snprintf(p, sizeof(p), "%s/%.*s", srv->runs_dir, (int)(n - 6), name + 1) >= (int)sizeof(p))
-                        continue;
+                char id[64];
+                snprintf(id, sizeof(id), "%.*s", (int)(n - 6), name + 1);
                 struct anvil_err e = ANVIL_ERR_INIT;
-                int r = remove_tree(p, &e);
+                int r = remove_run_dir(srv, dirfd(d), id, &e);
                 if (r == 0 && unlinkat(dirfd(d), name, 0) < 0)
                         r = anvil_err_sys(&e, errno, "Failed to remove %s/%s", srv->runs_dir, name);
                 if (r < 0 && first == 0) {

@@ -59,6 +59,10 @@ struct sup_config {
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool test_no_pdeathsig;     /* test builds only: jails set no parent-death signal */
         bool test_no_sync_watch;    /* test builds only: pid 1 does not watch its sync socket */
+        bool test_no_signal_reset;  /* test builds only: children execute with our signal state */
+        bool test_no_cap_drop;      /* test builds only: every capability kept after start-up */
+        int test_cap_withhold[8];   /* test builds only: dropped too, to show each kept one is needed */
+        unsigned test_cap_withhold_n;
         bool enable_kernel_audit;   /* --enable-kernel-audit: switch the kernel's audit on */
         uid_t uid_base;     /* runs get uid_base + 1 + slot; uid_base itself builds the font cache */
         bool rootless;      /* not root (detected): every jail maps to our own uid, no cgroup
@@ -215,6 +219,11 @@ int sup_rundir_sweep(struct sup_server *srv, unsigned *removed, struct anvil_err
 
 /* prewarm.c */
 int sup_fontcache_build(struct sup_server *srv, struct anvil_err *err);
+
+/* privilege.c: the capabilities kept after start-up, and why. */
+void sup_privilege_describe(const struct sup_server *srv);
+int sup_privilege_drop(struct sup_server *srv, struct anvil_err *err);
+int sup_privilege_withhold(struct sup_config *cfg, const char *name); /* test builds */
 int sup_prewarm_platform(struct sup_server *srv, struct anvil_err *err);
 /* Runs path as the builder uid (uid_base, no run's) with env, stdout to out_fd (-1:
  * /dev/null), and waits; _output collects up to size - 1 bytes of its stdout. */
