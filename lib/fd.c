@@ -293,7 +293,9 @@ static int rm_open_top(int dirfd, const char *name)
 
 struct rm_walk {
         dev_t dev;
+        int top_fd;            /* the tree's top, where too deep a directory is moved */
         unsigned max_depth;
+        unsigned long moved;   /* directories moved up so far (their names: .anvil-rm-N) */
         int first;             /* the first failure's -errno, or 0 */
         struct anvil_err *err; /* filled at the first failure */
         char rel[PATH_MAX];    /* the directory being emptied, relative to the caller's dirfd */
@@ -330,7 +332,19 @@ static void rm_entry(int fd, const char *name, unsigned depth, struct rm_walk *w
                 return;
         }
         if (depth >= w->max_depth) {
-                rm_fail(w, ELOOP, name, "enter (too deep)");
+                /* Deeper than the fds we hold open: the directory is moved (renameat, fd to
+                 * fd, on the same file system) to the top under a name of ours, and removed from
+                 * there by the next pass over the top. A tree of any depth goes, one fd per
+                 * level at most max_depth deep. */
+                for (unsigned tries = 0; tries < 64; tries++) {
+                        char to[32];
+                        snprintf(to, sizeof(to), ".anvil-rm-%lu", w->moved++);
+                        if (renameat(fd, name, w->top_fd, to) == 0)
+                                return;
+                        if (errno != EEXIST && errno != ENOTEMPTY)
+                                break;
+                }
+                rm_fail(w, errno, name, "move up (too deep)");
                 return;
         }
         int cfd = openat(fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
@@ -408,10 +422,15 @@ int fd_rm_tree_at(int dirfd, const char *name, unsigned max_depth, struct anvil_
         _cleanup_free_ struct rm_walk *w = calloc(1, sizeof(*w));
         if (!w)
                 return anvil_err_set(err, ENOMEM, "Out of memory");
-        *w = (struct rm_walk){ .dev = top.st_dev, .max_depth = max_depth, .err = err };
+        *w = (struct rm_walk){ .dev = top.st_dev, .top_fd = fd, .max_depth = max_depth ? max_depth : 1, .err = err };
         snprintf(w->rel, sizeof(w->rel), "%s", name);
         w->rel_len = strlen(w->rel);
-        rm_children(fd, 0, w);
+        /* Again while a pass moved a deep directory up to the top: each move takes max_depth
+         * levels off a chain, so this ends once every chain is gone. */
+        for (unsigned long moved = ~0UL; !w->first && w->moved != moved;) {
+                moved = w->moved;
+                rm_children(fd, 0, w);
+        }
         if (w->first)
                 return w->first;
         if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)

@@ -54,13 +54,16 @@ ssize_t fd_recv_fds(int sock, void *data, size_t len, int *fds, size_t max, size
 /* The same, for exactly n fds: a message with fewer or more is -EBADMSG (the fds closed), and
  * the end of the stream is -EPIPE. Returns the bytes received, or -errno. */
 ssize_t fd_recv_fds_exact(int sock, void *data, size_t len, int *fds, size_t n, int flags, struct anvil_err *err);
+
 /* Removes dirfd/name (one name, no '/') and everything below it, by descriptor, never by path: the top is
  * opened beneath dirfd with no symlink, magic link or mount crossed (openat2; O_NOFOLLOW on
  * a kernel without it), each directory below with openat(O_NOFOLLOW|O_DIRECTORY) relative to
  * its parent's fd, and each entry removed with unlinkat. A symlink is removed, never
  * followed (one put in place of a directory during the walk makes the open fail, and is then
  * removed as the link it is); nothing on another file system than the top's is entered or
- * removed; at most max_depth levels are descended. 0 once nothing is left at name (ENOENT
+ * removed; at most max_depth levels are descended at once (a
+ * directory deeper is moved up to the top, as .anvil-rm-N, and removed from there: a tree of
+ * any depth goes with at most max_depth fds open). 0 once nothing is left at name (ENOENT
  * included), else the first failure, with the relative path it happened at. */
 int fd_rm_tree_at(int dirfd, const char *name, unsigned max_depth, struct anvil_err *err);
 
