@@ -290,11 +290,11 @@ static const char *unexplained(struct sup_kaudit *ka, struct sup_run *run, enum 
 const char *sup_kaudit_unexplained(struct sup_server *srv, char *buf, size_t size)
 {
         enum pol_reason fix;
-        char fix_text[320];
         const char *why = unexplained(srv->kaudit, NULL, &fix);
         if (!why)
                 return NULL;
-        return pol_reason(buf, size, POL_KAUDIT_NOT_EXPLAINED, why, pol_reason(fix_text, sizeof(fix_text), fix));
+        /* fix is a KAUDIT_FIX_, of no argument: its format is its text */
+        return POL_REASON(buf, size, KAUDIT_NOT_EXPLAINED, why, pol_reason_format(fix));
 }
 
 static const char *kaudit_status(struct sup_kaudit *ka, struct sup_run *run, const char *incomplete, char *buf,
@@ -303,10 +303,10 @@ static const char *kaudit_status(struct sup_kaudit *ka, struct sup_run *run, con
         enum pol_reason fix;
         const char *why = unexplained(ka, run, &fix);
         if (why)
-                return pol_reason(buf, size, POL_KAUDIT_OFF, why);
+                return POL_REASON(buf, size, KAUDIT_OFF, why);
         if (incomplete)
-                return pol_reason(buf, size, POL_KAUDIT_INCOMPLETE, incomplete);
-        return pol_reason(buf, size, POL_KAUDIT_ON);
+                return POL_REASON(buf, size, KAUDIT_INCOMPLETE, incomplete);
+        return POL_REASON(buf, size, KAUDIT_ON);
 }
 
 /* The run's records are all read (or will not be): its result may be made. */
@@ -340,14 +340,14 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
         enum pol_reason fix;
         const char *off = unexplained(ka, run, &fix);
         if (off) {
-                char fix_text[320], note[640];
+                char note[640];
                 sup_run_event(run, "supervisor", "not_explained", NULL, NULL,
-                              pol_reason(note, sizeof(note), POL_KAUDIT_NOT_EXPLAINED, off,
-                                         pol_reason(fix_text, sizeof(fix_text), fix)));
+                              POL_REASON(note, sizeof(note), KAUDIT_NOT_EXPLAINED, off,
+                                         pol_reason_format(fix) /* a KAUDIT_FIX_: no argument */));
         }
         if (run->ka.dropped)
                 sup_run_event(run, "landlock", "dropped", NULL, NULL,
-                              pol_reason(msg, sizeof(msg), POL_LANDLOCK_DROPPED, (unsigned long long)run->ka.dropped,
+                              POL_REASON(msg, sizeof(msg), LANDLOCK_DROPPED, (unsigned long long)run->ka.dropped,
                                          (unsigned)KAUDIT_EVENTS_MAX));
 }
 
@@ -434,23 +434,23 @@ int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err)
         char buf[256], text[128];
         if (!run->ka.reported)
                 return anvil_err_set(err, EPERM, "%s",
-                                     pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock",
+                                     POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock",
                                                 "the jail's child reported nothing about it"));
         if (run->ka.abi == 0) {
                 /* The child said why: no Landlock in this kernel, or a test build told it not to
                  * (the runner, told to expect it, then refuses the run). Never claimed. */
                 if (want > 0 && !srv->jail.test_skip_landlock && !run->opts.done /* the probe finds out */)
                         return anvil_err_set(err, EPERM, "%s",
-                                             pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock",
+                                             POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock",
                                                         run->ka.text));
                 sup_run_event(run, "supervisor", "landlock_absent", NULL, NULL,
-                              pol_reason(buf, sizeof(buf), POL_LANDLOCK_ABSENT, run->ka.text));
+                              POL_REASON(buf, sizeof(buf), LANDLOCK_ABSENT, run->ka.text));
                 return 0;
         }
         if (run->ka.abi != want) {
                 snprintf(text, sizeof(text), "the jail applied ABI %d, the kernel reports %d", run->ka.abi, want);
                 return anvil_err_set(err, EPERM, "%s",
-                                     pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock", text));
+                                     POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock", text));
         }
         jail_landlock_describe(run->ka.abi, text, sizeof(text));
         if (proto_strv_push(&run->mechanisms, text) < 0)
@@ -569,9 +569,9 @@ done:
         srv->jail.landlock_log = ka->log_denials;
         char note[640];
         if (ka->reading && st.enabled && ka->log_denials)
-                log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_ON));
+                log_info("%s", POL_REASON(msg, sizeof(msg), KAUDIT_ON));
         else {
-                log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_OFF,
+                log_info("%s", POL_REASON(msg, sizeof(msg), KAUDIT_OFF,
                                           !ka->log_denials ? "the kernel's audit fails by panicking"
                                           : ka->why_not[0] ? ka->why_not
                                                            : "audit is disabled in the kernel"));

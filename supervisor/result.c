@@ -225,10 +225,10 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
         if (run->is_killed) {
                 if (run->killed == POL_KILLED_MEMORY)
-                        pol_reason(msg, sizeof(msg), POL_KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
+                        POL_REASON(msg, sizeof(msg), KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
                                    (unsigned long long)run->lim.memory_mb);
                 else
-                        pol_reason(msg, sizeof(msg), run->killed);
+                        snprintf(msg, sizeof(msg), "%s", pol_reason_format(run->killed)); /* no argument */
                 res->killed = strdup(msg);
                 res->status = "killed";
                 sup_run_event(run, run->killed_layer, "killed", NULL, NULL, msg);
@@ -250,7 +250,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->cgroup = cgroup_figures(run, &st);
                 if (st.has_forks_refused && st.forks_refused > 0)
                         sup_run_event(run, "cgroup", "refused", "fork", NULL,
-                                      pol_reason(msg, sizeof(msg), POL_FORKS_REFUSED,
+                                      POL_REASON(msg, sizeof(msg), FORKS_REFUSED,
                                                  (unsigned long long)st.forks_refused,
                                                  (unsigned long long)run->jp.cg.applied.pids_max));
         }
@@ -260,11 +260,11 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         res->stderr_bytes = run->err.total;
         if (res->stdout_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stdout", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stdout",
+                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stdout",
                                      (unsigned long long)strlen(res->out_text), (unsigned long long)run->out.total));
         if (res->stderr_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stderr", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stderr",
+                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stderr",
                                      (unsigned long long)strlen(res->err_text), (unsigned long long)run->err.total));
         for (size_t i = 0; i < run->notes.n; i++) {
                 struct proto_event *e = (struct proto_event *)run->notes.items + i;
@@ -273,17 +273,17 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         /* The jail's /tmp, as pid 1 found it when the runner ended (it goes with the jail). */
         if (run->tmp_full & JAIL_TMP_FULL_BYTES)
                 sup_run_event(run, "supervisor", "tmp_full", "/tmp", NULL,
-                              pol_reason(msg, sizeof(msg), POL_TMP_CAP_REACHED, (unsigned long long)run->lim.files_bytes));
+                              POL_REASON(msg, sizeof(msg), TMP_CAP_REACHED, (unsigned long long)run->lim.files_bytes));
         if (run->tmp_full & JAIL_TMP_FULL_ENTRIES)
                 sup_run_event(run, "supervisor", "tmp_entries_full", "/tmp", NULL,
-                              pol_reason(msg, sizeof(msg), POL_TMP_ENTRIES_REACHED, (unsigned)JAIL_TMP_ENTRIES));
+                              POL_REASON(msg, sizeof(msg), TMP_ENTRIES_REACHED, (unsigned)JAIL_TMP_ENTRIES));
         if (run->events_dropped) {
                 struct proto_event *e = proto_array_push(&run->events, sizeof(*e));
                 if (e) {
                         e->t_ms = res->wall_ms;
                         e->layer = strdup("supervisor");
                         e->kind = strdup("events_dropped");
-                        e->message = strdup(pol_reason(msg, sizeof(msg), POL_EVENTS_DROPPED,
+                        e->message = strdup(POL_REASON(msg, sizeof(msg), EVENTS_DROPPED,
                                                        (unsigned long long)run->events_dropped));
                 }
         }

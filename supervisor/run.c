@@ -335,7 +335,7 @@ static void events_broken(struct sup_run *run, const char *why)
         char msg[512];
         run->ev_broken = true;
         sup_run_event(run, "supervisor", "malformed_event", NULL, NULL,
-                  pol_reason(msg, sizeof(msg), POL_RUNNER_EVENT_MALFORMED, why));
+                  POL_REASON(msg, sizeof(msg), RUNNER_EVENT_MALFORMED, why));
 }
 
 static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -871,11 +871,11 @@ static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
                 const char *name = req->items[i];
                 if (why[i] == POL_WHY_NONE) {
                         (void)proto_strv_push(&run->caps_granted, name);
-                        pol_reason(msg, sizeof(msg), POL_CAP_GRANTED, name);
+                        POL_REASON(msg, sizeof(msg), CAP_GRANTED, name);
                         sup_run_event(run, "policy", "capability_granted", name, NULL, msg);
                 } else {
                         (void)proto_strv_push(&run->caps_denied, name);
-                        pol_reason(msg, sizeof(msg), POL_CAP_DENIED, name, pol_why_text(why[i]));
+                        POL_REASON(msg, sizeof(msg), CAP_DENIED, name, pol_why_text(why[i]));
                         sup_run_event(run, "policy", "capability_denied", name, pol_why_text(why[i]), msg);
                 }
         }
