@@ -15,6 +15,7 @@
 #include "policy/reasons.h"
 #include "policy/rules.h"
 #include "broker/textbuf.h"
+#include "proto/names.h"
 
 /* ---- helpers ---- */
 
@@ -61,35 +62,32 @@ static char *join_names(const char *const *names, size_t n, size_t max, size_t s
 
 /* ---- which events are told ---- */
 
-static bool one_of(const char *s, const char *const *list)
+enum bro_obs_class bro_obs_event_class(const char *layer_name, const char *kind_name)
 {
-        for (; *list; list++)
-                if (strcmp(s, *list) == 0)
-                        return true;
-        return false;
-}
-
-enum bro_obs_class bro_obs_event_class(const char *layer, const char *kind)
-{
-        static const char *const refusing[] = { "precheck", "audit", "seccomp", "landlock", NULL };
-        static const char *const refusals[] = { "blocked", "dropped", NULL };
-        static const char *const supervisor_notes[] = { "artifacts_full", "artifact_skipped", "events_dropped", NULL };
-        static const char *const runner_notes[] = { "blocked", "refused", NULL };
-        static const char *const policy_notes[] = { "capability_granted", "capability_denied", NULL };
-        if (!layer || !kind)
+        if (!layer_name || !kind_name)
                 return BRO_OBS_SKIP;
-        if (one_of(layer, refusing) && one_of(kind, refusals))
-                return BRO_OBS_REFUSAL;
-        if (strcmp(layer, "cgroup") == 0 && strcmp(kind, "refused") == 0)
-                return BRO_OBS_REFUSAL; /* forks refused at the pids limit */
-        if (strcmp(layer, "runner") == 0 && one_of(kind, runner_notes))
-                return BRO_OBS_NOTE; /* "the pre-check refused the tool ...; none of it ran" */
-        if (strcmp(layer, "supervisor") == 0 && one_of(kind, supervisor_notes))
-                return BRO_OBS_NOTE;
-        /* "capability network denied: not approved": what the model declared, and what came of it */
-        if (strcmp(layer, "policy") == 0 && one_of(kind, policy_notes))
-                return BRO_OBS_NOTE;
-        return BRO_OBS_SKIP;
+        enum proto_event_kind kind = proto_kind_from_name(kind_name);
+        switch (proto_layer_from_name(layer_name)) {
+        case PROTO_LAYER_PRECHECK:
+        case PROTO_LAYER_AUDIT:
+        case PROTO_LAYER_SECCOMP:
+        case PROTO_LAYER_LANDLOCK:
+                return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_DROPPED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_CGROUP: /* forks refused at the pids limit */
+                return kind == PROTO_KIND_REFUSED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_RUNNER: /* "the pre-check refused the tool ...; none of it ran" */
+                return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_REFUSED ? BRO_OBS_NOTE : BRO_OBS_SKIP;
+        case PROTO_LAYER_SUPERVISOR:
+                return kind == PROTO_KIND_ARTIFACTS_FULL || kind == PROTO_KIND_ARTIFACT_SKIPPED ||
+                                       kind == PROTO_KIND_EVENTS_DROPPED
+                               ? BRO_OBS_NOTE
+                               : BRO_OBS_SKIP;
+        case PROTO_LAYER_POLICY: /* "capability network denied: not approved": what the model declared, and what came of it */
+                return kind == PROTO_KIND_CAPABILITY_GRANTED || kind == PROTO_KIND_CAPABILITY_DENIED ? BRO_OBS_NOTE
+                                                                                                   : BRO_OBS_SKIP;
+        default:
+                return BRO_OBS_SKIP;
+        }
 }
 
 int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *obs)
@@ -116,8 +114,7 @@ int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *
         for (size_t i = 0; i < n; i++) {
                 if (!e[i].message)
                         continue;
-                if (e[i].layer && e[i].kind && strcmp(e[i].layer, "runner") == 0 &&
-                    strcmp(e[i].kind, "exception") == 0) {
+                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_EXCEPTION)) {
                         obs->traceback = e[i].traceback;
                         obs->error = e[i].message;
                         continue;

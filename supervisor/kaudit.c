@@ -54,6 +54,7 @@
 #include "lib/log.h"
 #include "policy/kaudit.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 #define KAUDIT_DRAIN_MS 1000
 #define KAUDIT_TICK_MS 20
@@ -329,7 +330,7 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
                         bool started = false;
                         const struct proto_event *e = run->events.items;
                         for (size_t i = 0; i < run->events.n; i++)
-                                if (strcmp(e[i].layer, "runner") == 0 && strcmp(e[i].kind, "started") == 0)
+                                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_STARTED))
                                         started = true;
                         if (started)
                                 incomplete = "no record of the runner's own check was seen";

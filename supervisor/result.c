@@ -15,6 +15,7 @@
 #include "lib/cleanup.h"
 #include "lib/utf8.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 static const char *signal_name(int sig)
 {
@@ -41,14 +42,6 @@ static char *capture_text(const struct capture *c, bool *truncated)
                 *truncated = true;
         }
         return s ? s : strdup("");
-}
-
-static bool has_mech(const struct proto_strv *v, const char *name)
-{
-        for (size_t i = 0; i < v->n; i++)
-                if (strcmp(v->items[i], name) == 0)
-                        return true;
-        return false;
 }
 
 /* What the tool could read, write and reach, derived from this run: its inputs and limits,
@@ -117,7 +110,8 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                          (unsigned long long)run->lim.files_bytes);
                 (void)proto_strv_push(&b->write, line);
         }
-        bool netns = has_mech(&run->mechanisms, "netns"), pidns = has_mech(&run->mechanisms, "pidns");
+        bool netns = proto_mechanisms_include(&run->mechanisms, "netns");
+        bool pidns = proto_mechanisms_include(&run->mechanisms, "pidns");
         snprintf(line, sizeof(line), "%s%s%s%s",
                  run->seccomp_verified || netns || ll ? "none: " : "not isolated by this run's verified mechanisms",
                  run->seccomp_verified ? "seccomp refused every socket but AF_UNIX (verified for this run)" : "",
@@ -184,7 +178,7 @@ static bool ended_by_refusal(const struct sup_run *run)
 {
         const struct proto_event *e = run->events.items;
         for (size_t i = 0; i < run->events.n; i++)
-                if (strcmp(e[i].layer, "runner") == 0 && strcmp(e[i].kind, "blocked") == 0)
+                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_BLOCKED))
                         return true;
         return false;
 }

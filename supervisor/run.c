@@ -24,6 +24,7 @@
 #include "policy/limits.h"
 #include "policy/rules.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 #define SAMPLE_MS 20
 /* Room for the supervisor's own events, and for Landlock's, which the runner's (the tool can
@@ -268,9 +269,8 @@ static bool runner_layer_ok(const char *layer)
 static const char *runner_payload(struct sup_run *run, struct proto_runner_event *in)
 {
         const struct proto_event *e = &in->event;
-        bool runner = strcmp(e->layer, "runner") == 0;
-        bool vars = runner && strcmp(e->kind, "variables") == 0;
-        bool answer = runner && strcmp(e->kind, "final_answer") == 0;
+        bool vars = proto_event_is(e, PROTO_LAYER_RUNNER, PROTO_KIND_VARIABLES);
+        bool answer = proto_event_is(e, PROTO_LAYER_RUNNER, PROTO_KIND_FINAL_ANSWER);
         if ((in->variables || in->variables_dropped.n) && !vars)
                 return "variables on an event of another kind";
         if (in->final_answer && !answer)
@@ -318,15 +318,16 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
          * failed, not the tool. Its word that the layers are in force counts only as its
          * first event, sent before it read a byte of the request's (R6): a later one may come
          * from code that has parsed them. */
-        if (first && strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "in_force") == 0)
+        enum proto_event_kind kind = proto_layer_from_name(e->layer) == PROTO_LAYER_RUNNER
+                                             ? proto_kind_from_name(e->kind) : PROTO_KIND_UNKNOWN;
+        if (first && kind == PROTO_KIND_IN_FORCE)
                 run->layers_in_force = true;
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
+        else if (kind == PROTO_KIND_STARTED)
                 run->tool_started = true;
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started &&
-                 e->op && strcmp(e->op, "variables") == 0)
+        else if (kind == PROTO_KIND_REFUSED && !run->tool_started && e->op && strcmp(e->op, "variables") == 0)
                 run_refuse_request(run, e->message ? e->message : "The runner refused the request's variables",
                                    "run_request.variables");
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started)
+        else if (kind == PROTO_KIND_REFUSED && !run->tool_started)
                 run_fail(run, e->message ? e->message : "The runner refused to run the tool");
 }
 
@@ -1076,9 +1077,9 @@ static void run_report(struct sup_run *run)
         }
         if (run->failed) {
                 log_warn("run %s: %s: %s", run->id,
-                         !run->fail_code                              ? "sandbox failed"
-                         : strcmp(run->fail_code, "bad_request") == 0 ? "request refused"
-                                                                      : run->fail_code,
+                         !run->fail_code ? "sandbox failed"
+                         : proto_error_code_from_name(run->fail_code) == PROTO_ERR_BAD_REQUEST ? "request refused"
+                                                                                               : run->fail_code,
                          run->sandbox_error);
                 if (run->client)
                         sup_client_error(run->client, run->fail_code ? run->fail_code : "sandbox_failed",
