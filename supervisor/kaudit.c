@@ -161,7 +161,7 @@ static struct sup_run *run_by_domain(struct sup_kaudit *ka, uint64_t domain)
 static struct sup_run *run_by_creator(struct sup_kaudit *ka, const struct pol_ka_record *rec)
 {
         for (struct sup_run *r = ka->srv->runs; r; r = r->next)
-                if (r->ka.abi > 0 && r->ka.domain == 0 && r->verified && r->jp.pid == (pid_t)rec->pid &&
+                if (r->ka.abi > 0 && r->ka.domain == 0 && sup_run_reached(r, SUP_RUN_VERIFIED) && r->jp.pid == (pid_t)rec->pid &&
                     (uint64_t)r->jp.uid == rec->uid && rec->time_ms + 1000 >= r->ka.start_ms)
                         return r;
         return NULL;
@@ -315,7 +315,7 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
 {
         char why[160], msg[320];
         run->ka.drain = KAUDIT_DRAINED;
-        if (run->ka.abi <= 0 || !run->verified)
+        if (run->ka.abi <= 0 || !sup_run_reached(run, SUP_RUN_VERIFIED))
                 return; /* nothing to explain */
         struct audit_status st;
         if (!incomplete && ka && ka->reading && run->ka.audit_on) {
@@ -326,7 +326,7 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
                         snprintf(why, sizeof(why), "the kernel lost %u audit records during the run",
                                  st.lost - run->ka.lost_at_start);
                         incomplete = why;
-                } else if (!run->ka.probe_seen && run->ka.domain == 0 && run->exec_ok) {
+                } else if (!run->ka.probe_seen && run->ka.domain == 0 && sup_run_reached(run, SUP_RUN_EXECUTING)) {
                         bool started = false;
                         const struct proto_event *e = run->events.items;
                         for (size_t i = 0; i < run->events.n; i++)
@@ -385,7 +385,7 @@ bool sup_kaudit_drained(struct sup_run *run)
                 return true;
         if (run->ka.drain == KAUDIT_DRAINING)
                 return false;
-        if (!ka || !ka->reading || ka->stopping || run->ka.abi <= 0 || !run->verified || !run->ka.audit_on ||
+        if (!ka || !ka->reading || ka->stopping || run->ka.abi <= 0 || !sup_run_reached(run, SUP_RUN_VERIFIED) || !run->ka.audit_on ||
             !ka->log_denials) {
                 drain_done(ka, run, NULL);
                 return true;

@@ -207,17 +207,17 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         double ru_mb = (double)run->rusage_maxrss_kb / 1024.0;
         double peak = run->peak_mb > ru_mb ? run->peak_mb : ru_mb;
         res->peak_rss_mb = (double)(uint64_t)(peak * 10 + 0.5) / 10;
-        if (run->got_exit && WIFSIGNALED(run->wait_status)) {
+        if (sup_run_reached(run, SUP_RUN_EXITED) && WIFSIGNALED(run->wait_status)) {
                 int sig = WTERMSIG(run->wait_status);
                 if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= run->lim.cpu_s * 1000))
                         sup_run_kill_for(run, POL_KILLED_CPU, "rlimit", 0);
         }
-        if (run->got_exit && WIFEXITED(run->wait_status)) {
+        if (sup_run_reached(run, SUP_RUN_EXITED) && WIFEXITED(run->wait_status)) {
                 res->exit_code.set = true;
                 res->exit_code.v = WEXITSTATUS(run->wait_status);
-        } else if (run->got_exit && WIFSIGNALED(run->wait_status))
+        } else if (sup_run_reached(run, SUP_RUN_EXITED) && WIFSIGNALED(run->wait_status))
                 res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
-        if (run->is_killed) {
+        if (run->verdict == SUP_RUN_KILLED) {
                 if (run->killed == POL_KILLED_MEMORY)
                         POL_REASON(msg, sizeof(msg), KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
                                    (unsigned long long)run->lim.memory_mb);
@@ -235,7 +235,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         /* What the tool left for an agent's next step and its final answer (DESIGN §8): the
          * runner's last word on each (the tool's word, as every event after "started"). A
          * killed tool never reached its end: whatever it sent before is not its state. */
-        if (!run->is_killed) {
+        if (run->verdict != SUP_RUN_KILLED) {
                 res->variables = run->variables;
                 res->variables_dropped = run->variables_dropped;
                 res->final_answer = run->final_answer;
