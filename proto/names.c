@@ -7,11 +7,13 @@
 #define X(id, name) name,
 static const char *const layer_names[] = { "unknown", PROTO_LAYERS(X) };
 static const char *const kind_names[] = { "unknown", PROTO_EVENT_KINDS(X) };
+static const char *const task_kind_names[] = { "unknown", PROTO_TASK_EVENT_KINDS(X) };
 static const char *const error_code_names[] = { "unknown", PROTO_ERROR_CODES(X) };
 static const char *const mech_names[] = { "unknown", PROTO_MECHANISMS(X) };
 #undef X
 _Static_assert(sizeof(layer_names) / sizeof(*layer_names) == _PROTO_LAYER_MAX, "one name per layer");
 _Static_assert(sizeof(kind_names) / sizeof(*kind_names) == _PROTO_KIND_MAX, "one name per kind");
+_Static_assert(sizeof(task_kind_names) / sizeof(*task_kind_names) == _PROTO_TASK_MAX, "one name per task kind");
 _Static_assert(sizeof(error_code_names) / sizeof(*error_code_names) == _PROTO_ERR_MAX, "one name per code");
 _Static_assert(sizeof(mech_names) / sizeof(*mech_names) == _PROTO_MECH_MAX, "one name per mechanism");
 
@@ -38,6 +40,7 @@ static unsigned from_name(const char *const *names, unsigned n, const char *s)
         }
 NAMES(layer, proto_layer, layer_names, _PROTO_LAYER_MAX)
 NAMES(kind, proto_event_kind, kind_names, _PROTO_KIND_MAX)
+NAMES(task_kind, proto_task_kind, task_kind_names, _PROTO_TASK_MAX)
 NAMES(error_code, proto_error_code, error_code_names, _PROTO_ERR_MAX)
 NAMES(mech, proto_mech, mech_names, _PROTO_MECH_MAX)
 #undef NAMES

@@ -18,6 +18,7 @@ struct proto_strv;
         X(PRECHECK, "precheck")                                                                 \
         X(AUDIT, "audit")                                                                       \
         X(RUNNER, "runner")                                                                     \
+        X(PYTHON, "python") /* a runner's layer the supervisor accepts; none sends it today */   \
         X(SECCOMP, "seccomp")                                                                   \
         X(LANDLOCK, "landlock")                                                                 \
         X(CGROUP, "cgroup")                                                                     \
@@ -60,6 +61,27 @@ struct proto_strv;
         X(CAPABILITY_GRANTED, "capability_granted")                                             \
         X(CAPABILITY_DENIED, "capability_denied")
 
+/* What a task event says (task_event.kind: broker/agent.c's report, and the trace's end). */
+#define PROTO_TASK_EVENT_KINDS(X)                                                               \
+        X(STARTED, "started")                                                                   \
+        X(DESCRIBE, "describe")                                                                 \
+        X(DESCRIBE_RESULT, "describe_result")                                                   \
+        X(PROMPT, "prompt")                                                                     \
+        X(MODEL_REQUEST, "model_request")                                                       \
+        X(MODEL_REPLY, "model_reply")                                                           \
+        X(MODEL_ERROR, "model_error")                                                           \
+        X(NO_CODE, "no_code")                                                                   \
+        X(CODE, "code")                                                                         \
+        X(CAPABILITIES, "capabilities")                                                         \
+        X(RUN_EVENT, "run_event")                                                               \
+        X(RUN_ERROR, "run_error")                                                               \
+        X(RUN_RESULT, "run_result")                                                             \
+        X(OBSERVATION, "observation")                                                           \
+        X(FINAL_ANSWER, "final_answer")                                                         \
+        X(TIME_BUDGET, "time_budget")                                                           \
+        X(CANCELLED, "cancelled")                                                               \
+        X(TRACE_END, "trace_end")
+
 /* An error frame's code (DESIGN §4): what the client may do about it. */
 #define PROTO_ERROR_CODES(X)                                                                    \
         X(BAD_FRAME, "bad_frame")                                                               \
@@ -98,6 +120,13 @@ enum proto_event_kind {
 #undef X
         _PROTO_KIND_MAX
 };
+enum proto_task_kind {
+        PROTO_TASK_UNKNOWN = 0,
+#define X(id, name) PROTO_TASK_##id,
+        PROTO_TASK_EVENT_KINDS(X)
+#undef X
+        _PROTO_TASK_MAX
+};
 enum proto_error_code {
         PROTO_ERR_UNKNOWN = 0,
 #define X(id, name) PROTO_ERR_##id,
@@ -116,11 +145,13 @@ enum proto_mech {
 /* The name on the wire ("unknown" for UNKNOWN or a value out of range). */
 const char *proto_layer_name(enum proto_layer v);
 const char *proto_kind_name(enum proto_event_kind v);
+const char *proto_task_kind_name(enum proto_task_kind v);
 const char *proto_error_code_name(enum proto_error_code v);
 const char *proto_mech_name(enum proto_mech v);
 /* The value of a name; UNKNOWN for NULL or a name not in the list. */
 enum proto_layer proto_layer_from_name(const char *s);
 enum proto_event_kind proto_kind_from_name(const char *s);
+enum proto_task_kind proto_task_kind_from_name(const char *s);
 enum proto_error_code proto_error_code_from_name(const char *s);
 enum proto_mech proto_mech_from_name(const char *s);
 

@@ -314,11 +314,15 @@ static void on_output(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
  * the jail may be claimed; time is the supervisor's. */
 static bool runner_layer_ok(const char *layer)
 {
-        static const char *const ok[] = { "runner", "python", "precheck", "audit" };
-        for (unsigned i = 0; i < ELEMENTSOF(ok); i++)
-                if (strcmp(layer, ok[i]) == 0)
-                        return true;
-        return false;
+        switch (proto_layer_from_name(layer)) {
+        case PROTO_LAYER_RUNNER:
+        case PROTO_LAYER_PYTHON:
+        case PROTO_LAYER_PRECHECK:
+        case PROTO_LAYER_AUDIT:
+                return true;
+        default:
+                return false;
+        }
 }
 
 /* A runner event's payload (DESIGN §8): the variables the tool left, or its final answer, each

@@ -1034,6 +1034,9 @@ static void test_vocabularies(void **state)
 #define E_KIND(id, nm)                                                                          \
         vocab_entry(seen, _PROTO_KIND_MAX, PROTO_KIND_##id, nm, proto_kind_name(PROTO_KIND_##id),   \
                     proto_kind_from_name(nm)), n++;
+#define E_TASK(id, nm)                                                                          \
+        vocab_entry(seen, _PROTO_TASK_MAX, PROTO_TASK_##id, nm, proto_task_kind_name(PROTO_TASK_##id), \
+                    proto_task_kind_from_name(nm)), n++;
 #define E_ERR(id, nm)                                                                           \
         vocab_entry(seen, _PROTO_ERR_MAX, PROTO_ERR_##id, nm, proto_error_code_name(PROTO_ERR_##id), \
                     proto_error_code_from_name(nm)), n++;
@@ -1042,11 +1045,13 @@ static void test_vocabularies(void **state)
                     proto_mech_from_name(nm)), n++;
         WALK(PROTO_LAYERS, E_LAYER, _PROTO_LAYER_MAX, proto_layer_name, proto_layer_from_name);
         WALK(PROTO_EVENT_KINDS, E_KIND, _PROTO_KIND_MAX, proto_kind_name, proto_kind_from_name);
+        WALK(PROTO_TASK_EVENT_KINDS, E_TASK, _PROTO_TASK_MAX, proto_task_kind_name, proto_task_kind_from_name);
         WALK(PROTO_ERROR_CODES, E_ERR, _PROTO_ERR_MAX, proto_error_code_name, proto_error_code_from_name);
         WALK(PROTO_MECHANISMS, E_MECH, _PROTO_MECH_MAX, proto_mech_name, proto_mech_from_name);
 #undef WALK
 #undef E_LAYER
 #undef E_KIND
+#undef E_TASK
 #undef E_ERR
 #undef E_MECH
 
