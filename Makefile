@@ -12,7 +12,7 @@ PY_CFLAGS := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --cflags python3-embed 2>/de
 PY_LIBS   := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --libs python3-embed 2>/dev/null)
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
-            -Werror=implicit-function-declaration -Werror=format-security \
+            -Werror=implicit-function-declaration -Werror=format -Werror=format-security \
             -Werror=incompatible-pointer-types -Werror=return-type -Werror=int-conversion
 HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection \
             -fcf-protection -fPIE

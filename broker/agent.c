@@ -276,16 +276,18 @@ static void task_release(struct bro_task *t)
                 task_free(t);
 }
 
-static void fail(struct bro_task *t, enum pol_reason why, ...)
+static void fail_msg(struct bro_task *t, char *msg)
 {
-        char msg[TASK_ERROR_MAX + 1];
-        va_list ap;
-        va_start(ap, why);
-        pol_reason_v(msg, sizeof(msg), why, ap);
-        va_end(ap);
         msg[utf8_prefix_len(msg, TASK_ERROR_MAX)] = '\0';
         task_finish(t, "failed", msg);
 }
+
+/* The task fails with reason POL_ID (its arguments checked by the compiler, reasons.h). */
+#define fail(t, ID, ...)                                                                        \
+        do {                                                                                    \
+                char fail_buf_[TASK_ERROR_MAX + 1];                                             \
+                fail_msg((t), POL_REASON(fail_buf_, sizeof(fail_buf_), ID, ##__VA_ARGS__));     \
+        } while (0)
 
 /* A run of the task's on the path of a client's run_request (relay.c). A request too large
  * once encoded (its inputs and variables together over a frame) is the task's bad_request. */
@@ -294,7 +296,7 @@ static void start_relay(struct bro_task *t, struct proto_msg *m, const struct br
         struct anvil_err err = ANVIL_ERR_INIT;
         t->relay = bro_relay_start_owned(t->srv, m, o, &err);
         if (!t->relay)
-                fail(t, POL_TASK_SANDBOX_FAILED, err.code == EMSGSIZE ? "bad_request" : "internal", err.msg);
+                fail(t, TASK_SANDBOX_FAILED, err.code == EMSGSIZE ? "bad_request" : "internal", err.msg);
 }
 
 /* ---- the end (A7) ---- */
@@ -478,7 +480,7 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         trace_line(t, "end", f);
         if (t->trace_lost) { /* the last line is written: the count is final */
                 char note[256];
-                pol_reason(note, sizeof(note), POL_TRACE_INCOMPLETE, (unsigned long long)t->trace_lost,
+                POL_REASON(note, sizeof(note), TRACE_INCOMPLETE, (unsigned long long)t->trace_lost,
                            strerror(t->trace_errno));
                 t->trace_incomplete = strdup(note);
                 res.trace_incomplete = t->trace_incomplete;
@@ -512,7 +514,7 @@ static void on_budget(uv_timer_t *h)
 {
         struct bro_task *t = h->data;
         report(t, "time_budget", "the time budget ran out", NULL, NULL, NULL);
-        fail(t, POL_TASK_TIME_BUDGET, (unsigned long long)t->budget_s);
+        fail(t, TASK_TIME_BUDGET, (unsigned long long)t->budget_s);
 }
 
 /* ---- the model (A3, A4) ---- */
@@ -535,7 +537,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 return;
         if (error) {
                 report(t, "model_error", error, NULL, NULL, NULL);
-                fail(t, POL_TASK_MODEL_FAILED, error);
+                fail(t, TASK_MODEL_FAILED, error);
                 return;
         }
         json_t *x = json_pack("{s:i, s:I}", "attempts", reply->attempts, "ms", (json_int_t)reply->ms);
@@ -548,12 +550,12 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         if (full > TASK_REPLY_KEPT) {
                 size_t n = utf8_prefix_len(reply->content, TASK_REPLY_KEPT);
                 char cut[64];
-                bro_agent_text(cut, sizeof(cut), POL_AGENT_CUT, (unsigned long long)(full - n));
+                BRO_AGENT_TEXT(cut, sizeof(cut), CUT, (unsigned long long)(full - n));
                 if (asprintf(&kept, "%.*s\n%s", (int)n, reply->content, cut) < 0)
                         kept = NULL;
         }
         if ((full > TASK_REPLY_KEPT && !kept) || add_message(t, "assistant", kept ? kept : reply->content) < 0) {
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         size_t len = strlen(reply->content);
@@ -583,7 +585,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         proto_strv_free(&declared);
         struct bro_reply pr;
         if (bro_reply_parse(reply->content, len, &pr) < 0) {
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         if (pr.kind != BRO_REPLY_CODE) {
@@ -592,7 +594,7 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 bro_reply_free(&pr);
                 report(t, "no_code", obs ? obs : "No code was received.", NULL, NULL, NULL);
                 if (add_user_message(t, obs ? obs : "No code was received.") < 0) {
-                        fail(t, POL_TASK_INTERNAL, "out of memory");
+                        fail(t, TASK_INTERNAL, "out of memory");
                         return;
                 }
                 ask_model(t);
@@ -619,7 +621,7 @@ static void ask_model(struct bro_task *t)
         if (t->state >= T_SAVING)
                 return;
         if (t->step >= t->max_steps) {
-                fail(t, POL_TASK_STEP_LIMIT, (unsigned long long)t->max_steps);
+                fail(t, TASK_STEP_LIMIT, (unsigned long long)t->max_steps);
                 return;
         }
         t->step++;
@@ -629,7 +631,7 @@ static void ask_model(struct bro_task *t)
         report(t, "model_request", line, NULL, NULL, NULL);
         long id = bro_model_chat(t->srv->model, &t->model, t->messages, on_model, t);
         if (id < 0) {
-                fail(t, POL_TASK_MODEL_FAILED, strerror((int)-id));
+                fail(t, TASK_MODEL_FAILED, strerror((int)-id));
                 return;
         }
         t->model_req = id;
@@ -652,7 +654,7 @@ static void on_run_error(void *data, const char *code, const char *message)
         if (t->state >= T_SAVING)
                 return;
         report(t, "run_error", message, NULL, NULL, json_pack("{s:s}", "error_code", code));
-        fail(t, POL_TASK_SANDBOX_FAILED, code, message);
+        fail(t, TASK_SANDBOX_FAILED, code, message);
 }
 
 /* A run's request: the task's inputs (copied: each run is a run_request of its own). */
@@ -721,7 +723,7 @@ static void on_action_result(void *data, struct proto_msg *m)
         struct proto_task_step *s = proto_array_push(&t->steps, sizeof(*s));
         if (!s) {
                 proto_msg_free(m);
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         s->code = t->current_code;
@@ -752,17 +754,17 @@ static void on_action_result(void *data, struct proto_msg *m)
                         if (strcmp(all[i].run.status, "ok") != 0) {
                                 char err[1024];
                                 step_error_line(&all[i], err, sizeof(err));
-                                fail(t, POL_TASK_NO_DELIVERABLE_LAST, all[i].run.run_id, err);
+                                fail(t, TASK_NO_DELIVERABLE_LAST, all[i].run.run_id, err);
                                 return;
                         }
                 }
-                fail(t, POL_TASK_NO_DELIVERABLE);
+                fail(t, TASK_NO_DELIVERABLE);
                 return;
         }
         _cleanup_free_ char *obs = run_observation(res, t->variables);
         report(t, "observation", obs ? obs : "", NULL, NULL, NULL);
         if (!obs || add_user_message(t, obs) < 0) {
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         ask_model(t);
@@ -786,7 +788,7 @@ static void run_action(struct bro_task *t, const char *code)
         req->save_source = true;
         if (r < 0) {
                 proto_msg_free(&m);
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t };
@@ -925,7 +927,7 @@ static void on_describe_result(void *data, struct proto_msg *m)
                 snprintf(msg, sizeof(msg), "the inputs could not be described (run %s): %s", res->run_id, why);
                 description_free(&d);
                 proto_msg_free(m);
-                fail(t, POL_TASK_INTERNAL, msg);
+                fail(t, TASK_INTERNAL, msg);
                 return;
         }
         /* The roots as the describe run observed them (its blast radius), not as configured. */
@@ -952,12 +954,12 @@ static void on_describe_result(void *data, struct proto_msg *m)
         description_free(&d);
         proto_msg_free(m);
         if (!sys) {
-                fail(t, POL_TASK_INTERNAL, e == E2BIG ? "the inputs' description does not fit in the prompt"
+                fail(t, TASK_INTERNAL, e == E2BIG ? "the inputs' description does not fit in the prompt"
                                                       : "the prompt could not be made (out of memory)");
                 return;
         }
         if (add_message(t, "system", sys) < 0 || add_message(t, "user", bro_agent_format(POL_AGENT_BEGIN)) < 0) {
-                fail(t, POL_TASK_INTERNAL, "the prompt could not be made (out of memory)");
+                fail(t, TASK_INTERNAL, "the prompt could not be made (out of memory)");
                 return;
         }
         report(t, "prompt", sys, NULL, NULL, NULL);
@@ -971,7 +973,7 @@ static void describe(struct bro_task *t)
         struct proto_msg m;
         if (new_run_request(t, describe_py, &m) < 0) {
                 proto_msg_free(&m);
-                fail(t, POL_TASK_INTERNAL, "out of memory");
+                fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
         struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t };
@@ -1114,7 +1116,7 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
                 r = uv_timer_start(&t->budget, on_budget, t->budget_s * 1000, 0);
         }
         if (r < 0) {
-                fail(t, POL_TASK_INTERNAL, uv_strerror(r));
+                fail(t, TASK_INTERNAL, uv_strerror(r));
                 return;
         }
         describe(t);
@@ -1127,7 +1129,7 @@ static void cancel(struct bro_task *t, const char *who)
         if (t->state >= T_SAVING)
                 return;
         char msg[256];
-        pol_reason(msg, sizeof(msg), POL_TASK_CANCELLED, who);
+        POL_REASON(msg, sizeof(msg), TASK_CANCELLED, who);
         report(t, "cancelled", msg, NULL, NULL, NULL);
         task_finish(t, "cancelled", msg);
 }

@@ -48,7 +48,7 @@ int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg,
                 if (o->user == c->user)
                         n += o->n_inflight;
         if (n >= max) {
-                pol_reason(msg, size, POL_INFLIGHT_UID_CAP, what, (unsigned)c->uid, max, "broker");
+                POL_REASON(msg, size, INFLIGHT_UID_CAP, what, (unsigned)c->uid, max, "broker");
                 return -EBUSY;
         }
         return 0;

@@ -450,7 +450,7 @@ static void check_supervisor(struct bro_server *srv)
 {
         char why[STARTUP_MSG_MAX], msg[STARTUP_MSG_MAX + 160];
         if (startup_supervisor_check(srv->cfg.supervisor_path, why, sizeof(why)) < 0)
-                log_warn("%s", pol_startup(msg, sizeof(msg), POL_STARTUP_BROKER_NO_SUPERVISOR, why));
+                log_warn("%s", POL_STARTUP_MSG(msg, sizeof(msg), BROKER_NO_SUPERVISOR, why));
 }
 
 /* The first SIGTERM or SIGINT stops the broker as relay.c's bro_stop_begin says: runs in

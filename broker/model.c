@@ -325,7 +325,7 @@ static void on_backoff(uv_timer_t *t)
         int e = start_attempt(r);
         if (e < 0) {
                 char err[ERR_MAX];
-                pol_reason(err, sizeof(err), POL_MODEL_FAILED, r->where, strerror(-e));
+                POL_REASON(err, sizeof(err), MODEL_FAILED, r->where, strerror(-e));
                 finish(r, NULL, NULL, err);
         }
 }
@@ -336,21 +336,24 @@ static void http_error(struct req *r, long status, char *err, size_t size)
         char base[ERR_MAX], said[BRO_MODEL_SERVER_MSG_MAX + 8];
         if (status == 401) {
                 /* The server's message is left out: servers quote the key they refused. */
-                pol_reason(err, size, r->cfg.key[0] ? POL_MODEL_HTTP_401 : POL_MODEL_HTTP_401_NO_KEY);
+                if (r->cfg.key[0])
+                        POL_REASON(err, size, MODEL_HTTP_401);
+                else
+                        POL_REASON(err, size, MODEL_HTTP_401_NO_KEY);
                 return;
         }
         if (status == 403)
-                pol_reason(base, sizeof(base), POL_MODEL_HTTP_403, r->cfg.model);
+                POL_REASON(base, sizeof(base), MODEL_HTTP_403, r->cfg.model);
         else if (status == 404) {
                 char shown[260];
                 bro_model_printable(r->endpoint, strlen(r->endpoint), shown, sizeof(shown), 200);
-                pol_reason(base, sizeof(base), POL_MODEL_HTTP_404, shown, r->cfg.model);
+                POL_REASON(base, sizeof(base), MODEL_HTTP_404, shown, r->cfg.model);
         } else if (status == 429)
-                pol_reason(base, sizeof(base), POL_MODEL_HTTP_429);
+                POL_REASON(base, sizeof(base), MODEL_HTTP_429);
         else
-                pol_reason(base, sizeof(base), POL_MODEL_HTTP_STATUS, status);
+                POL_REASON(base, sizeof(base), MODEL_HTTP_STATUS, status);
         if (bro_model_server_message(r->resp ? r->resp : "", r->resp_len, r->cfg.key, said, sizeof(said)))
-                pol_reason(err, size, POL_MODEL_SERVER_SAYS, base, said);
+                POL_REASON(err, size, MODEL_SERVER_SAYS, base, said);
         else
                 snprintf(err, size, "%s", base);
 }
@@ -366,37 +369,37 @@ static void transfer_error(struct req *r, CURLcode res, char *err, size_t size, 
         case CURLE_WRITE_ERROR:
         case CURLE_FILESIZE_EXCEEDED:
                 if (r->headers_too_large)
-                        pol_reason(err, size, POL_MODEL_HEADERS_TOO_LARGE, BRO_MODEL_HEADERS_MAX >> 10);
+                        POL_REASON(err, size, MODEL_HEADERS_TOO_LARGE, BRO_MODEL_HEADERS_MAX >> 10);
                 else if (r->too_large || res == CURLE_FILESIZE_EXCEEDED)
-                        pol_reason(err, size, POL_MODEL_BODY_TOO_LARGE, BRO_MODEL_BODY_MAX >> 20);
+                        POL_REASON(err, size, MODEL_BODY_TOO_LARGE, BRO_MODEL_BODY_MAX >> 20);
                 else
-                        pol_reason(err, size, POL_MODEL_FAILED, r->where, strerror(ENOMEM));
+                        POL_REASON(err, size, MODEL_FAILED, r->where, strerror(ENOMEM));
                 return;
         case CURLE_OPERATION_TIMEDOUT:
-                pol_reason(err, size, POL_MODEL_TIMEOUT, r->cfg.timeout_s);
+                POL_REASON(err, size, MODEL_TIMEOUT, r->cfg.timeout_s);
                 return;
         case CURLE_COULDNT_CONNECT:
                 *retry = true;
                 if (os == ECONNREFUSED)
-                        pol_reason(err, size, POL_MODEL_CONNECT_REFUSED, r->where);
+                        POL_REASON(err, size, MODEL_CONNECT_REFUSED, r->where);
                 else
-                        pol_reason(err, size, POL_MODEL_CONNECT_FAILED, r->where, why);
+                        POL_REASON(err, size, MODEL_CONNECT_FAILED, r->where, why);
                 return;
         case CURLE_COULDNT_RESOLVE_HOST:
-                pol_reason(err, size, POL_MODEL_RESOLVE, r->host);
+                POL_REASON(err, size, MODEL_RESOLVE, r->host);
                 return;
         case CURLE_GOT_NOTHING:
                 *retry = true;
-                pol_reason(err, size, POL_MODEL_CONNECTION_CLOSED, r->where);
+                POL_REASON(err, size, MODEL_CONNECTION_CLOSED, r->where);
                 return;
         case CURLE_SEND_ERROR:
         case CURLE_RECV_ERROR:
                 *retry = true;
-                pol_reason(err, size, POL_MODEL_CONNECTION_LOST, r->where, why);
+                POL_REASON(err, size, MODEL_CONNECTION_LOST, r->where, why);
                 return;
         case CURLE_PARTIAL_FILE:
                 *retry = true;
-                pol_reason(err, size, POL_MODEL_CONNECTION_CUT, r->where);
+                POL_REASON(err, size, MODEL_CONNECTION_CUT, r->where);
                 return;
         case CURLE_SSL_CONNECT_ERROR:
         case CURLE_PEER_FAILED_VERIFICATION:
@@ -406,10 +409,10 @@ static void transfer_error(struct req *r, CURLcode res, char *err, size_t size, 
         case CURLE_SSL_ISSUER_ERROR:
         case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
         case CURLE_SSL_INVALIDCERTSTATUS:
-                pol_reason(err, size, POL_MODEL_TLS, r->where, curl_easy_strerror(res));
+                POL_REASON(err, size, MODEL_TLS, r->where, curl_easy_strerror(res));
                 return;
         default:
-                pol_reason(err, size, POL_MODEL_FAILED, r->where, curl_easy_strerror(res));
+                POL_REASON(err, size, MODEL_FAILED, r->where, curl_easy_strerror(res));
                 return;
         }
 }
@@ -436,13 +439,13 @@ static void attempt_ended(struct req *r, CURLcode res)
                                 /* Whatever the server's reason, the content goes on to be run
                                  * as a tool: the key must not ride along (DESIGN §1). Short keys
                                  * (a local server's "test") would refuse ordinary code. */
-                                pol_reason(err, sizeof(err), POL_MODEL_KEY_IN_REPLY);
+                                POL_REASON(err, sizeof(err), MODEL_KEY_IN_REPLY);
                                 finish(r, NULL, NULL, err);
                         } else if (strcmp(p.finish_reason, "length") == 0) {
                                 if (r->cfg.max_tokens)
-                                        pol_reason(err, sizeof(err), POL_MODEL_CUT, r->cfg.max_tokens);
+                                        POL_REASON(err, sizeof(err), MODEL_CUT, r->cfg.max_tokens);
                                 else
-                                        pol_reason(err, sizeof(err), POL_MODEL_CUT_SERVER);
+                                        POL_REASON(err, sizeof(err), MODEL_CUT_SERVER);
                                 finish(r, p.content, p.finish_reason, err);
                         } else
                                 finish(r, p.content, p.finish_reason, NULL);
@@ -464,7 +467,7 @@ static void attempt_ended(struct req *r, CURLcode res)
         if (retry && r->attempts > 1) {
                 char base[ERR_MAX];
                 snprintf(base, sizeof(base), "%s", err);
-                pol_reason(err, sizeof(err), POL_MODEL_GAVE_UP, base, r->attempts);
+                POL_REASON(err, sizeof(err), MODEL_GAVE_UP, base, r->attempts);
         }
         finish(r, NULL, NULL, err);
 }
@@ -622,7 +625,7 @@ void bro_model_cancel(struct bro_model *m, long id)
         for (struct req *r = m->reqs; r; r = r->next)
                 if (r->id == id) {
                         char err[64];
-                        finish(r, NULL, NULL, pol_reason(err, sizeof(err), POL_MODEL_CANCELLED));
+                        finish(r, NULL, NULL, POL_REASON(err, sizeof(err), MODEL_CANCELLED));
                         return;
                 }
 }
@@ -639,7 +642,7 @@ void bro_model_close(struct bro_model *m)
                 return;
         m->closing = true;
         char err[64];
-        pol_reason(err, sizeof(err), POL_MODEL_CANCELLED);
+        POL_REASON(err, sizeof(err), MODEL_CANCELLED);
         while (m->reqs) /* done may start no new request now (-ESHUTDOWN) */
                 finish(m->reqs, NULL, NULL, err);
         /* Sockets curl still has (connections kept for reuse): closed here, and forgotten by

@@ -254,7 +254,7 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
         if (!root) {
                 char text[128];
                 untrusted(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), key, text, sizeof(text), 80);
-                pol_reason(why, why_size, POL_MODEL_NOT_JSON, text, jerr.position);
+                POL_REASON(why, why_size, MODEL_NOT_JSON, text, jerr.position);
                 return -EBADMSG;
         }
         int r = -EBADMSG;
@@ -265,15 +265,15 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
                         char text[BRO_MODEL_SERVER_MSG_MAX + 8];
                         untrusted(json_string_value(msg), json_string_length(msg), key, text, sizeof(text),
                                   BRO_MODEL_SERVER_MSG_MAX);
-                        pol_reason(why, why_size, POL_MODEL_REPLY_ERROR, text);
+                        POL_REASON(why, why_size, MODEL_REPLY_ERROR, text);
                 } else
-                        pol_reason(why, why_size, POL_MODEL_NO_CHOICES);
+                        POL_REASON(why, why_size, MODEL_NO_CHOICES);
                 goto out;
         }
         json_t *choice = json_array_get(choices, 0);
         json_t *content = json_object_get(json_object_get(choice, "message"), "content");
         if (!json_is_string(content)) {
-                pol_reason(why, why_size, POL_MODEL_NO_CONTENT);
+                POL_REASON(why, why_size, MODEL_NO_CONTENT);
                 goto out;
         }
         json_t *fr = json_object_get(choice, "finish_reason");

@@ -15,6 +15,7 @@
 #include "policy/reasons.h"
 #include "policy/rules.h"
 #include "broker/textbuf.h"
+#include "proto/names.h"
 
 /* ---- helpers ---- */
 
@@ -47,7 +48,7 @@ static char *join_names(const char *const *names, size_t n, size_t max, size_t s
                         for (size_t j = i; j < n; j++)
                                 rest += names[j] != NULL;
                         bro_tb_str(&b, ", ");
-                        bro_tb_text(&b, POL_AGENT_NAMES_MORE, (unsigned long long)rest);
+                        BRO_TB_TEXT(&b, NAMES_MORE, (unsigned long long)rest);
                         break;
                 }
                 if (k++)
@@ -55,41 +56,38 @@ static char *join_names(const char *const *names, size_t n, size_t max, size_t s
                 bro_tb_clean_max(&b, names[i], strlen(names[i]), BRO_CLEAN_LINE, max);
         }
         if (k == 0)
-                bro_tb_text(&b, POL_AGENT_NONE);
+                BRO_TB_TEXT(&b, NONE);
         return bro_tb_take(&b);
 }
 
 /* ---- which events are told ---- */
 
-static bool one_of(const char *s, const char *const *list)
+enum bro_obs_class bro_obs_event_class(const char *layer_name, const char *kind_name)
 {
-        for (; *list; list++)
-                if (strcmp(s, *list) == 0)
-                        return true;
-        return false;
-}
-
-enum bro_obs_class bro_obs_event_class(const char *layer, const char *kind)
-{
-        static const char *const refusing[] = { "precheck", "audit", "seccomp", "landlock", NULL };
-        static const char *const refusals[] = { "blocked", "dropped", NULL };
-        static const char *const supervisor_notes[] = { "artifacts_full", "artifact_skipped", "events_dropped", NULL };
-        static const char *const runner_notes[] = { "blocked", "refused", NULL };
-        static const char *const policy_notes[] = { "capability_granted", "capability_denied", NULL };
-        if (!layer || !kind)
+        if (!layer_name || !kind_name)
                 return BRO_OBS_SKIP;
-        if (one_of(layer, refusing) && one_of(kind, refusals))
-                return BRO_OBS_REFUSAL;
-        if (strcmp(layer, "cgroup") == 0 && strcmp(kind, "refused") == 0)
-                return BRO_OBS_REFUSAL; /* forks refused at the pids limit */
-        if (strcmp(layer, "runner") == 0 && one_of(kind, runner_notes))
-                return BRO_OBS_NOTE; /* "the pre-check refused the tool ...; none of it ran" */
-        if (strcmp(layer, "supervisor") == 0 && one_of(kind, supervisor_notes))
-                return BRO_OBS_NOTE;
-        /* "capability network denied: not approved": what the model declared, and what came of it */
-        if (strcmp(layer, "policy") == 0 && one_of(kind, policy_notes))
-                return BRO_OBS_NOTE;
-        return BRO_OBS_SKIP;
+        enum proto_event_kind kind = proto_kind_from_name(kind_name);
+        switch (proto_layer_from_name(layer_name)) {
+        case PROTO_LAYER_PRECHECK:
+        case PROTO_LAYER_AUDIT:
+        case PROTO_LAYER_SECCOMP:
+        case PROTO_LAYER_LANDLOCK:
+                return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_DROPPED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_CGROUP: /* forks refused at the pids limit */
+                return kind == PROTO_KIND_REFUSED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_RUNNER: /* "the pre-check refused the tool ...; none of it ran" */
+                return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_REFUSED ? BRO_OBS_NOTE : BRO_OBS_SKIP;
+        case PROTO_LAYER_SUPERVISOR:
+                return kind == PROTO_KIND_ARTIFACTS_FULL || kind == PROTO_KIND_ARTIFACT_SKIPPED ||
+                                       kind == PROTO_KIND_EVENTS_DROPPED
+                               ? BRO_OBS_NOTE
+                               : BRO_OBS_SKIP;
+        case PROTO_LAYER_POLICY: /* "capability network denied: not approved": what the model declared, and what came of it */
+                return kind == PROTO_KIND_CAPABILITY_GRANTED || kind == PROTO_KIND_CAPABILITY_DENIED ? BRO_OBS_NOTE
+                                                                                                   : BRO_OBS_SKIP;
+        default:
+                return BRO_OBS_SKIP;
+        }
 }
 
 int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *obs)
@@ -116,8 +114,7 @@ int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *
         for (size_t i = 0; i < n; i++) {
                 if (!e[i].message)
                         continue;
-                if (e[i].layer && e[i].kind && strcmp(e[i].layer, "runner") == 0 &&
-                    strcmp(e[i].kind, "exception") == 0) {
+                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_EXCEPTION)) {
                         obs->traceback = e[i].traceback;
                         obs->error = e[i].message;
                         continue;
@@ -168,17 +165,17 @@ static void status_lines(struct bro_tb *b, const struct bro_obs_run *run)
                         b->oom = true;
                         return;
                 }
-                bro_tb_text(b, POL_AGENT_OBS_KILLED, k);
+                BRO_TB_TEXT(b, OBS_KILLED, k);
                 if (run->killed && (starts_with_format(run->killed, POL_KILLED_TIMEOUT) ||
                                     starts_with_format(run->killed, POL_KILLED_CPU) ||
                                     starts_with_format(run->killed, POL_KILLED_MEMORY))) {
                         bro_tb_str(b, "\n");
-                        bro_tb_text(b, POL_AGENT_OBS_KILLED_LIMIT);
+                        BRO_TB_TEXT(b, OBS_KILLED_LIMIT);
                 }
         } else if (strcmp(st, "ok") == 0)
-                bro_tb_text(b, POL_AGENT_OBS_OK);
+                BRO_TB_TEXT(b, OBS_OK);
         else if (strcmp(st, "blocked") == 0)
-                bro_tb_text(b, POL_AGENT_OBS_BLOCKED);
+                BRO_TB_TEXT(b, OBS_BLOCKED);
         else if (strcmp(st, "error") == 0) {
                 if (run->signal) {
                         _cleanup_free_ char *sig = clean_dup(run->signal, BRO_CLEAN_LINE, 32);
@@ -186,18 +183,18 @@ static void status_lines(struct bro_tb *b, const struct bro_obs_run *run)
                                 b->oom = true;
                                 return;
                         }
-                        bro_tb_text(b, POL_AGENT_OBS_FAILED_SIGNAL, sig);
+                        BRO_TB_TEXT(b, OBS_FAILED_SIGNAL, sig);
                 } else if (run->has_exit_code)
-                        bro_tb_text(b, POL_AGENT_OBS_FAILED_EXIT, run->exit_code);
+                        BRO_TB_TEXT(b, OBS_FAILED_EXIT, run->exit_code);
                 else
-                        bro_tb_text(b, POL_AGENT_OBS_FAILED);
+                        BRO_TB_TEXT(b, OBS_FAILED);
         } else {
                 _cleanup_free_ char *s = clean_dup(run->status ? run->status : "unknown", BRO_CLEAN_LINE, 32);
                 if (!s) {
                         b->oom = true;
                         return;
                 }
-                bro_tb_text(b, POL_AGENT_OBS_STATUS, s);
+                BRO_TB_TEXT(b, OBS_STATUS, s);
         }
 }
 
@@ -211,7 +208,7 @@ static void refusal_lines(struct bro_tb *b, const struct bro_obs_run *run)
         if (!n)
                 return;
         bro_tb_str(b, "\n");
-        bro_tb_text(b, POL_AGENT_OBS_REFUSALS);
+        BRO_TB_TEXT(b, OBS_REFUSALS);
         for (size_t i = 0; i < run->n_refusals && shown < BRO_OBS_REFUSALS_SHOWN; i++) {
                 const struct bro_obs_refusal *r = &run->refusals[i];
                 if (!r->message)
@@ -224,17 +221,17 @@ static void refusal_lines(struct bro_tb *b, const struct bro_obs_run *run)
                 }
                 bro_tb_str(b, "\n");
                 if (r->line > 0)
-                        bro_tb_text(b, POL_AGENT_OBS_REFUSAL_AT, layer, r->line, msg);
+                        BRO_TB_TEXT(b, OBS_REFUSAL_AT, layer, r->line, msg);
                 else
-                        bro_tb_text(b, POL_AGENT_OBS_REFUSAL, layer, msg);
+                        BRO_TB_TEXT(b, OBS_REFUSAL, layer, msg);
                 shown++;
         }
         if (n > shown) {
                 bro_tb_str(b, "\n");
-                bro_tb_text(b, POL_AGENT_OBS_REFUSALS_MORE, (unsigned long long)(n - shown));
+                BRO_TB_TEXT(b, OBS_REFUSALS_MORE, (unsigned long long)(n - shown));
         }
         bro_tb_str(b, "\n");
-        bro_tb_text(b, POL_AGENT_OBS_REFUSALS_FINAL);
+        BRO_TB_TEXT(b, OBS_REFUSALS_FINAL);
 }
 
 static void note_line(struct bro_tb *b, const char *text)
@@ -245,7 +242,7 @@ static void note_line(struct bro_tb *b, const char *text)
                 return;
         }
         bro_tb_str(b, "\n");
-        bro_tb_text(b, POL_AGENT_OBS_NOTE, msg);
+        BRO_TB_TEXT(b, OBS_NOTE, msg);
 }
 
 /* A section of the observation: a header, a body of untrusted text that shares the space
@@ -260,7 +257,7 @@ struct section {
 static size_t cut_note_len(size_t cut)
 {
         char note[96];
-        return strlen(bro_agent_text(note, sizeof(note), POL_AGENT_CUT, (unsigned long long)cut));
+        return strlen(BRO_AGENT_TEXT(note, sizeof(note), CUT, (unsigned long long)cut));
 }
 
 /* Cuts s->body to its budget (>= s->reserve): its start and its end around a CUT note, or the
@@ -291,7 +288,7 @@ static void cut_body(struct section *s)
         bro_tb_add(&out, b->p, h);
         if (h)
                 bro_tb_str(&out, "\n");
-        bro_tb_text(&out, POL_AGENT_CUT, (unsigned long long)(t - h));
+        BRO_TB_TEXT(&out, CUT, (unsigned long long)(t - h));
         if (t < b->len)
                 bro_tb_str(&out, "\n");
         bro_tb_add(&out, b->p + t, b->len - t);
@@ -381,18 +378,18 @@ char *bro_observation(const struct bro_obs_run *run, size_t max_len)
                 bro_tb_clean(&sec[0].body, run->out, strlen(run->out), BRO_CLEAN_LINES);
         trim_end(&sec[0].body);
         if (sec[0].body.len)
-                bro_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT);
+                BRO_TB_TEXT(&sec[0].header, OBS_STDOUT);
         else {
                 bro_tb_free(&sec[0].body);
-                bro_tb_text(&sec[0].header, POL_AGENT_OBS_STDOUT_NONE);
+                BRO_TB_TEXT(&sec[0].header, OBS_STDOUT_NONE);
         }
         if (run->out_truncated) {
                 struct bro_tb r = { 0 };
-                bro_tb_reason(&r, POL_OUTPUT_TRUNCATED, "stdout", (unsigned long long)(run->out ? strlen(run->out) : 0),
+                BRO_TB_REASON(&r, OUTPUT_TRUNCATED, "stdout", (unsigned long long)(run->out ? strlen(run->out) : 0),
                               run->out_bytes);
                 _cleanup_free_ char *msg = bro_tb_take(&r);
                 if (msg)
-                        bro_tb_text(&sec[0].trailer, POL_AGENT_OBS_NOTE, msg);
+                        BRO_TB_TEXT(&sec[0].trailer, OBS_NOTE, msg);
                 else
                         sec[0].trailer.oom = true;
         }
@@ -402,28 +399,28 @@ char *bro_observation(const struct bro_obs_run *run, size_t max_len)
                 bro_tb_clean(&sec[1].body, err, strlen(err), BRO_CLEAN_LINES);
                 trim_end(&sec[1].body);
                 if (sec[1].body.len)
-                        bro_tb_text(&sec[1].header, POL_AGENT_OBS_TRACEBACK);
+                        BRO_TB_TEXT(&sec[1].header, OBS_TRACEBACK);
         }
         /* stderr */
         stderr_body(&sec[2].body, run);
         if (sec[2].body.len)
-                bro_tb_text(&sec[2].header, POL_AGENT_OBS_STDERR);
+                BRO_TB_TEXT(&sec[2].header, OBS_STDERR);
 
         /* the variables */
         if (run->kept && run->n_kept) {
                 _cleanup_free_ char *names = join_names(run->kept, run->n_kept, BRO_OBS_NAME_MAX, BRO_OBS_NAMES_SHOWN);
                 if (names)
-                        bro_tb_text(&tail, POL_AGENT_OBS_KEPT, names);
+                        BRO_TB_TEXT(&tail, OBS_KEPT, names);
                 else
                         tail.oom = true;
         } else
-                bro_tb_text(&tail, POL_AGENT_OBS_KEPT_NONE);
+                BRO_TB_TEXT(&tail, OBS_KEPT_NONE);
         if (run->dropped && run->n_dropped) {
                 _cleanup_free_ char *names =
                         join_names(run->dropped, run->n_dropped, BRO_OBS_NAME_MAX, BRO_OBS_NAMES_SHOWN);
                 bro_tb_str(&tail, "\n");
                 if (names)
-                        bro_tb_text(&tail, POL_AGENT_OBS_DROPPED, names);
+                        BRO_TB_TEXT(&tail, OBS_DROPPED, names);
                 else
                         tail.oom = true;
         }
@@ -511,7 +508,7 @@ static void py_literal(struct bro_tb *b, const char *s)
         }
         bro_tb_str(b, "\"");
         if (i < n)
-                bro_tb_text(b, POL_AGENT_PROMPT_NAME_CUT, (unsigned long long)n);
+                BRO_TB_TEXT(b, PROMPT_NAME_CUT, (unsigned long long)n);
 }
 
 /* The first rows, cleaned and bounded, in a fence longer than any backtick run they hold. */
@@ -543,7 +540,7 @@ static void head_block(struct bro_tb *b, const char *head)
                 b->oom = true;
         if (rows.len) {
                 bro_tb_str(b, "\n");
-                bro_tb_text(b, POL_AGENT_PROMPT_FIRST_ROWS);
+                BRO_TB_TEXT(b, PROMPT_FIRST_ROWS);
                 bro_tb_str(b, "\n");
                 bro_tb_add(b, fence, ticks);
                 bro_tb_str(b, "text\n");
@@ -574,10 +571,10 @@ static bool plain_path(const char *s, size_t max)
 static void inputs_part(struct bro_tb *b, const struct bro_prompt_in *in, const char *dir, int level)
 {
         if (!in->n_inputs || !in->inputs) {
-                bro_tb_text(b, POL_AGENT_PROMPT_NO_INPUTS);
+                BRO_TB_TEXT(b, PROMPT_NO_INPUTS);
                 return;
         }
-        bro_tb_text(b, POL_AGENT_PROMPT_INPUTS);
+        BRO_TB_TEXT(b, PROMPT_INPUTS);
         size_t shown = in->n_inputs < BRO_PROMPT_INPUTS_SHOWN ? in->n_inputs : BRO_PROMPT_INPUTS_SHOWN;
         size_t cols_max = level >= 3 ? 0 : level == 2 ? BRO_PROMPT_COLUMNS_SHORT : BRO_PROMPT_COLUMNS_SHOWN;
         for (size_t i = 0; i < shown; i++) {
@@ -596,9 +593,9 @@ static void inputs_part(struct bro_tb *b, const struct bro_prompt_in *in, const 
                 unsigned long long total = x->columns_total > ncol ? x->columns_total : ncol;
                 bro_tb_str(b, "\n");
                 if (x->rows_known)
-                        bro_tb_text(b, POL_AGENT_PROMPT_INPUT, p, x->rows, total);
+                        BRO_TB_TEXT(b, PROMPT_INPUT, p, x->rows, total);
                 else
-                        bro_tb_text(b, POL_AGENT_PROMPT_INPUT_NO_ROWS, p, total);
+                        BRO_TB_TEXT(b, PROMPT_INPUT_NO_ROWS, p, total);
                 size_t cshown = ncol < cols_max ? ncol : cols_max;
                 for (size_t c = 0; c < cshown; c++) {
                         struct bro_tb lit = { 0 };
@@ -611,18 +608,18 @@ static void inputs_part(struct bro_tb *b, const struct bro_prompt_in *in, const 
                                 return;
                         }
                         bro_tb_str(b, "\n");
-                        bro_tb_text(b, POL_AGENT_PROMPT_COLUMN, l, d);
+                        BRO_TB_TEXT(b, PROMPT_COLUMN, l, d);
                 }
                 if (total > cshown && cols_max) {
                         bro_tb_str(b, "\n");
-                        bro_tb_text(b, POL_AGENT_PROMPT_COLUMNS_MORE, total - cshown);
+                        BRO_TB_TEXT(b, PROMPT_COLUMNS_MORE, total - cshown);
                 }
                 if (level == 0 && x->head)
                         head_block(b, x->head);
         }
         if (in->n_inputs > shown) {
                 bro_tb_str(b, "\n");
-                bro_tb_text(b, POL_AGENT_PROMPT_INPUTS_MORE, (unsigned long long)(in->n_inputs - shown));
+                BRO_TB_TEXT(b, PROMPT_INPUTS_MORE, (unsigned long long)(in->n_inputs - shown));
         }
 }
 
@@ -659,19 +656,19 @@ static char *prompt_at(const struct bro_prompt_in *in, int level)
         if (!example || !reads || !writes || !possible || !approved)
                 return NULL;
 
-        bro_tb_text(&b, POL_AGENT_PROMPT_INTRO, example);
+        BRO_TB_TEXT(&b, PROMPT_INTRO, example);
         bro_tb_str(&b, "\n\n");
-        bro_tb_text(&b, POL_AGENT_PROMPT_RUN);
+        BRO_TB_TEXT(&b, PROMPT_RUN);
         bro_tb_str(&b, "\n\n");
-        bro_tb_text(&b, POL_AGENT_PROMPT_FILES, reads, writes);
+        BRO_TB_TEXT(&b, PROMPT_FILES, reads, writes);
         bro_tb_str(&b, "\n\n");
         inputs_part(&b, in, dir, level);
         bro_tb_str(&b, "\n\n");
-        bro_tb_text(&b, POL_AGENT_PROMPT_FINISH, writes);
+        BRO_TB_TEXT(&b, PROMPT_FINISH, writes);
         bro_tb_str(&b, "\n\n");
-        bro_tb_text(&b, POL_AGENT_PROMPT_REFUSALS);
+        BRO_TB_TEXT(&b, PROMPT_REFUSALS);
         bro_tb_str(&b, "\n\n");
-        bro_tb_text(&b, POL_AGENT_PROMPT_CAPS, possible, approved);
+        BRO_TB_TEXT(&b, PROMPT_CAPS, possible, approved);
         bro_tb_str(&b, "\n\n");
 
         struct bro_tb task = { 0 };
@@ -680,14 +677,14 @@ static char *prompt_at(const struct bro_prompt_in *in, int level)
         trim_end(&task);
         if (n > BRO_PROMPT_TASK_MAX) {
                 bro_tb_str(&task, "\n");
-                bro_tb_text(&task, POL_AGENT_CUT, (unsigned long long)(n - BRO_PROMPT_TASK_MAX));
+                BRO_TB_TEXT(&task, CUT, (unsigned long long)(n - BRO_PROMPT_TASK_MAX));
         }
         _cleanup_free_ char *t = bro_tb_take(&task);
         if (!t) {
                 bro_tb_free(&b);
                 return NULL;
         }
-        bro_tb_text(&b, POL_AGENT_PROMPT_TASK, t);
+        BRO_TB_TEXT(&b, PROMPT_TASK, t);
         return bro_tb_take(&b);
 }
 
@@ -722,16 +719,4 @@ static const char *const agent_formats[_POL_AGENT_TEXT_MAX] = {
 const char *bro_agent_format(enum pol_agent_text t)
 {
         return (unsigned)t < _POL_AGENT_TEXT_MAX ? agent_formats[t] : "unknown agent text";
-}
-
-char *bro_agent_text(char *buf, size_t size, enum pol_agent_text t, ...)
-{
-        va_list ap;
-        va_start(ap, t);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        (void)vsnprintf(buf, size, bro_agent_format(t), ap);
-#pragma GCC diagnostic pop
-        va_end(ap);
-        return buf;
 }

@@ -138,7 +138,7 @@ static int append_end(int fd, const struct seen *s, const char *error, struct an
         char msg[1024], cut[160] = "";
         if (s->size > s->good_end)
                 snprintf(cut, sizeof(cut), "; %s",
-                         pol_reason(msg, sizeof(msg), POL_TRACE_CUT, (unsigned long long)(s->size - s->good_end)));
+                         POL_REASON(msg, sizeof(msg), TRACE_CUT, (unsigned long long)(s->size - s->good_end)));
         snprintf(msg, sizeof(msg), "interrupted: %s%s", error, cut);
         json_t *o = json_pack("{s:I, s:I, s:s, s:s, s:s, s:s}", "t_ms", s->t_ms, "step", s->step, "kind", "end",
                               "status", "interrupted", "error", error, "message", msg);
@@ -184,7 +184,7 @@ static void recover_one(struct bro_server *srv, const char *task_id, const char 
                 goto out;
         }
         char error[512];
-        pol_reason(error, sizeof(error), POL_TASK_INTERRUPTED);
+        POL_REASON(error, sizeof(error), TASK_INTERRUPTED);
         if (!ended) {
                 if (s.size > s.good_end && ftruncate(fd, s.good_end) < 0) {
                         log_warn("task %s: its unfinished last line cannot be removed: %s, ignoring", task_id,

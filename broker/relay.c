@@ -147,7 +147,7 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
          * its own before the cancel came keeps its own status. */
         char why[64];
         if (r->stop_cancelled && res->killed && strcmp(res->killed, pol_reason_format(POL_KILLED_CANCELLED)) == 0) {
-                char *k = strdup(pol_reason(why, sizeof(why), POL_KILLED_BROKER_STOPPING));
+                char *k = strdup(POL_REASON(why, sizeof(why), KILLED_BROKER_STOPPING));
                 if (k) {
                         free(res->killed);
                         res->killed = k;
@@ -325,7 +325,7 @@ static int relay_fits(const struct proto_msg *m, char *msg, size_t size)
                 return 0;
         }
         if (r == -EMSGSIZE)
-                pol_reason(msg, size, POL_RELAY_TOO_LARGE, err.msg);
+                POL_REASON(msg, size, RELAY_TOO_LARGE, err.msg);
         else
                 snprintf(msg, size, "%s", err.msg);
         return r;

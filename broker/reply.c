@@ -554,21 +554,21 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
         memset(out, 0, sizeof(*out));
         struct bro_tb why = { 0 };
         if (len == 0) {
-                bro_tb_text(&why, POL_AGENT_REPLY_EMPTY);
+                BRO_TB_TEXT(&why, REPLY_EMPTY);
                 return no_code(out, &why);
         }
         const char *nul = memchr(reply, 0, len);
         if (nul) {
-                bro_tb_text(&why, POL_AGENT_REPLY_NUL, (unsigned long long)(nul - reply));
+                BRO_TB_TEXT(&why, REPLY_NUL, (unsigned long long)(nul - reply));
                 return no_code(out, &why);
         }
         size_t bad = utf8_bad_at(reply, len);
         if (bad < len) {
-                bro_tb_text(&why, POL_AGENT_REPLY_NOT_UTF8, (unsigned long long)bad);
+                BRO_TB_TEXT(&why, REPLY_NOT_UTF8, (unsigned long long)bad);
                 return no_code(out, &why);
         }
         if (all_blank(reply, 0, len)) {
-                bro_tb_text(&why, POL_AGENT_REPLY_BLANK);
+                BRO_TB_TEXT(&why, REPLY_BLANK);
                 return no_code(out, &why);
         }
 
@@ -579,19 +579,19 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
         out->blocks = t.n[kind];
         out->skipped = t.other + t.json + (kind == BLK_PY ? t.n[BLK_UNTAGGED] : 0);
         if (t.unclosed && t.last_unclosed.kind == kind && candidate(&t.last_unclosed)) {
-                bro_tb_text(&why, POL_AGENT_REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open),
+                BRO_TB_TEXT(&why, REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open),
                             t.last_unclosed.code_tag ? "</code>" : "```");
                 return no_code(out, &why);
         }
         if (t.size[kind] > PROTO_SOURCE_MAX) {
-                bro_tb_text(&why, POL_AGENT_REPLY_TOO_LONG, t.size[kind], (unsigned long long)PROTO_SOURCE_MAX);
+                BRO_TB_TEXT(&why, REPLY_TOO_LONG, t.size[kind], (unsigned long long)PROTO_SOURCE_MAX);
                 return no_code(out, &why);
         }
         if (t.full[kind] == 0) {
                 if (t.n[kind])
-                        bro_tb_text(&why, POL_AGENT_REPLY_EMPTY_BLOCK);
+                        BRO_TB_TEXT(&why, REPLY_EMPTY_BLOCK);
                 else if (prose_tool || t.tool_blocks)
-                        bro_tb_text(&why, POL_AGENT_REPLY_TOOL_CALL);
+                        BRO_TB_TEXT(&why, REPLY_TOOL_CALL);
                 else if (t.have_other) {
                         struct bro_tb tag = { 0 };
                         for (size_t i = 0; i < t.first_other_len && i < 16; i++) {
@@ -603,12 +603,12 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
                         char *tg = bro_tb_take(&tag);
                         if (!tg)
                                 return -ENOMEM;
-                        bro_tb_text(&why, POL_AGENT_REPLY_OTHER_LANG, tg);
+                        BRO_TB_TEXT(&why, REPLY_OTHER_LANG, tg);
                         free(tg);
                 } else if (t.json)
-                        bro_tb_text(&why, POL_AGENT_REPLY_JSON_BLOCK);
+                        BRO_TB_TEXT(&why, REPLY_JSON_BLOCK);
                 else
-                        bro_tb_text(&why, POL_AGENT_REPLY_PROSE);
+                        BRO_TB_TEXT(&why, REPLY_PROSE);
                 return no_code(out, &why);
         }
         struct copy c = { kind, malloc(t.size[kind] + 1), 0 };
@@ -637,11 +637,9 @@ char *bro_observation_no_code(const struct bro_reply *r, size_t max_len)
                 return NULL;
         }
         struct bro_tb b = { 0 };
-        char prose[64];
-        bro_tb_text(&b, POL_AGENT_NO_CODE,
-                    r->why ? r->why : bro_agent_text(prose, sizeof(prose), POL_AGENT_REPLY_PROSE));
+        BRO_TB_TEXT(&b, NO_CODE, r->why ? r->why : bro_agent_format(POL_AGENT_REPLY_PROSE)); /* no argument */
         bro_tb_str(&b, "\n");
-        bro_tb_text(&b, POL_AGENT_FORMAT_HINT);
+        BRO_TB_TEXT(&b, FORMAT_HINT);
         if (!b.oom && b.len > max_len) {
                 b.len = bro_utf8_floor(b.p, max_len);
                 b.p[b.len] = 0;

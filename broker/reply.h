@@ -226,5 +226,7 @@ int bro_caps_declared(const char *reply, size_t len, struct proto_strv *out);
 /* The format of an agent text, for the catalog test and for callers that format it. */
 const char *bro_agent_format(enum pol_agent_text t);
 
-/* Formats agent text t (policy/reasons.h) into buf (cut to size, terminated). Returns buf. */
-char *bro_agent_text(char *buf, size_t size, enum pol_agent_text t, ...);
+/* Formats agent text POL_AGENT_ID (policy/reasons.h) into buf (cut to size, terminated), its
+ * arguments checked by the compiler like POL_REASON's. Is buf. */
+#define BRO_AGENT_TEXT(buf, size, ID, ...)                                                      \
+        POL_WITH_ID(POL_AGENT_##ID, pol_format((buf), (size), POL_AGENT_FMT, ##__VA_ARGS__))

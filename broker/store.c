@@ -179,7 +179,7 @@ void bro_not_stored(char **slot, const char *dir, const char *name, int code)
 {
         char file[PROTO_ID_MAX + 32], msg[512];
         snprintf(file, sizeof(file), "%s/%s", dir, name);
-        pol_reason(msg, sizeof(msg), POL_NOT_STORED, file, strerror(code));
+        POL_REASON(msg, sizeof(msg), NOT_STORED, file, strerror(code));
         free(*slot);
         *slot = strdup(msg);
 }

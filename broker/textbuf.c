@@ -46,12 +46,10 @@ void bro_tb_str(struct bro_tb *b, const char *s)
         bro_tb_add(b, s, strlen(s));
 }
 
-static void tb_vfmt(struct bro_tb *b, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void tb_vfmt(struct bro_tb *b, const char *fmt, va_list ap)
 {
         va_list ap2;
         va_copy(ap2, ap);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
         int n = vsnprintf(NULL, 0, fmt, ap2);
         va_end(ap2);
         if (n < 0 || !grow(b, (size_t)n)) {
@@ -59,23 +57,14 @@ static void tb_vfmt(struct bro_tb *b, const char *fmt, va_list ap)
                 return;
         }
         (void)vsnprintf(b->p + b->len, (size_t)n + 1, fmt, ap);
-#pragma GCC diagnostic pop
         b->len += (size_t)n;
 }
 
-void bro_tb_text(struct bro_tb *b, enum pol_agent_text t, ...)
+void bro_tb_printf(struct bro_tb *b, const char *fmt, ...)
 {
         va_list ap;
-        va_start(ap, t);
-        tb_vfmt(b, bro_agent_format(t), ap);
-        va_end(ap);
-}
-
-void bro_tb_reason(struct bro_tb *b, enum pol_reason r, ...)
-{
-        va_list ap;
-        va_start(ap, r);
-        tb_vfmt(b, pol_reason_format(r), ap);
+        va_start(ap, fmt);
+        tb_vfmt(b, fmt, ap);
         va_end(ap);
 }
 

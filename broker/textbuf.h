@@ -17,9 +17,12 @@ struct bro_tb {
 
 void bro_tb_add(struct bro_tb *b, const char *s, size_t n);
 void bro_tb_str(struct bro_tb *b, const char *s);
-/* A catalog text (policy/reasons.h), formatted. */
-void bro_tb_text(struct bro_tb *b, enum pol_agent_text t, ...);
-void bro_tb_reason(struct bro_tb *b, enum pol_reason r, ...);
+/* Appends fmt, formatted. */
+__attribute__((format(printf, 2, 3))) void bro_tb_printf(struct bro_tb *b, const char *fmt, ...);
+/* Appends a catalog text (policy/reasons.h), formatted: agent text POL_AGENT_ID, or reason
+ * POL_ID; the arguments checked by the compiler against its format (POL_REASON). */
+#define BRO_TB_TEXT(b, ID, ...) POL_WITH_ID(POL_AGENT_##ID, bro_tb_printf((b), POL_AGENT_FMT, ##__VA_ARGS__))
+#define BRO_TB_REASON(b, ID, ...) POL_WITH_ID(POL_##ID, bro_tb_printf((b), POL_REASON_FMT, ##__VA_ARGS__))
 
 enum bro_clean {
         BRO_CLEAN_LINE,  /* one line: tab, CR and LF are controls like the others */

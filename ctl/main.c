@@ -32,6 +32,7 @@
 
 #include "ctl/client.h"
 #include "ctl/verify.h"
+#include "proto/names.h"
 
 static void usage(FILE *f)
 {
@@ -467,35 +468,38 @@ static void print_indented(const char *prefix, const char *text)
  * observations in full (anvilctl trace; submit --verbose). */
 static void print_task_event(const struct proto_task_event *e, bool verbose)
 {
-        const char *k = e->kind, *msg = e->message ? e->message : "";
-        if (strcmp(k, "started") == 0) {
+        enum proto_task_kind k = proto_task_kind_from_name(e->kind);
+        const char *msg = e->message ? e->message : "";
+        if (k == PROTO_TASK_STARTED) {
                 printf("task %s\n", e->task_id);
                 print_indented("  | ", msg);
-        } else if (strcmp(k, "describe") == 0) {
+        } else if (k == PROTO_TASK_DESCRIBE) {
                 printf("%s\n", msg);
-        } else if (strcmp(k, "prompt") == 0 || strcmp(k, "observation") == 0 || strcmp(k, "model_reply") == 0) {
-                const char *title = k[0] == 'p' ? "system prompt" : k[0] == 'o' ? "observation" : "the model replied";
+        } else if (k == PROTO_TASK_PROMPT || k == PROTO_TASK_OBSERVATION || k == PROTO_TASK_MODEL_REPLY) {
+                const char *title = k == PROTO_TASK_PROMPT        ? "system prompt"
+                                    : k == PROTO_TASK_OBSERVATION ? "observation"
+                                                                  : "the model replied";
                 if (verbose) {
                         printf("%s:\n", title);
                         print_indented("  | ", msg);
                 } else {
                         printf("%s (%zu bytes)\n", title, strlen(msg));
                 }
-        } else if (strcmp(k, "model_request") == 0) {
+        } else if (k == PROTO_TASK_MODEL_REQUEST) {
                 printf("\n%s\n", msg);
-        } else if (strcmp(k, "no_code") == 0) {
+        } else if (k == PROTO_TASK_NO_CODE) {
                 printf("no code in the reply: nothing run; the model is told:\n");
                 print_indented("  | ", msg);
-        } else if (strcmp(k, "code") == 0) {
+        } else if (k == PROTO_TASK_CODE) {
                 printf("code action:\n");
                 print_indented("  > ", e->code ? e->code : "");
-        } else if (strcmp(k, "run_event") == 0) {
+        } else if (k == PROTO_TASK_RUN_EVENT) {
                 if (e->event)
                         print_event(e->event);
-        } else if (strcmp(k, "final_answer") == 0) {
+        } else if (k == PROTO_TASK_FINAL_ANSWER) {
                 printf("final_answer: %s\n", msg);
         } else {
-                printf("%s: %s\n", k, msg);
+                printf("%s: %s\n", e->kind, msg); /* as it came: a kind this anvilctl does not know too */
         }
 }
 
@@ -708,12 +712,12 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
         const struct task_view *v = ctx;
         if (in->type == PROTO_TASK_EVENT) {
                 const struct proto_task_event *e = &in->u.task_event;
-                if (!v->replay && strcmp(e->kind, "started") == 0)
+                if (!v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_STARTED)
                         arm_cancel(fd, e->task_id);
                 if (!v->json)
                         print_task_event(e, v->verbose);
                 fflush(stdout);
-                if (v->replay && strcmp(e->kind, "trace_end") == 0) {
+                if (v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_TRACE_END) {
                         *rc = 0;
                         return 0;
                 }

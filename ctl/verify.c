@@ -29,6 +29,7 @@
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/lines.h"
+#include "proto/names.h"
 
 /* ---- output ---- */
 
@@ -53,21 +54,22 @@ bool vfy_fail(struct vfy *v, const char *fmt, ...)
         return false;
 }
 
-const struct proto_event *vfy_event(const struct proto_run_result *r, const char *layer, const char *kind)
+const struct proto_event *vfy_event(const struct proto_run_result *r, enum proto_layer layer, enum proto_event_kind kind)
 {
         const struct proto_event *e = r->events.items;
         for (size_t i = 0; i < r->events.n; i++)
-                if ((!layer || strcmp(e[i].layer, layer) == 0) && (!kind || strcmp(e[i].kind, kind) == 0))
+                if (proto_event_is(&e[i], layer, kind))
                         return &e[i];
         return NULL;
 }
 
-void vfy_say_events(const struct proto_run_result *r, const char *layer)
+void vfy_say_events(const struct proto_run_result *r, enum proto_layer layer)
 {
         const struct proto_event *e = r->events.items;
         for (size_t i = 0; i < r->events.n; i++) {
-                bool refusal = strcmp(e[i].kind, "blocked") == 0 || strcmp(e[i].kind, "refused") == 0;
-                if ((layer && strcmp(e[i].layer, layer) == 0) || (!layer && refusal))
+                enum proto_event_kind kind = proto_kind_from_name(e[i].kind);
+                bool refusal = kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_REFUSED;
+                if (layer != PROTO_LAYER_UNKNOWN ? proto_layer_from_name(e[i].layer) == layer : refusal)
                         vfy_say("  %s %s: %s", e[i].layer, e[i].kind, e[i].message ? e[i].message : "");
         }
 }
@@ -398,11 +400,11 @@ bool vfy_check_python_escapes(struct vfy *v)
                 struct vfy_run rq = { .source = canned[i].source, .wall_s = 5, .cpu_s = 2, .memory_mb = 256 };
                 if (vfy_run(v, &rq, &r) < 0)
                         return false;
-                const struct proto_event *e = vfy_event(&r, "precheck", "blocked");
+                const struct proto_event *e = vfy_event(&r, PROTO_LAYER_PRECHECK, PROTO_KIND_BLOCKED);
                 if (!e)
-                        e = vfy_event(&r, "audit", "blocked");
+                        e = vfy_event(&r, PROTO_LAYER_AUDIT, PROTO_KIND_BLOCKED);
                 vfy_say("%s: %s; %s: %s", canned[i].name, r.status, e ? e->layer : "no refusal by the Python layers",
-                        e ? e->message : (vfy_event(&r, "runner", "layers_disabled") ? "they are off (layers_disabled)" : "-"));
+                        e ? e->message : (vfy_event(&r, PROTO_LAYER_RUNNER, PROTO_KIND_LAYERS_DISABLED) ? "they are off (layers_disabled)" : "-"));
                 if (!e)
                         ok = vfy_fail(v, "%s: not refused by the Python layers (status %s)", canned[i].name, r.status);
                 else if (r.out_text && strstr(r.out_text, canned[i].got_through))
@@ -495,7 +497,7 @@ static bool kernel_refused(struct vfy *v, const struct proto_run_result *r, cons
                 vfy_say("%s: refused (EROFS): namespaces: the jail's root is a read-only mount", name);
                 return true;
         }
-        if (layer && strcmp(layer, "landlock") == 0 && !explained_here(r) && strcmp(what, errno_name) == 0) {
+        if (proto_layer_from_name(layer) == PROTO_LAYER_LANDLOCK && !explained_here(r) && strcmp(what, errno_name) == 0) {
                 vfy_say("%s: refused (%s): landlock (not explained here: %s)", name, what,
                         vfy_mechanism(r, "kernel audit: ") ? vfy_mechanism(r, "kernel audit: ") : "no kernel audit line");
                 return true;
@@ -514,9 +516,9 @@ bool vfy_check_kernel_escapes(struct vfy *v)
         v->have_kernel_run = true;
         const struct proto_run_result *r = &v->kernel_run;
         vfy_say("run %s: %s; isolation: %s", r->run_id, r->status, r->isolation.tier);
-        const struct proto_event *py = vfy_event(r, "precheck", "blocked");
+        const struct proto_event *py = vfy_event(r, PROTO_LAYER_PRECHECK, PROTO_KIND_BLOCKED);
         if (!py)
-                py = vfy_event(r, "audit", "blocked");
+                py = vfy_event(r, PROTO_LAYER_AUDIT, PROTO_KIND_BLOCKED);
         if (py)
                 return vfy_fail(v, "the Python layers saw it (%s: %s): this check shows nothing of the kernel's", py->layer,
                                 py->message);

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "proto/names.h"
 #include "proto/proto.h"
 
 /* argv[0] is "verify". Exit status: 0 when every check passed, 1 when one failed, 2 for a
@@ -59,10 +60,11 @@ bool vfy_fail(struct vfy *v, const char *fmt, ...) __attribute__((format(printf,
 
 /* The result's events, as the checks look for them: the first of layer (NULL: any) and kind
  * (NULL: any), after index from (0 for all); NULL if none. */
-const struct proto_event *vfy_event(const struct proto_run_result *r, const char *layer, const char *kind);
+const struct proto_event *vfy_event(const struct proto_run_result *r, enum proto_layer layer, enum proto_event_kind kind);
 bool vfy_has_line(const char *text, const char *line);       /* text has this line, whole */
 const char *vfy_mechanism(const struct proto_run_result *r, const char *prefix); /* isolation.mechanisms */
-void vfy_say_events(const struct proto_run_result *r, const char *layer); /* each of layer (NULL: refusals) */
+/* each of layer (PROTO_LAYER_UNKNOWN: each refusal) */
+void vfy_say_events(const struct proto_run_result *r, enum proto_layer layer);
 
 /* The checks (ctl/verify.c, ctl/verify_checks.c, ctl/verify_secrets.c). */
 bool vfy_check_tasks(struct vfy *v);

@@ -18,6 +18,7 @@
 #include "ctl/verify.h"
 #include "lib/cleanup.h"
 #include "policy/reasons.h"
+#include "proto/names.h"
 
 /* The last line the tool printed, into buf. */
 static const char *last_line(const char *text, char *buf, size_t size)
@@ -188,24 +189,24 @@ bool vfy_check_caps(struct vfy *v)
                         approved ? "and approved by the user" : "approved by no one (the tool asking for itself)");
                 say_strv("granted", &r.capabilities.granted);
                 say_strv("denied", &r.capabilities.denied);
-                vfy_say_events(&r, "policy");
+                vfy_say_events(&r, PROTO_LAYER_POLICY);
                 /* At the operation: the audit hook's refusal (SandboxBlocked, its message), or,
                  * with the Python layers off, seccomp's (EPERM), both events of the run. */
-                const struct proto_event *at = vfy_event(&r, "audit", "blocked");
+                const struct proto_event *at = vfy_event(&r, PROTO_LAYER_AUDIT, PROTO_KIND_BLOCKED);
                 const char *seen = at ? "SandboxBlocked" : "PermissionError";
-                if (!at && (at = vfy_event(&r, "seccomp", "blocked")) && !strstr(at->message, "socket("))
+                if (!at && (at = vfy_event(&r, PROTO_LAYER_SECCOMP, PROTO_KIND_BLOCKED)) && !strstr(at->message, "socket("))
                         at = NULL;
                 vfy_say("  at the operation: %s%s%s", at ? at->layer : "no refusal", at ? ": " : "", at ? at->message : "");
                 if (r.capabilities.granted.n)
                         ok = vfy_fail(v, "granted: %s", r.capabilities.granted.items[0]);
                 else if (r.capabilities.denied.n != 2)
                         ok = vfy_fail(v, "%zu capabilities denied of the 2 requested", r.capabilities.denied.n);
-                else if (!vfy_event(&r, "policy", "capability_denied"))
+                else if (!vfy_event(&r, PROTO_LAYER_POLICY, PROTO_KIND_CAPABILITY_DENIED))
                         ok = vfy_fail(v, "no capability_denied event on the record");
                 else if (vfy_has_line(r.out_text, "connected"))
                         ok = vfy_fail(v, "the tool connected to the host's 127.0.0.1:%u", port);
                 else if (!at || !r.out_text || !strstr(r.out_text, seen) ||
-                         (strcmp(at->layer, "audit") == 0 && !strstr(r.out_text, at->message)))
+                         (proto_layer_from_name(at->layer) == PROTO_LAYER_AUDIT && !strstr(r.out_text, at->message)))
                         ok = vfy_fail(v, "the denial is not visible at the operation (stdout: %s)", r.out_text ? r.out_text : "");
                 vfy_run_free(&r);
         }
@@ -279,8 +280,8 @@ bool vfy_check_isolation(struct vfy *v)
          * off, whatever the tier says (the tier is only lowered to what holds). The cgroup and
          * kernel audit are settings (rootless has neither; check 8 says what audit off means). */
         for (size_t i = 0; i < p->mechanisms.n; i++)
-                if (m[i].available && !m[i].in_force && strcmp(m[i].name, "cgroup") != 0 &&
-                    strcmp(m[i].name, "kernel audit") != 0)
+                if (m[i].available && !m[i].in_force && proto_mech_from_name(m[i].name) != PROTO_MECH_CGROUP &&
+                    proto_mech_from_name(m[i].name) != PROTO_MECH_KERNEL_AUDIT)
                         ok = vfy_fail(v, "%s: this kernel offers it, and the probe did not see it hold: %s", m[i].name,
                                       m[i].evidence);
         /* An escaped write: a path the host lets anyone write, tried from a jail, then by
@@ -376,9 +377,9 @@ bool vfy_check_explained(struct vfy *v)
         const struct proto_event *e = r->events.items;
         const struct proto_event *sec = NULL, *ll = NULL;
         for (size_t i = 0; i < r->events.n; i++) {
-                if (!sec && strcmp(e[i].layer, "seccomp") == 0 && e[i].message && strstr(e[i].message, "socket(AF_INET"))
+                if (!sec && proto_layer_from_name(e[i].layer) == PROTO_LAYER_SECCOMP && e[i].message && strstr(e[i].message, "socket(AF_INET"))
                         sec = &e[i];
-                if (!ll && strcmp(e[i].layer, "landlock") == 0 && e[i].message && strstr(e[i].message, "/etc/hostname"))
+                if (!ll && proto_layer_from_name(e[i].layer) == PROTO_LAYER_LANDLOCK && e[i].message && strstr(e[i].message, "/etc/hostname"))
                         ll = &e[i];
         }
         /* Control: the explanation is of a refusal the tool itself met (its errno). */

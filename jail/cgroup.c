@@ -373,7 +373,7 @@ static int refuse(struct anvil_err *err, const char *fmt, ...)
         va_start(ap, fmt);
         vsnprintf(ev, sizeof(ev), fmt, ap);
         va_end(ap);
-        return anvil_err_set(err, EPERM, "%s", pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "cgroup", ev));
+        return anvil_err_set(err, EPERM, "%s", POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, "cgroup", ev));
 }
 
 int jail_cgroup_verify(struct jail_cgroup *cg, pid_t pid, char *mechanism, size_t size, struct anvil_err *err)

@@ -20,7 +20,7 @@ static int refuse(struct anvil_err *err, const char *layer, const char *evidence
 {
         char buf[256];
         return anvil_err_set(err, EPERM, "%s",
-                             pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, layer, evidence));
+                             POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, layer, evidence));
 }
 
 static int push(struct proto_strv *v, const char *s, struct anvil_err *err)

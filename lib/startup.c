@@ -21,17 +21,14 @@
 
 #define PROBE_FILE_BYTES 65536 /* the state probe's test file: a real write, not a mere create */
 
-static int say(char *msg, size_t size, int code, enum pol_startup m, ...)
-{
-        va_list ap;
-        va_start(ap, m);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        (void)vsnprintf(msg, size, pol_startup_format(m), ap);
-#pragma GCC diagnostic pop
-        va_end(ap);
-        return -code;
-}
+/* Formats start-up message POL_STARTUP_ID into msg (checked by the compiler, reasons.h) and is
+ * -code, code taken before the message is formatted. */
+#define SAY(msg, size, code, ID, ...)                                                           \
+        ({                                                                                      \
+                int say_code_ = (code);                                                         \
+                (void)POL_STARTUP_MSG(msg, size, ID, ##__VA_ARGS__);                            \
+                -say_code_;                                                                     \
+        })
 
 /* The directory of path ("." for a bare name), in dir. */
 static void parent_of(const char *path, char *dir, size_t size)
@@ -86,44 +83,44 @@ int startup_socket_check(const char *opt, const char *path, char *msg, size_t si
          * missing directory would read "permission denied": it is looked at first, here. */
         if (stat(dir, &st) < 0) {
                 if (why_no_dir(dir, bad, sizeof(bad)) == ENOTDIR)
-                        return say(msg, size, ENOTDIR, POL_STARTUP_SOCK_DIR_NOT_DIR, opt, path, bad);
-                return say(msg, size, ENOENT, POL_STARTUP_SOCK_DIR_MISSING, opt, path, dir, dir);
+                        return SAY(msg, size, ENOTDIR, SOCK_DIR_NOT_DIR, opt, path, bad);
+                return SAY(msg, size, ENOENT, SOCK_DIR_MISSING, opt, path, dir, dir);
         }
         if (!S_ISDIR(st.st_mode))
-                return say(msg, size, ENOTDIR, POL_STARTUP_SOCK_DIR_NOT_DIR, opt, path, dir);
+                return SAY(msg, size, ENOTDIR, SOCK_DIR_NOT_DIR, opt, path, dir);
         /* With the effective ids and capabilities: EROFS for anyone, EACCES for a user. */
         if (faccessat(AT_FDCWD, dir, W_OK | X_OK, AT_EACCESS) < 0)
-                return say(msg, size, errno, POL_STARTUP_SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
+                return SAY(msg, size, errno, SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
                            strerror(errno));
         if (lstat(path, &st) < 0) {
                 if (errno == ENOENT)
                         return 0;
-                return say(msg, size, errno, POL_STARTUP_SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
+                return SAY(msg, size, errno, SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
                            strerror(errno));
         }
         if (!S_ISSOCK(st.st_mode))
-                return say(msg, size, EEXIST, POL_STARTUP_SOCK_NOT_SOCKET, opt, path, file_kind(st.st_mode));
+                return SAY(msg, size, EEXIST, SOCK_NOT_SOCKET, opt, path, file_kind(st.st_mode));
         /* A socket is stale only if nobody answers on it: never take a live daemon's. */
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", path);
         _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
-                return say(msg, size, errno, POL_STARTUP_SOCK_UNCHECKABLE, opt, path, strerror(errno));
+                return SAY(msg, size, errno, SOCK_UNCHECKABLE, opt, path, strerror(errno));
         if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
                 struct ucred cred = { .pid = 0 };
                 socklen_t len = sizeof(cred);
                 if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0 || cred.pid <= 0)
-                        return say(msg, size, EADDRINUSE, POL_STARTUP_SOCK_IN_USE_BUSY, opt, path);
-                return say(msg, size, EADDRINUSE, POL_STARTUP_SOCK_IN_USE, opt, path, (int)cred.pid);
+                        return SAY(msg, size, EADDRINUSE, SOCK_IN_USE_BUSY, opt, path);
+                return SAY(msg, size, EADDRINUSE, SOCK_IN_USE, opt, path, (int)cred.pid);
         }
         if (errno == EAGAIN) /* a listener whose backlog is full: alive */
-                return say(msg, size, EADDRINUSE, POL_STARTUP_SOCK_IN_USE_BUSY, opt, path);
+                return SAY(msg, size, EADDRINUSE, SOCK_IN_USE_BUSY, opt, path);
         if (errno != ECONNREFUSED)
-                return say(msg, size, errno, POL_STARTUP_SOCK_UNCHECKABLE, opt, path, strerror(errno));
+                return SAY(msg, size, errno, SOCK_UNCHECKABLE, opt, path, strerror(errno));
         if (unlink(path) < 0 && errno != ENOENT)
-                return say(msg, size, errno, POL_STARTUP_SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
+                return SAY(msg, size, errno, SOCK_DIR_NOT_WRITABLE, opt, path, (unsigned)geteuid(), dir,
                            strerror(errno));
-        (void)say(msg, size, 0, POL_STARTUP_SOCK_STALE_REMOVED, opt, path);
+        (void)SAY(msg, size, 0, SOCK_STALE_REMOVED, opt, path);
         return 1;
 }
 
@@ -133,11 +130,11 @@ static int state_write_error(const char *dir, const char *what, int e, unsigned 
 {
         struct statvfs sv;
         if (e == EROFS)
-                return say(msg, size, e, POL_STARTUP_STATE_READ_ONLY, dir);
+                return SAY(msg, size, e, STATE_READ_ONLY, dir);
         if ((e == ENOSPC || e == EDQUOT) && statvfs(dir, &sv) == 0)
-                return say(msg, size, e, POL_STARTUP_STATE_FULL, dir, (unsigned long long)sv.f_bavail * sv.f_frsize,
+                return SAY(msg, size, e, STATE_FULL, dir, (unsigned long long)sv.f_bavail * sv.f_frsize,
                            (unsigned long long)sv.f_favail, need);
-        return say(msg, size, e, POL_STARTUP_STATE_NOT_WRITABLE, dir, (unsigned)geteuid(), what, strerror(e));
+        return SAY(msg, size, e, STATE_NOT_WRITABLE, dir, (unsigned)geteuid(), what, strerror(e));
 }
 
 /* The probe proper, in the test entry `name` below dirfd (removed by the caller). */
@@ -165,18 +162,18 @@ static int state_probe(const char *dir, int dirfd, const char *name, uid_t jail_
                  * is read back. */
                 struct stat st;
                 if (fchown(f, jail_uid, (gid_t)-1) < 0)
-                        return say(msg, size, errno, POL_STARTUP_STATE_NO_CHOWN, dir, (unsigned)jail_uid,
+                        return SAY(msg, size, errno, STATE_NO_CHOWN, dir, (unsigned)jail_uid,
                                    strerror(errno));
                 if (fstat(f, &st) < 0 || st.st_uid != jail_uid)
-                        return say(msg, size, EPERM, POL_STARTUP_STATE_NO_CHOWN, dir, (unsigned)jail_uid,
+                        return SAY(msg, size, EPERM, STATE_NO_CHOWN, dir, (unsigned)jail_uid,
                                    "the owner did not change");
         }
         if (exec && (fchmod(f, 0755) < 0 || faccessat(d, "f", X_OK, AT_EACCESS) < 0))
-                return say(msg, size, EACCES, POL_STARTUP_STATE_NOEXEC, dir, dir);
+                return SAY(msg, size, EACCES, STATE_NOEXEC, dir, dir);
         /* A filesystem with room for the probe and not for what start-up writes. */
         struct statvfs sv;
         if (statvfs(dir, &sv) == 0 && (unsigned long long)sv.f_bavail * sv.f_frsize < need)
-                return say(msg, size, ENOSPC, POL_STARTUP_STATE_FULL, dir,
+                return SAY(msg, size, ENOSPC, STATE_FULL, dir,
                            (unsigned long long)sv.f_bavail * sv.f_frsize, (unsigned long long)sv.f_favail, need);
         return 0;
 }
@@ -192,15 +189,15 @@ int startup_state_check(const char *dir, mode_t mode, uid_t jail_uid, bool exec,
                         return state_write_error(dir, "stat", errno, need, msg, size);
                 parent_of(dir, parent, sizeof(parent));
                 if (why_no_dir(dir, bad, sizeof(bad)) == ENOTDIR)
-                        return say(msg, size, ENOTDIR, POL_STARTUP_STATE_NOT_DIR, dir, bad);
+                        return SAY(msg, size, ENOTDIR, STATE_NOT_DIR, dir, bad);
                 if (stat(parent, &st) < 0)
-                        return say(msg, size, ENOENT, POL_STARTUP_STATE_PARENT_MISSING, dir, parent, parent);
+                        return SAY(msg, size, ENOENT, STATE_PARENT_MISSING, dir, parent, parent);
                 if (mkdir(dir, mode) < 0)
                         return state_write_error(dir, "mkdir", errno, need, msg, size);
                 made = true;
                 (void)chmod(dir, mode); /* exactly mode, whatever the umask; the daemon re-checks */
         } else if (!S_ISDIR(st.st_mode))
-                return say(msg, size, ENOTDIR, POL_STARTUP_STATE_NOT_DIR, dir, dir);
+                return SAY(msg, size, ENOTDIR, STATE_NOT_DIR, dir, dir);
         int r;
         char name[64];
         snprintf(name, sizeof(name), ".anvil-start-check.%d", (int)getpid());
@@ -225,22 +222,21 @@ int startup_program_check(const char *what, const char *path, int found, const c
 {
         struct stat st;
         if (found < 0 && found != -EACCES)
-                return say(msg, size, -found, POL_STARTUP_PROGRAM_MISSING, what, path, strerror(-found), hint);
+                return SAY(msg, size, -found, PROGRAM_MISSING, what, path, strerror(-found), hint);
         if (stat(path, &st) < 0)
-                return say(msg, size, errno, POL_STARTUP_PROGRAM_MISSING, what, path, strerror(errno), hint);
+                return SAY(msg, size, errno, PROGRAM_MISSING, what, path, strerror(errno), hint);
         if (found < 0 || !S_ISREG(st.st_mode) || faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) < 0)
-                return say(msg, size, EACCES, POL_STARTUP_PROGRAM_NOT_EXECUTABLE, what, path, hint);
+                return SAY(msg, size, EACCES, PROGRAM_NOT_EXECUTABLE, what, path, hint);
         return 0;
 }
 
 char *startup_supervisor_unreachable(char *buf, size_t size, const char *path, int e)
 {
-        char hint[256];
         enum pol_reason h = e == ENOENT ? POL_SUP_HINT_MISSING
                             : e == ECONNREFUSED ? POL_SUP_HINT_REFUSED
                             : e == EACCES || e == EPERM ? POL_SUP_HINT_DENIED
                                                         : POL_SUP_HINT_OTHER;
-        return pol_reason(buf, size, POL_SUPERVISOR_UNREACHABLE, path, strerror(e), pol_reason(hint, sizeof(hint), h));
+        return POL_REASON(buf, size, SUPERVISOR_UNREACHABLE, path, strerror(e), pol_reason_format(h));
 }
 
 int startup_supervisor_check(const char *path, char *msg, size_t size)

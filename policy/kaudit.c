@@ -546,5 +546,5 @@ void pol_ka_explain(const struct pol_ka_record *rec, char *op, size_t op_size, e
                 break;
         }
         *why = explain[b].why;
-        pol_reason(msg, msg_size, POL_LANDLOCK_BLOCKED, op, pol_why_text(*why));
+        POL_REASON(msg, msg_size, LANDLOCK_BLOCKED, op, pol_why_text(*why));
 }

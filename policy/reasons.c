@@ -14,20 +14,11 @@ const char *pol_reason_format(enum pol_reason r)
         return (unsigned)r < _POL_REASON_MAX ? formats[r] : "unknown reason";
 }
 
-char *pol_reason_v(char *buf, size_t size, enum pol_reason r, va_list ap)
-{
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        (void)vsnprintf(buf, size, pol_reason_format(r), ap);
-#pragma GCC diagnostic pop
-        return buf;
-}
-
-char *pol_reason(char *buf, size_t size, enum pol_reason r, ...)
+char *pol_format(char *buf, size_t size, const char *fmt, ...)
 {
         va_list ap;
-        va_start(ap, r);
-        (void)pol_reason_v(buf, size, r, ap);
+        va_start(ap, fmt);
+        (void)vsnprintf(buf, size, fmt, ap);
         va_end(ap);
         return buf;
 }
@@ -53,16 +44,4 @@ static const char *const startup_formats[_POL_STARTUP_MAX] = {
 const char *pol_startup_format(enum pol_startup m)
 {
         return (unsigned)m < _POL_STARTUP_MAX ? startup_formats[m] : "unknown start-up message";
-}
-
-char *pol_startup(char *buf, size_t size, enum pol_startup m, ...)
-{
-        va_list ap;
-        va_start(ap, m);
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wformat-nonliteral"
-        (void)vsnprintf(buf, size, pol_startup_format(m), ap);
-#pragma GCC diagnostic pop
-        va_end(ap);
-        return buf;
 }

@@ -312,11 +312,41 @@ enum pol_reason {
         _POL_REASON_MAX
 };
 
-/* The format of a reason, for the catalog test and for callers that format it. */
+/* The format of a reason: for the catalog test, and for a reason of no argument compared or
+ * shown as it is. A reason with arguments is formatted by POL_REASON alone (below). */
 const char *pol_reason_format(enum pol_reason r);
 
-/* Formats reason r into buf. Returns buf. */
-char *pol_reason(char *buf, size_t size, enum pol_reason r, ...);
+/* ---- formatting, checked by the compiler ----
+ * POL_REASON(buf, size, ID, args...) formats reason POL_ID into buf (cut to size, terminated)
+ * and is buf. Its format reaches pol_format as a string literal, so -Wformat checks every
+ * argument against it, and -Werror=format (the Makefile) makes a wrong type a compile error
+ * (tests/e2e/t_catalog_checked.sh shows both ways). The id is a token, never a value: an id
+ * chosen at run time is a branch of two calls, each checked.
+ *
+ * How an id becomes its literal without a #define per id (a macro cannot make one): the list
+ * expands to a chain __builtin_choose_expr(want == POL_A, "A's format",
+ * __builtin_choose_expr(want == POL_B, ..., "")), whose conditions are constants: the
+ * compiler keeps the one literal chosen and checks the call against it. `want` is an enum
+ * constant the statement expression around the call declares (POL_WITH_ID). */
+#define POL__PICK_REASON(id, fmt) __builtin_choose_expr(pol__want == (int)POL_##id, fmt,
+#define POL__PICK_STARTUP(id, fmt) __builtin_choose_expr(pol__want == (int)POL_STARTUP_##id, fmt,
+#define POL__PICK_AGENT(id, fmt) __builtin_choose_expr(pol__want == (int)POL_AGENT_##id, fmt,
+#define POL__PICK_END(id, fmt) )
+/* The format literals, valid inside POL_WITH_ID only. */
+#define POL_REASON_FMT POL_REASONS(POL__PICK_REASON) "" POL_REASONS(POL__PICK_END)
+#define POL_STARTUP_FMT POL_STARTUP(POL__PICK_STARTUP) "" POL_STARTUP(POL__PICK_END)
+#define POL_AGENT_FMT POL_AGENT_TEXTS(POL__PICK_AGENT) "" POL_AGENT_TEXTS(POL__PICK_END)
+/* EXPR, with `pol__want` the constant VALUE; its value is EXPR's. */
+#define POL_WITH_ID(VALUE, ...)                                                                 \
+        ({                                                                                      \
+                enum { pol__want = (int)(VALUE) };                                              \
+                __VA_ARGS__;                                                                    \
+        })
+
+/* snprintf into buf, cut to size and terminated; returns buf. */
+__attribute__((format(printf, 3, 4))) char *pol_format(char *buf, size_t size, const char *fmt, ...);
+
+#define POL_REASON(buf, size, ID, ...) POL_WITH_ID(POL_##ID, pol_format((buf), (size), POL_REASON_FMT, ##__VA_ARGS__))
 
 /* ---- the agent (broker/reply.c, DESIGN §8): every fixed sentence the model is shown ----
  * A list of its own beside POL_REASONS and POL_WHYS, asserted verbatim by test_policy.c like
@@ -533,7 +563,6 @@ enum pol_startup {
 
 const char *pol_startup_format(enum pol_startup m);
 
-/* Formats start-up message m into buf (cut to size, terminated). Returns buf. */
-char *pol_startup(char *buf, size_t size, enum pol_startup m, ...);
-
-char *pol_reason_v(char *buf, size_t size, enum pol_reason r, va_list ap);
+/* Formats start-up message POL_STARTUP_ID into buf, checked like POL_REASON. Is buf. */
+#define POL_STARTUP_MSG(buf, size, ID, ...)                                                     \
+        POL_WITH_ID(POL_STARTUP_##ID, pol_format((buf), (size), POL_STARTUP_FMT, ##__VA_ARGS__))

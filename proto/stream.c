@@ -60,13 +60,13 @@ bool proto_user_admit(struct proto_stream *s, struct proto_user *u, unsigned *n_
 {
         char msg[256];
         if (u->n_conns >= max_per_uid) {
-                pol_reason(msg, sizeof(msg), POL_CONN_UID_CAP, u->quota.uid, daemon, max_per_uid);
+                POL_REASON(msg, sizeof(msg), CONN_UID_CAP, u->quota.uid, daemon, max_per_uid);
                 log_warn("%s: refused, %u connections of its uid", s->name, u->n_conns);
                 proto_stream_fail(s, "busy", msg, NULL, NULL);
                 return false;
         }
         if (*n_admitted >= max) {
-                pol_reason(msg, sizeof(msg), POL_CONN_CAP, daemon, max);
+                POL_REASON(msg, sizeof(msg), CONN_CAP, daemon, max);
                 log_warn("%s: refused, %u clients connected", s->name, *n_admitted);
                 proto_stream_fail(s, "busy", msg, NULL, NULL);
                 return false;
@@ -211,7 +211,7 @@ static void on_timer(uv_timer_t *t)
                 return;
         }
         if (s->frame_t0_ms && b->frame_s) {
-                pol_reason(msg, sizeof(msg), POL_FRAME_TIMEOUT, b->frame_s, b->daemon);
+                POL_REASON(msg, sizeof(msg), FRAME_TIMEOUT, b->frame_s, b->daemon);
                 log_warn("%s: %zu bytes of a frame after %u s, closing", s->name,
                          s->reader.len - s->reader.pending, b->frame_s);
                 proto_stream_fail(s, "bad_frame", msg, NULL, NULL);
@@ -223,7 +223,7 @@ static void on_timer(uv_timer_t *t)
                 stream_arm(s);
                 return;
         }
-        pol_reason(msg, sizeof(msg), POL_CONN_IDLE, b->idle_s, b->daemon);
+        POL_REASON(msg, sizeof(msg), CONN_IDLE, b->idle_s, b->daemon);
         log_info("%s: idle for %u s, closing", s->name, b->idle_s);
         proto_stream_fail(s, "busy", msg, NULL, NULL);
 }
@@ -268,7 +268,7 @@ static bool may_queue(struct proto_stream *s, size_t len)
         if (!q->unread_max || q->unread == 0 || q->unread + len <= q->unread_max)
                 return true;
         char msg[512];
-        pol_reason(msg, sizeof(msg), POL_UNREAD_UID_CAP, q->uid, (unsigned long long)q->unread,
+        POL_REASON(msg, sizeof(msg), UNREAD_UID_CAP, q->uid, (unsigned long long)q->unread,
                    s->bounds ? s->bounds->daemon : "server", (unsigned long long)q->unread_max);
         log_warn("%s: %zu bytes unread on this connection, %zu for its uid: closing", s->name, queued, q->unread);
         proto_stream_fail(s, "busy", msg, NULL, NULL);
@@ -385,7 +385,7 @@ static bool may_buffer(struct proto_stream *s, size_t nread)
         if (!q || !q->partial_max || q->partial + nread <= q->partial_max)
                 return true;
         char msg[512];
-        pol_reason(msg, sizeof(msg), POL_PARTIAL_UID_CAP, q->uid, s->bounds ? s->bounds->daemon : "server",
+        POL_REASON(msg, sizeof(msg), PARTIAL_UID_CAP, q->uid, s->bounds ? s->bounds->daemon : "server",
                    (unsigned long long)(q->partial + nread), (unsigned long long)q->partial_max);
         log_warn("%s: %zu bytes of unfinished frames for its uid, closing", s->name, q->partial);
         proto_stream_fail(s, "busy", msg, NULL, NULL);

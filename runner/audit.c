@@ -189,7 +189,7 @@ static enum pol_why path_verdict(struct runner *r, const char *path, enum pol_ac
 static int refuse(struct runner *r, const char *op, enum pol_why why)
 {
         char msg[PATH_MAX * 2 + 256];
-        pol_reason(msg, sizeof(msg), POL_RUNTIME_BLOCKED, op, pol_why_text(why));
+        POL_REASON(msg, sizeof(msg), RUNTIME_BLOCKED, op, pol_why_text(why));
         if (r->refusals_recorded < RUNTIME_EVENTS_MAX) {
                 r->refusals_recorded++;
                 runner_event(r, "audit", "blocked", op, pol_why_text(why), msg, tool_line(), 0, NULL);
@@ -551,6 +551,6 @@ void audit_finish(struct runner *r)
         if (!r->refusals_dropped)
                 return;
         char msg[160];
-        pol_reason(msg, sizeof(msg), POL_RUNTIME_DROPPED, r->refusals_dropped, (unsigned)RUNTIME_EVENTS_MAX);
+        POL_REASON(msg, sizeof(msg), RUNTIME_DROPPED, r->refusals_dropped, (unsigned)RUNTIME_EVENTS_MAX);
         runner_event(r, "audit", "dropped", NULL, NULL, msg, 0, 0, NULL);
 }

@@ -409,7 +409,7 @@ static bool landlock_refused(const struct proto_run_spec *spec)
         char evidence[160], msg[256];
         if (spec->landlock_abi == 0 || jail_landlock_verify((int)spec->landlock_abi, evidence, sizeof(evidence)) == 0)
                 return false;
-        pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "landlock", evidence);
+        POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, "landlock", evidence);
         send_event("refused", "landlock", msg, 0, NULL);
         fprintf(stderr, "anvil-py: %s\n", msg);
         return true;
@@ -423,7 +423,7 @@ static int layers_in_force(const struct proto_run_spec *spec)
                 return -1;
         char seen[256], layer[32], evidence[300], msg[512];
         if (inforce_kernel_layers(spec, seen, sizeof(seen), layer, sizeof(layer), evidence, sizeof(evidence)) < 0) {
-                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, layer, evidence);
+                POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, layer, evidence);
                 send_event("refused", NULL, msg, 0, NULL);
                 return -1;
         }
@@ -432,7 +432,7 @@ static int layers_in_force(const struct proto_run_spec *spec)
                 snprintf(all, sizeof(all), "landlock ABI %u, %s", (unsigned)spec->landlock_abi, seen);
         else
                 snprintf(all, sizeof(all), "%s", seen);
-        send_event("in_force", NULL, pol_reason(msg, sizeof(msg), POL_LAYERS_IN_FORCE, all), 0, NULL);
+        send_event("in_force", NULL, POL_REASON(msg, sizeof(msg), LAYERS_IN_FORCE, all), 0, NULL);
         return 0;
 }
 

@@ -325,7 +325,7 @@ static void report(struct pc *pc, PyObject *node, const char *op, enum pol_why w
 static void finding(struct pc *pc, PyObject *node, const char *op, enum pol_why why)
 {
         char msg[PATH_MAX + 128];
-        pol_reason(msg, sizeof(msg), POL_PRECHECK_BLOCKED, op, pol_why_text(why));
+        POL_REASON(msg, sizeof(msg), PRECHECK_BLOCKED, op, pol_why_text(why));
         report(pc, node, op, why, msg);
 }
 
@@ -352,7 +352,10 @@ static void check_path(struct pc *pc, PyObject *node, const char *path, bool wri
                 return;
         char roots[512], msg[PATH_MAX + 640];
         pol_roots_display(&pc->r->roots, write, roots, sizeof(roots));
-        pol_reason(msg, sizeof(msg), write ? POL_PRECHECK_WRITE_PATH : POL_PRECHECK_READ_PATH, path, roots);
+        if (write)
+                POL_REASON(msg, sizeof(msg), PRECHECK_WRITE_PATH, path, roots);
+        else
+                POL_REASON(msg, sizeof(msg), PRECHECK_READ_PATH, path, roots);
         char op[PATH_MAX + 16];
         snprintf(op, sizeof(op), "%s path '%s'", write ? "write" : "read", path);
         report(pc, node, op, write ? POL_WHY_WRITE : POL_WHY_READ, msg);

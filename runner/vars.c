@@ -110,7 +110,7 @@ static PyObject *refuse_default(PyObject *self, PyObject *o)
         (void)self;
         char msg[160];
         not_json_obj = o;
-        PyErr_SetString(PyExc_TypeError, pol_reason(msg, sizeof(msg), POL_VARIABLE_HOLDS, type_name(o)));
+        PyErr_SetString(PyExc_TypeError, POL_REASON(msg, sizeof(msg), VARIABLE_HOLDS, type_name(o)));
         return NULL;
 }
 
@@ -149,7 +149,7 @@ static int encode_utf8(PyObject *v, PyObject **text, const char **utf8, Py_ssize
                 return 0;
         Py_CLEAR(*text);
         if (top) {
-                pol_reason(reason, size, POL_VARIABLE_NOT_JSON);
+                POL_REASON(reason, size, VARIABLE_NOT_JSON);
                 return -1;
         }
         /* The cause, without losing the exception: fetched, formatted, restored. */
@@ -163,7 +163,7 @@ static int encode_utf8(PyObject *v, PyObject **text, const char **utf8, Py_ssize
         char cause[CAUSE_MAX + 1];
         take_cause(cause, sizeof(cause));
         PyErr_Restore(type, value, tb);
-        pol_reason(reason, size, POL_VARIABLE_NOT_JSON_WHY, cause);
+        POL_REASON(reason, size, VARIABLE_NOT_JSON_WHY, cause);
         return -1;
 }
 
@@ -188,12 +188,12 @@ static PyObject *final_answer(PyObject *self, PyObject *value)
                 PyErr_Clear();
                 char tn[PROTO_NAME_MAX + 1];
                 snprintf(tn, sizeof(tn), "%s", type_name(value));
-                PyErr_SetString(PyExc_TypeError, pol_reason(msg, sizeof(msg), POL_FINAL_ANSWER_NOT_JSON, tn, reason));
+                PyErr_SetString(PyExc_TypeError, POL_REASON(msg, sizeof(msg), FINAL_ANSWER_NOT_JSON, tn, reason));
                 return NULL;
         }
         if ((size_t)len > PROTO_FINAL_ANSWER_MAX) {
                 Py_DECREF(text);
-                PyErr_SetString(PyExc_ValueError, pol_reason(msg, sizeof(msg), POL_FINAL_ANSWER_TOO_LARGE,
+                PyErr_SetString(PyExc_ValueError, POL_REASON(msg, sizeof(msg), FINAL_ANSWER_TOO_LARGE,
                                                              (unsigned long long)len,
                                                              (unsigned long long)PROTO_FINAL_ANSWER_MAX));
                 return NULL;
@@ -201,7 +201,7 @@ static PyObject *final_answer(PyObject *self, PyObject *value)
         struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
         m.u.runner_event.event.layer = "runner";
         m.u.runner_event.event.kind = "final_answer";
-        m.u.runner_event.event.message = pol_reason(msg, sizeof(msg), POL_FINAL_ANSWER, (unsigned long long)len);
+        m.u.runner_event.event.message = POL_REASON(msg, sizeof(msg), FINAL_ANSWER, (unsigned long long)len);
         m.u.runner_event.final_answer = (char *)utf8; /* valid UTF-8, no NUL (JSON escapes it) */
         runner_send(V, &m);
         Py_DECREF(text);
@@ -244,7 +244,7 @@ static PyObject *pairs_hook(PyObject *self, PyObject *pairs)
                                 char shown[100];
                                 PyErr_Clear();
                                 pol_var_show(ks ? ks : "?", ks ? (size_t)kn : 1, shown, sizeof(shown));
-                                pol_reason(refusal, sizeof(refusal), POL_VARIABLES_DUPLICATE, shown);
+                                POL_REASON(refusal, sizeof(refusal), VARIABLES_DUPLICATE, shown);
                                 PyErr_SetString(PyExc_ValueError, refusal);
                         }
                         Py_CLEAR(d);
@@ -267,8 +267,8 @@ static PyObject *constant_hook(PyObject *self, PyObject *name)
         const char *s = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : NULL;
         PyErr_Clear();
         char inner[64];
-        pol_reason(inner, sizeof(inner), POL_VARIABLES_CONSTANT, s ? s : "?");
-        pol_reason(refusal, sizeof(refusal), POL_VARIABLES_NOT_JSON, inner);
+        POL_REASON(inner, sizeof(inner), VARIABLES_CONSTANT, s ? s : "?");
+        POL_REASON(refusal, sizeof(refusal), VARIABLES_NOT_JSON, inner);
         PyErr_SetString(PyExc_ValueError, refusal);
         return NULL;
 }
@@ -328,16 +328,16 @@ static int bind_variables(const char *text, PyObject *globals, char *msg, size_t
                 } else {
                         char cause[CAUSE_MAX + 1];
                         take_cause(cause, sizeof(cause));
-                        pol_reason(msg, size, POL_VARIABLES_NOT_JSON, cause);
+                        POL_REASON(msg, size, VARIABLES_NOT_JSON, cause);
                 }
                 return -1;
         }
         if (!PyDict_Check(obj)) {
-                pol_reason(msg, size, POL_VARIABLES_NOT_OBJECT, json_kind(obj));
+                POL_REASON(msg, size, VARIABLES_NOT_OBJECT, json_kind(obj));
                 goto out;
         }
         if (PyDict_GET_SIZE(obj) > POL_VARIABLES_COUNT_MAX) {
-                pol_reason(msg, size, POL_VARIABLES_TOO_MANY, (unsigned long long)PyDict_GET_SIZE(obj),
+                POL_REASON(msg, size, VARIABLES_TOO_MANY, (unsigned long long)PyDict_GET_SIZE(obj),
                            (unsigned)POL_VARIABLES_COUNT_MAX);
                 goto out;
         }
@@ -350,14 +350,14 @@ static int bind_variables(const char *text, PyObject *globals, char *msg, size_t
                 if (why != POL_WHY_NONE) {
                         char shown[100];
                         pol_var_show(name, (size_t)len, shown, sizeof(shown));
-                        pol_reason(msg, size, POL_VARIABLES_BAD_NAME, shown, pol_why_text(why));
+                        POL_REASON(msg, size, VARIABLES_BAD_NAME, shown, pol_why_text(why));
                         goto out;
                 }
         }
         if (PyDict_Update(globals, obj) < 0) {
                 char cause[CAUSE_MAX + 1];
                 take_cause(cause, sizeof(cause));
-                pol_reason(msg, size, POL_VARIABLES_NOT_JSON, cause);
+                POL_REASON(msg, size, VARIABLES_NOT_JSON, cause);
                 goto out;
         }
         *bound = (unsigned long long)PyDict_GET_SIZE(obj);
@@ -429,7 +429,7 @@ int vars_bind(struct runner *r, const char *variables, char *msg, size_t size)
         if (bind_variables(variables, PyModule_GetDict(main_mod), msg, size, &bound) < 0)
                 return -1;
         char ev[128];
-        runner_event(r, "runner", "variables_bound", NULL, NULL, pol_reason(ev, sizeof(ev), POL_VARIABLES_BOUND, bound),
+        runner_event(r, "runner", "variables_bound", NULL, NULL, POL_REASON(ev, sizeof(ev), VARIABLES_BOUND, bound),
                      0, 0, NULL);
         return 0;
 }
@@ -515,13 +515,13 @@ static void judge(struct out *o, PyObject *k, PyObject *v)
                 return;
         }
         if (o->kept >= POL_VARIABLES_COUNT_MAX) {
-                drop(o, name, (size_t)len, v, pol_reason(reason, sizeof(reason), POL_VARIABLE_TOO_MANY,
+                drop(o, name, (size_t)len, v, POL_REASON(reason, sizeof(reason), VARIABLE_TOO_MANY,
                                                            (unsigned)POL_VARIABLES_COUNT_MAX));
                 return;
         }
         /* One byte for the closing brace is always kept free. */
         uint64_t room = PROTO_VARIABLES_MAX - 1 - o->len;
-        pol_reason(reason, sizeof(reason), POL_VARIABLE_TOO_LARGE, (unsigned long long)PROTO_VARIABLES_MAX);
+        POL_REASON(reason, sizeof(reason), VARIABLE_TOO_LARGE, (unsigned long long)PROTO_VARIABLES_MAX);
         if (pol_var_cost(o->kept, (size_t)len, 0) + min_json(v) > room) {
                 drop(o, name, (size_t)len, v, reason);
                 return;
@@ -536,7 +536,7 @@ static void judge(struct out *o, PyObject *k, PyObject *v)
         }
         if (pol_var_cost(o->kept, (size_t)len, (size_t)n) > room) {
                 drop(o, name, (size_t)len, v,
-                     pol_reason(reason, sizeof(reason), POL_VARIABLE_TOO_LARGE, (unsigned long long)PROTO_VARIABLES_MAX));
+                     POL_REASON(reason, sizeof(reason), VARIABLE_TOO_LARGE, (unsigned long long)PROTO_VARIABLES_MAX));
                 Py_DECREF(text);
                 return;
         }
@@ -604,7 +604,7 @@ void vars_collect(struct runner *r)
                 struct proto_msg m = { .type = PROTO_RUNNER_EVENT };
                 m.u.runner_event.event.layer = "runner";
                 m.u.runner_event.event.kind = "variables";
-                m.u.runner_event.event.message = pol_reason(msg, sizeof(msg), POL_VARIABLES_KEPT, o.kept,
+                m.u.runner_event.event.message = POL_REASON(msg, sizeof(msg), VARIABLES_KEPT, o.kept,
                                                             (unsigned long long)o.len, o.not_kept);
                 m.u.runner_event.variables = o.buf;
                 m.u.runner_event.variables_dropped = o.dropped;

@@ -54,6 +54,7 @@
 #include "lib/log.h"
 #include "policy/kaudit.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 #define KAUDIT_DRAIN_MS 1000
 #define KAUDIT_TICK_MS 20
@@ -160,7 +161,7 @@ static struct sup_run *run_by_domain(struct sup_kaudit *ka, uint64_t domain)
 static struct sup_run *run_by_creator(struct sup_kaudit *ka, const struct pol_ka_record *rec)
 {
         for (struct sup_run *r = ka->srv->runs; r; r = r->next)
-                if (r->ka.abi > 0 && r->ka.domain == 0 && r->verified && r->jp.pid == (pid_t)rec->pid &&
+                if (r->ka.abi > 0 && r->ka.domain == 0 && sup_run_reached(r, SUP_RUN_VERIFIED) && r->jp.pid == (pid_t)rec->pid &&
                     (uint64_t)r->jp.uid == rec->uid && rec->time_ms + 1000 >= r->ka.start_ms)
                         return r;
         return NULL;
@@ -290,11 +291,11 @@ static const char *unexplained(struct sup_kaudit *ka, struct sup_run *run, enum 
 const char *sup_kaudit_unexplained(struct sup_server *srv, char *buf, size_t size)
 {
         enum pol_reason fix;
-        char fix_text[320];
         const char *why = unexplained(srv->kaudit, NULL, &fix);
         if (!why)
                 return NULL;
-        return pol_reason(buf, size, POL_KAUDIT_NOT_EXPLAINED, why, pol_reason(fix_text, sizeof(fix_text), fix));
+        /* fix is a KAUDIT_FIX_, of no argument: its format is its text */
+        return POL_REASON(buf, size, KAUDIT_NOT_EXPLAINED, why, pol_reason_format(fix));
 }
 
 static const char *kaudit_status(struct sup_kaudit *ka, struct sup_run *run, const char *incomplete, char *buf,
@@ -303,10 +304,10 @@ static const char *kaudit_status(struct sup_kaudit *ka, struct sup_run *run, con
         enum pol_reason fix;
         const char *why = unexplained(ka, run, &fix);
         if (why)
-                return pol_reason(buf, size, POL_KAUDIT_OFF, why);
+                return POL_REASON(buf, size, KAUDIT_OFF, why);
         if (incomplete)
-                return pol_reason(buf, size, POL_KAUDIT_INCOMPLETE, incomplete);
-        return pol_reason(buf, size, POL_KAUDIT_ON);
+                return POL_REASON(buf, size, KAUDIT_INCOMPLETE, incomplete);
+        return POL_REASON(buf, size, KAUDIT_ON);
 }
 
 /* The run's records are all read (or will not be): its result may be made. */
@@ -314,7 +315,7 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
 {
         char why[160], msg[320];
         run->ka.drain = KAUDIT_DRAINED;
-        if (run->ka.abi <= 0 || !run->verified)
+        if (run->ka.abi <= 0 || !sup_run_reached(run, SUP_RUN_VERIFIED))
                 return; /* nothing to explain */
         struct audit_status st;
         if (!incomplete && ka && ka->reading && run->ka.audit_on) {
@@ -325,11 +326,11 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
                         snprintf(why, sizeof(why), "the kernel lost %u audit records during the run",
                                  st.lost - run->ka.lost_at_start);
                         incomplete = why;
-                } else if (!run->ka.probe_seen && run->ka.domain == 0 && run->exec_ok) {
+                } else if (!run->ka.probe_seen && run->ka.domain == 0 && sup_run_reached(run, SUP_RUN_EXECUTING)) {
                         bool started = false;
                         const struct proto_event *e = run->events.items;
                         for (size_t i = 0; i < run->events.n; i++)
-                                if (strcmp(e[i].layer, "runner") == 0 && strcmp(e[i].kind, "started") == 0)
+                                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_STARTED))
                                         started = true;
                         if (started)
                                 incomplete = "no record of the runner's own check was seen";
@@ -340,14 +341,14 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
         enum pol_reason fix;
         const char *off = unexplained(ka, run, &fix);
         if (off) {
-                char fix_text[320], note[640];
+                char note[640];
                 sup_run_event(run, "supervisor", "not_explained", NULL, NULL,
-                              pol_reason(note, sizeof(note), POL_KAUDIT_NOT_EXPLAINED, off,
-                                         pol_reason(fix_text, sizeof(fix_text), fix)));
+                              POL_REASON(note, sizeof(note), KAUDIT_NOT_EXPLAINED, off,
+                                         pol_reason_format(fix) /* a KAUDIT_FIX_: no argument */));
         }
         if (run->ka.dropped)
                 sup_run_event(run, "landlock", "dropped", NULL, NULL,
-                              pol_reason(msg, sizeof(msg), POL_LANDLOCK_DROPPED, (unsigned long long)run->ka.dropped,
+                              POL_REASON(msg, sizeof(msg), LANDLOCK_DROPPED, (unsigned long long)run->ka.dropped,
                                          (unsigned)KAUDIT_EVENTS_MAX));
 }
 
@@ -384,7 +385,7 @@ bool sup_kaudit_drained(struct sup_run *run)
                 return true;
         if (run->ka.drain == KAUDIT_DRAINING)
                 return false;
-        if (!ka || !ka->reading || ka->stopping || run->ka.abi <= 0 || !run->verified || !run->ka.audit_on ||
+        if (!ka || !ka->reading || ka->stopping || run->ka.abi <= 0 || !sup_run_reached(run, SUP_RUN_VERIFIED) || !run->ka.audit_on ||
             !ka->log_denials) {
                 drain_done(ka, run, NULL);
                 return true;
@@ -434,23 +435,23 @@ int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err)
         char buf[256], text[128];
         if (!run->ka.reported)
                 return anvil_err_set(err, EPERM, "%s",
-                                     pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock",
+                                     POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock",
                                                 "the jail's child reported nothing about it"));
         if (run->ka.abi == 0) {
                 /* The child said why: no Landlock in this kernel, or a test build told it not to
                  * (the runner, told to expect it, then refuses the run). Never claimed. */
                 if (want > 0 && !srv->jail.test_skip_landlock && !run->opts.done /* the probe finds out */)
                         return anvil_err_set(err, EPERM, "%s",
-                                             pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock",
+                                             POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock",
                                                         run->ka.text));
                 sup_run_event(run, "supervisor", "landlock_absent", NULL, NULL,
-                              pol_reason(buf, sizeof(buf), POL_LANDLOCK_ABSENT, run->ka.text));
+                              POL_REASON(buf, sizeof(buf), LANDLOCK_ABSENT, run->ka.text));
                 return 0;
         }
         if (run->ka.abi != want) {
                 snprintf(text, sizeof(text), "the jail applied ABI %d, the kernel reports %d", run->ka.abi, want);
                 return anvil_err_set(err, EPERM, "%s",
-                                     pol_reason(buf, sizeof(buf), POL_REFUSED_NOT_IN_FORCE, "landlock", text));
+                                     POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock", text));
         }
         jail_landlock_describe(run->ka.abi, text, sizeof(text));
         if (proto_strv_push(&run->mechanisms, text) < 0)
@@ -568,9 +569,9 @@ done:
         srv->jail.landlock_log = ka->log_denials;
         char note[640];
         if (ka->reading && st.enabled && ka->log_denials)
-                log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_ON));
+                log_info("%s", POL_REASON(msg, sizeof(msg), KAUDIT_ON));
         else {
-                log_info("%s", pol_reason(msg, sizeof(msg), POL_KAUDIT_OFF,
+                log_info("%s", POL_REASON(msg, sizeof(msg), KAUDIT_OFF,
                                           !ka->log_denials ? "the kernel's audit fails by panicking"
                                           : ka->why_not[0] ? ka->why_not
                                                            : "audit is disabled in the kernel"));

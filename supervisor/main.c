@@ -242,9 +242,9 @@ static int check_startup(struct sup_server *srv, int found_runner, int found_ini
 {
         char msg[STARTUP_MSG_MAX], hint[160];
         if (startup_program_check("the runner anvil-py", srv->cfg.runner_path, found_runner,
-                                  pol_startup(hint, sizeof(hint), POL_STARTUP_PROGRAM_HINT_RUNNER), msg, sizeof(msg)) < 0 ||
+                                  POL_STARTUP_MSG(hint, sizeof(hint), PROGRAM_HINT_RUNNER), msg, sizeof(msg)) < 0 ||
             startup_program_check("the jail's pid 1 anvil-init", init_path, found_init,
-                                  pol_startup(hint, sizeof(hint), POL_STARTUP_PROGRAM_HINT_INIT), msg, sizeof(msg)) < 0) {
+                                  POL_STARTUP_MSG(hint, sizeof(hint), PROGRAM_HINT_INIT), msg, sizeof(msg)) < 0) {
                 log_error("%s", msg);
                 return -1;
         }

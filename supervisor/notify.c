@@ -65,7 +65,7 @@ static void record(struct sup_run *run, const char *op, enum pol_why why)
         if (run->kernel_refusals++ >= KERNEL_EVENTS_MAX)
                 return;
         char msg[512];
-        pol_reason(msg, sizeof(msg), POL_KERNEL_BLOCKED, op, pol_why_text(why));
+        POL_REASON(msg, sizeof(msg), KERNEL_BLOCKED, op, pol_why_text(why));
         sup_run_event(run, "seccomp", "blocked", op, pol_why_text(why), msg);
 }
 
@@ -145,7 +145,7 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
         snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)run->jp.pid, (int)run->jp.pid);
         long runner = fd_read_small(path, buf, sizeof(buf), FD_READ_PREFIX, NULL) > 0 ? strtol(buf, NULL, 10) : -1;
         if (runner <= 0) {
-                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "seccomp", "the runner is not to be found");
+                POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, "seccomp", "the runner is not to be found");
                 return anvil_err_set(err, EPERM, "%s", msg);
         }
         snprintf(path, sizeof(path), "/proc/%ld/status", runner);
@@ -159,7 +159,7 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
         snprintf(evidence, sizeof(evidence), "the runner's /proc status: Seccomp %ld, Seccomp_filters %ld, NoNewPrivs %ld",
                  mode, filters, nnp);
         if (mode != 2 || filters < 1 || nnp != 1) {
-                pol_reason(msg, sizeof(msg), POL_REFUSED_NOT_IN_FORCE, "seccomp", evidence);
+                POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, "seccomp", evidence);
                 return anvil_err_set(err, EPERM, "%s", msg);
         }
         char mech[256];
@@ -169,7 +169,7 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
         /* On the record, with its time: the runner reads nothing of the request's before it
          * has our answer (R6), so every later event of its comes after this one. */
         sup_run_event(run, "supervisor", "seccomp_verified", NULL, NULL,
-                      pol_reason(msg, sizeof(msg), POL_SECCOMP_VERIFIED, evidence));
+                      POL_REASON(msg, sizeof(msg), SECCOMP_VERIFIED, evidence));
         return 0;
 }
 
@@ -186,7 +186,7 @@ void sup_notify_finish(struct sup_run *run)
         sup_notify_stop(run);
         if (run->kernel_refusals > KERNEL_EVENTS_MAX) {
                 char msg[160];
-                pol_reason(msg, sizeof(msg), POL_KERNEL_DROPPED,
+                POL_REASON(msg, sizeof(msg), KERNEL_DROPPED,
                            (unsigned long long)(run->kernel_refusals - KERNEL_EVENTS_MAX), (unsigned)KERNEL_EVENTS_MAX);
                 sup_run_event(run, "seccomp", "dropped", NULL, NULL, msg);
         }

@@ -36,6 +36,7 @@
 #include "lib/fd.h"
 #include "lib/log.h"
 #include "supervisor/supervisor.h"
+#include "proto/names.h"
 
 #define PROBE_WAITERS 32
 
@@ -209,9 +210,9 @@ static void listener_close(struct sup_probe *p)
 
 /* ---- evaluating ---- */
 
-static void mechanism(struct sup_probe *p, const char *name, bool available, bool probed, bool in_force,
+static void mechanism(struct sup_probe *p, enum proto_mech name, bool available, bool probed, bool in_force,
                       const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void mechanism(struct sup_probe *p, const char *name, bool available, bool probed, bool in_force,
+static void mechanism(struct sup_probe *p, enum proto_mech name, bool available, bool probed, bool in_force,
                       const char *fmt, ...)
 {
         struct proto_mechanism *m = proto_array_push(&p->mechanisms, sizeof(*m));
@@ -222,27 +223,19 @@ static void mechanism(struct sup_probe *p, const char *name, bool available, boo
         va_start(ap, fmt);
         vsnprintf(ev, sizeof(ev), fmt, ap);
         va_end(ap);
-        m->name = strdup(name);
+        m->name = strdup(proto_mech_name(name));
         m->available = available;
         m->probed = probed;
         m->in_force = in_force;
         m->evidence = strdup(ev);
 }
 
-static bool has_mech(const struct proto_strv *v, const char *prefix)
+/* What the probe's jail reported in force (its isolation.mechanisms): the entry that begins
+ * with prefix ("landlock ABI" for "landlock ABI 6"), "" if none. */
+static const char *jail_reported(const struct proto_strv *v, const char *prefix)
 {
-        for (size_t i = 0; i < v->n; i++)
-                if (strncmp(v->items[i], prefix, strlen(prefix)) == 0)
-                        return true;
-        return false;
-}
-
-static const char *find_mech(const struct proto_strv *v, const char *prefix)
-{
-        for (size_t i = 0; i < v->n; i++)
-                if (strncmp(v->items[i], prefix, strlen(prefix)) == 0)
-                        return v->items[i];
-        return "";
+        const char *m = proto_mechanisms_find(v, prefix);
+        return m ? m : "";
 }
 
 static bool file_has(const char *path, const char *word)
@@ -272,67 +265,68 @@ static void evaluate(struct sup_probe *p)
         bool interp = strstr(p->jail_out, "PROBE {") != NULL;
         const struct proto_strv *jm = &p->jail_mechanisms;
 
-        mechanism(p, "interpreter", true, true, p->jail_ran && interp,
+        mechanism(p, PROTO_MECH_INTERPRETER, true, true, p->jail_ran && interp,
                   "%s", p->jail_ran ? (interp ? "the probe ran in a jail and reported" : "the probe ran but reported nothing")
                                     : p->jail_failure);
 
         long userns_max = file_long("/proc/sys/user/max_user_namespaces");
-        bool ns = has_mech(jm, "userns") && has_mech(jm, "mntns") && has_mech(jm, "pidns") && has_mech(jm, "netns") &&
-                  has_mech(jm, "ipcns") && has_mech(jm, "utsns");
+        bool ns = proto_mechanisms_find(jm, "userns") && proto_mechanisms_find(jm, "mntns") &&
+                  proto_mechanisms_find(jm, "pidns") && proto_mechanisms_find(jm, "netns") &&
+                  proto_mechanisms_find(jm, "ipcns") && proto_mechanisms_find(jm, "utsns");
         if (srv->cfg.direct)
-                mechanism(p, "namespaces", false, false, false, "no user namespace can be made here (%s): jails run on "
+                mechanism(p, PROTO_MECH_NAMESPACES, false, false, false, "no user namespace can be made here (%s): jails run on "
                           "the host's paths", srv->no_userns);
         else
-                mechanism(p, "namespaces", userns_max != 0, p->jail_ran, ns,
+                mechanism(p, PROTO_MECH_NAMESPACES, userns_max != 0, p->jail_ran, ns,
                           "%s", ns ? "user, mount, pid, net, ipc, uts and cgroup namespaces of the probe's jail read back "
                                      "from /proc, each differing from the supervisor's"
                                    : (p->jail_ran ? "the probe's jail did not show all of them" : p->jail_failure));
 
         bool sc_avail = file_has("/proc/sys/kernel/seccomp/actions_avail", "user_notif");
-        bool sc = has_mech(jm, "seccomp filter") && p->jail_seccomp[0] && strcmp(ic, "EPERM") == 0;
-        mechanism(p, "seccomp", sc_avail, p->jail_ran, sc, "%s%s%s", sc ? p->jail_seccomp : "", sc ? "; " : "",
-                  sc ? find_mech(jm, "seccomp filter")
+        bool sc = proto_mechanisms_find(jm, "seccomp filter") && p->jail_seccomp[0] && strcmp(ic, "EPERM") == 0;
+        mechanism(p, PROTO_MECH_SECCOMP, sc_avail, p->jail_ran, sc, "%s%s%s", sc ? p->jail_seccomp : "", sc ? "; " : "",
+                  sc ? jail_reported(jm, "seccomp filter")
                      : (!p->jail_ran ? p->jail_failure
-                                     : has_mech(jm, "seccomp filter") ? "the filter was loaded but refused nothing"
+                                     : proto_mechanisms_find(jm, "seccomp filter") ? "the filter was loaded but refused nothing"
                                                                       : "the probe's runner did not load the filter"));
 
         char iu[32], cu[32];
         probe_field(p->jail_out, "read_unlisted", iu, sizeof(iu));
         probe_field(p->control_out, "read_unlisted", cu, sizeof(cu));
         long ll_abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
-        bool ll = has_mech(jm, "landlock ABI") && strcmp(iu, "EACCES") == 0 && strcmp(cu, "EACCES") != 0;
+        bool ll = proto_mechanisms_find(jm, "landlock ABI") && strcmp(iu, "EACCES") == 0 && strcmp(cu, "EACCES") != 0;
         if (ll)
-                mechanism(p, "landlock", true, true, true,
+                mechanism(p, PROTO_MECH_LANDLOCK, true, true, true,
                           "in the jail a read of /etc/hostname (there, but not a read root) failed (EACCES)%s%s; "
                           "outside, the control's read %s; %s",
                           p->jail_landlock[0] ? ": " : "", p->jail_landlock, strcmp(cu, "ok") == 0 ? "succeeded" : cu,
-                          find_mech(jm, "landlock ABI"));
+                          jail_reported(jm, "landlock ABI"));
         else
-                mechanism(p, "landlock", ll_abi > 0, p->jail_ran, false, "%s%s%s",
+                mechanism(p, PROTO_MECH_LANDLOCK, ll_abi > 0, p->jail_ran, false, "%s%s%s",
                           ll_abi > 0 ? "the kernel offers it" : "this kernel has none (ABI 0)",
                           p->jail_ran ? "; in the jail a read of /etc/hostname: " : "", p->jail_ran ? (iu[0] ? iu : "no answer") : "");
 
         /* Not explained: why, and what would explain them (the setting, or the capability). */
         char unexpl[640];
         const char *off = sup_kaudit_unexplained(srv, unexpl, sizeof(unexpl));
-        mechanism(p, "kernel audit", access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0, "%s",
+        mechanism(p, PROTO_MECH_KERNEL_AUDIT, access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0, "%s",
                   p->jail_landlock[0] ? "the probe's Landlock denial was explained from the kernel's audit records"
                   : off ? off
                         : "Landlock's denials are refused but not explained: the probe's denial left no audit record");
-        bool cg = has_mech(jm, "cgroup v");
-        mechanism(p, "cgroup", srv->cg.mode != JAIL_CG_NONE, p->jail_ran, cg, "%s",
-                  cg ? find_mech(jm, "cgroup v") : srv->cg.description);
-        bool rl = has_mech(jm, "rlimits");
-        mechanism(p, "rlimits", true, p->jail_ran, rl, "%s", rl ? find_mech(jm, "rlimits") : "not seen in force");
+        bool cg = proto_mechanisms_find(jm, "cgroup v");
+        mechanism(p, PROTO_MECH_CGROUP, srv->cg.mode != JAIL_CG_NONE, p->jail_ran, cg, "%s",
+                  cg ? jail_reported(jm, "cgroup v") : srv->cg.description);
+        bool rl = proto_mechanisms_find(jm, "rlimits");
+        mechanism(p, PROTO_MECH_RLIMITS, true, p->jail_ran, rl, "%s", rl ? jail_reported(jm, "rlimits") : "not seen in force");
 
         bool net = p->jail_ran && strcmp(ic, "ok") != 0 && ic[0] && p->accepted_jail == 0;
-        mechanism(p, "network isolation", true, p->jail_ran && control_ok, net && control_ok,
+        mechanism(p, PROTO_MECH_NETWORK_ISOLATION, true, p->jail_ran && control_ok, net && control_ok,
                   "in the jail a connect to 127.0.0.1:%d failed (%s) and the listener counted %u connections; "
                   "outside, the control's connect %s (the listener counted %u)",
                   p->port, ic[0] ? ic : "no answer", p->accepted_jail, strcmp(cc, "ok") == 0 ? "succeeded" : cc,
                   p->accepted - p->accepted_jail);
         bool fs = p->jail_ran && iw[0] && strcmp(iw, "ok") != 0 && ir[0] && strcmp(ir, "ok") != 0;
-        mechanism(p, "filesystem isolation", true, p->jail_ran && control_ok, fs && control_ok,
+        mechanism(p, PROTO_MECH_FILESYSTEM_ISOLATION, true, p->jail_ran && control_ok, fs && control_ok,
                   "in the jail a write to %s failed (%s) and a read of the host's %s failed "
                   "(%s); outside, the control's write %s and read %s",
                   p->jail_target, iw[0] ? iw : "no answer", p->canary, ir[0] ? ir : "no answer", strcmp(cw, "ok") == 0 ? "succeeded" : cw,
@@ -403,11 +397,12 @@ static void jail_done(struct sup_server *srv, const struct proto_run_result *res
                 snprintf(p->jail_out, sizeof(p->jail_out), "%s", res->out_text ? res->out_text : "");
                 const struct proto_event *e = res->events.items;
                 for (size_t i = 0; i < res->events.n; i++) {
-                        if (strcmp(e[i].kind, "blocked") != 0 || !e[i].message)
+                        if (proto_kind_from_name(e[i].kind) != PROTO_KIND_BLOCKED || !e[i].message)
                                 continue;
-                        if (strcmp(e[i].layer, "seccomp") == 0 && !p->jail_seccomp[0])
+                        enum proto_layer layer = proto_layer_from_name(e[i].layer);
+                        if (layer == PROTO_LAYER_SECCOMP && !p->jail_seccomp[0])
                                 snprintf(p->jail_seccomp, sizeof(p->jail_seccomp), "%s", e[i].message);
-                        if (strcmp(e[i].layer, "landlock") == 0 && !p->jail_landlock[0])
+                        if (layer == PROTO_LAYER_LANDLOCK && !p->jail_landlock[0])
                                 snprintf(p->jail_landlock, sizeof(p->jail_landlock), "%s", e[i].message);
                 }
                 for (size_t i = 0; i < res->isolation.mechanisms.n; i++)
@@ -501,7 +496,7 @@ int sup_probe_startup(struct sup_server *srv, void (*done)(struct sup_server *sr
         if (probe_start(p, &err) < 0) {
                 log_error("probe: %s", err.msg);
                 reset(p);
-                mechanism(p, "interpreter", true, false, false, "the probe could not be started: %s", err.msg);
+                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false, "the probe could not be started: %s", err.msg);
                 snprintf(p->tier, sizeof(p->tier), "none");
                 snprintf(srv->tier, sizeof(srv->tier), "none");
                 publish(p);
@@ -542,7 +537,7 @@ void sup_probe_request(struct sup_client *c, const char *request_id)
                         listener_close(p);
                         return;
                 }
-                mechanism(p, "interpreter", true, false, false, "the probe could not be started: %s", err.msg);
+                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false, "the probe could not be started: %s", err.msg);
                 snprintf(p->tier, sizeof(p->tier), "none");
                 publish(p);
         }

@@ -15,6 +15,7 @@
 #include "lib/cleanup.h"
 #include "lib/utf8.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 static const char *signal_name(int sig)
 {
@@ -41,14 +42,6 @@ static char *capture_text(const struct capture *c, bool *truncated)
                 *truncated = true;
         }
         return s ? s : strdup("");
-}
-
-static bool has_mech(const struct proto_strv *v, const char *name)
-{
-        for (size_t i = 0; i < v->n; i++)
-                if (strcmp(v->items[i], name) == 0)
-                        return true;
-        return false;
 }
 
 /* What the tool could read, write and reach, derived from this run: its inputs and limits,
@@ -117,7 +110,8 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                          (unsigned long long)run->lim.files_bytes);
                 (void)proto_strv_push(&b->write, line);
         }
-        bool netns = has_mech(&run->mechanisms, "netns"), pidns = has_mech(&run->mechanisms, "pidns");
+        bool netns = proto_mechanisms_include(&run->mechanisms, "netns");
+        bool pidns = proto_mechanisms_include(&run->mechanisms, "pidns");
         snprintf(line, sizeof(line), "%s%s%s%s",
                  run->seccomp_verified || netns || ll ? "none: " : "not isolated by this run's verified mechanisms",
                  run->seccomp_verified ? "seccomp refused every socket but AF_UNIX (verified for this run)" : "",
@@ -184,7 +178,7 @@ static bool ended_by_refusal(const struct sup_run *run)
 {
         const struct proto_event *e = run->events.items;
         for (size_t i = 0; i < run->events.n; i++)
-                if (strcmp(e[i].layer, "runner") == 0 && strcmp(e[i].kind, "blocked") == 0)
+                if (proto_event_is(&e[i], PROTO_LAYER_RUNNER, PROTO_KIND_BLOCKED))
                         return true;
         return false;
 }
@@ -213,22 +207,22 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         double ru_mb = (double)run->rusage_maxrss_kb / 1024.0;
         double peak = run->peak_mb > ru_mb ? run->peak_mb : ru_mb;
         res->peak_rss_mb = (double)(uint64_t)(peak * 10 + 0.5) / 10;
-        if (run->got_exit && WIFSIGNALED(run->wait_status)) {
+        if (sup_run_reached(run, SUP_RUN_EXITED) && WIFSIGNALED(run->wait_status)) {
                 int sig = WTERMSIG(run->wait_status);
                 if (sig == SIGXCPU || (sig == SIGKILL && res->cpu_ms >= run->lim.cpu_s * 1000))
                         sup_run_kill_for(run, POL_KILLED_CPU, "rlimit", 0);
         }
-        if (run->got_exit && WIFEXITED(run->wait_status)) {
+        if (sup_run_reached(run, SUP_RUN_EXITED) && WIFEXITED(run->wait_status)) {
                 res->exit_code.set = true;
                 res->exit_code.v = WEXITSTATUS(run->wait_status);
-        } else if (run->got_exit && WIFSIGNALED(run->wait_status))
+        } else if (sup_run_reached(run, SUP_RUN_EXITED) && WIFSIGNALED(run->wait_status))
                 res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
-        if (run->is_killed) {
+        if (run->verdict == SUP_RUN_KILLED) {
                 if (run->killed == POL_KILLED_MEMORY)
-                        pol_reason(msg, sizeof(msg), POL_KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
+                        POL_REASON(msg, sizeof(msg), KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
                                    (unsigned long long)run->lim.memory_mb);
                 else
-                        pol_reason(msg, sizeof(msg), run->killed);
+                        snprintf(msg, sizeof(msg), "%s", pol_reason_format(run->killed)); /* no argument */
                 res->killed = strdup(msg);
                 res->status = "killed";
                 sup_run_event(run, run->killed_layer, "killed", NULL, NULL, msg);
@@ -241,7 +235,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         /* What the tool left for an agent's next step and its final answer (DESIGN §8): the
          * runner's last word on each (the tool's word, as every event after "started"). A
          * killed tool never reached its end: whatever it sent before is not its state. */
-        if (!run->is_killed) {
+        if (run->verdict != SUP_RUN_KILLED) {
                 res->variables = run->variables;
                 res->variables_dropped = run->variables_dropped;
                 res->final_answer = run->final_answer;
@@ -250,7 +244,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->cgroup = cgroup_figures(run, &st);
                 if (st.has_forks_refused && st.forks_refused > 0)
                         sup_run_event(run, "cgroup", "refused", "fork", NULL,
-                                      pol_reason(msg, sizeof(msg), POL_FORKS_REFUSED,
+                                      POL_REASON(msg, sizeof(msg), FORKS_REFUSED,
                                                  (unsigned long long)st.forks_refused,
                                                  (unsigned long long)run->jp.cg.applied.pids_max));
         }
@@ -260,11 +254,11 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         res->stderr_bytes = run->err.total;
         if (res->stdout_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stdout", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stdout",
+                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stdout",
                                      (unsigned long long)strlen(res->out_text), (unsigned long long)run->out.total));
         if (res->stderr_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stderr", NULL,
-                          pol_reason(msg, sizeof(msg), POL_OUTPUT_TRUNCATED, "stderr",
+                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stderr",
                                      (unsigned long long)strlen(res->err_text), (unsigned long long)run->err.total));
         for (size_t i = 0; i < run->notes.n; i++) {
                 struct proto_event *e = (struct proto_event *)run->notes.items + i;
@@ -273,17 +267,17 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         /* The jail's /tmp, as pid 1 found it when the runner ended (it goes with the jail). */
         if (run->tmp_full & JAIL_TMP_FULL_BYTES)
                 sup_run_event(run, "supervisor", "tmp_full", "/tmp", NULL,
-                              pol_reason(msg, sizeof(msg), POL_TMP_CAP_REACHED, (unsigned long long)run->lim.files_bytes));
+                              POL_REASON(msg, sizeof(msg), TMP_CAP_REACHED, (unsigned long long)run->lim.files_bytes));
         if (run->tmp_full & JAIL_TMP_FULL_ENTRIES)
                 sup_run_event(run, "supervisor", "tmp_entries_full", "/tmp", NULL,
-                              pol_reason(msg, sizeof(msg), POL_TMP_ENTRIES_REACHED, (unsigned)JAIL_TMP_ENTRIES));
+                              POL_REASON(msg, sizeof(msg), TMP_ENTRIES_REACHED, (unsigned)JAIL_TMP_ENTRIES));
         if (run->events_dropped) {
                 struct proto_event *e = proto_array_push(&run->events, sizeof(*e));
                 if (e) {
                         e->t_ms = res->wall_ms;
                         e->layer = strdup("supervisor");
                         e->kind = strdup("events_dropped");
-                        e->message = strdup(pol_reason(msg, sizeof(msg), POL_EVENTS_DROPPED,
+                        e->message = strdup(POL_REASON(msg, sizeof(msg), EVENTS_DROPPED,
                                                        (unsigned long long)run->events_dropped));
                 }
         }

@@ -1,6 +1,30 @@
 /* A run's life in the supervisor (DESIGN §4), S-numbers as in main.c's theory of operation.
  * Every handle of a run is closed through uv_close; the run is freed when the last close
- * callback has run and the artifacts work is done. */
+ * callback has run and the artifacts work is done.
+ *
+ * The run's state (run.h), three parts, each moved only by run_to/run_judge/run_end_to, which
+ * refuse (and log as an internal error) any move not drawn here:
+ *
+ *   life (enum sup_run_state), forward one step at a time:
+ *
+ *     NEW --spawned or a spare taken--> CLONED --handles watched, GO to the child--> WATCHING
+ *     WATCHING --READY and attached, verified from outside, GO to pid 1 (S4)--> VERIFIED
+ *     VERIFIED --EXEC_OK from pid 1--> EXECUTING --EXIT from pid 1 (status, rusage)--> EXITED
+ *
+ *   verdict (enum sup_run_verdict), at most once: NO_VERDICT --kill--> KILLED
+ *                                                NO_VERDICT --failure--> FAILED
+ *     A failure after a kill is the kill's doing and changes nothing (run_fail).
+ *
+ *   end (enum sup_run_end): LIVE --pid 1 reaped, every stream at EOF, no attach in flight,
+ *     audit records drained--> FINISHING (S10: a last sample, artifacts collected)
+ *     FINISHING --result or error frame sent--> REPORTED (S11), then the run lets go.
+ *     The end may come at any point of the life (a run that fails before its child is watched
+ *     finishes from NEW or CLONED), and the life may still take a step while finishing (the
+ *     last drain of pid 1's records): the two are independent.
+ *
+ * What the parts decide: a child is killed (run_kill) only from CLONED; the child is torn down
+ * the normal way (teardown) only from WATCHING, else discarded; a run never VERIFIED has no
+ * Landlock records to drain; one finishing alive (never EXITED) with no verdict failed. */
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <inttypes.h>
@@ -24,6 +48,7 @@
 #include "policy/limits.h"
 #include "policy/rules.h"
 #include "supervisor/run.h"
+#include "proto/names.h"
 
 #define SAMPLE_MS 20
 /* Room for the supervisor's own events, and for Landlock's, which the runner's (the tool can
@@ -44,6 +69,44 @@ char *const sup_jail_env[] = {
 
 static void run_finish(struct sup_run *run);
 static void run_maybe_finish(struct sup_run *run);
+
+/* ---- the state (the diagram above) ---- */
+
+static const char *const state_names[] = { "new", "cloned", "watching", "verified", "executing", "exited" };
+static const char *const verdict_names[] = { "none", "killed", "failed" };
+static const char *const end_names[] = { "live", "finishing", "reported" };
+
+/* A move not in the diagram is a bug of the supervisor's: said, and not made. */
+static bool run_refuse_move(const struct sup_run *run, const char *part, const char *from, const char *to)
+{
+        log_error("run %s: internal error: its %s cannot go from %s to %s; it stays %s", run->id, part, from, to,
+                  from);
+        return false;
+}
+
+static bool run_to(struct sup_run *run, enum sup_run_state to)
+{
+        if (to != run->state + 1)
+                return run_refuse_move(run, "life", state_names[run->state], state_names[to]);
+        run->state = to;
+        return true;
+}
+
+static bool run_judge(struct sup_run *run, enum sup_run_verdict v)
+{
+        if (run->verdict != SUP_RUN_NO_VERDICT || v == SUP_RUN_NO_VERDICT)
+                return run_refuse_move(run, "verdict", verdict_names[run->verdict], verdict_names[v]);
+        run->verdict = v;
+        return true;
+}
+
+static bool run_end_to(struct sup_run *run, enum sup_run_end to)
+{
+        if (to != run->end + 1)
+                return run_refuse_move(run, "end", end_names[run->end], end_names[to]);
+        run->end = to;
+        return true;
+}
 
 /* ---- small helpers ---- */
 
@@ -93,7 +156,7 @@ void sup_run_event(struct sup_run *run, const char *layer, const char *kind, con
                       const char *reason, const char *message)
 {
         /* The last place is the summary's, and the SUP_RESULT_NOTES before it the end's. */
-        if (run->events.n >= PROTO_EVENTS_MAX - 1 - (run->finishing ? 0 : SUP_RESULT_NOTES)) {
+        if (run->events.n >= PROTO_EVENTS_MAX - 1 - (run->end != SUP_RUN_LIVE ? 0 : SUP_RESULT_NOTES)) {
                 run->events_dropped++;
                 return;
         }
@@ -111,16 +174,16 @@ void sup_run_event(struct sup_run *run, const char *layer, const char *kind, con
 
 static void run_kill(struct sup_run *run)
 {
-        if (run->cloned && !run->reaped && run->jp.pidfd >= 0)
+        if (sup_run_reached(run, SUP_RUN_CLONED) && !run->reaped && run->jp.pidfd >= 0)
                 (void)pidfd_send_signal(run->jp.pidfd, SIGKILL, NULL, 0);
 }
 
 /* The first reason to kill wins; later ones are consequences. */
 void sup_run_kill_for(struct sup_run *run, enum pol_reason why, const char *layer, double peak_mb)
 {
-        if (run->is_killed || run->failed)
+        if (run->verdict != SUP_RUN_NO_VERDICT)
                 return;
-        run->is_killed = true;
+        (void)run_judge(run, SUP_RUN_KILLED);
         run->killed = why;
         run->killed_layer = layer;
         run->kill_peak_mb = peak_mb;
@@ -132,12 +195,12 @@ static void run_fail(struct sup_run *run, const char *msg)
         /* After a kill (timeout, cancel, memory...), what fails next is the kill's doing (the
          * cgroup attach of a child that is gone, a verify of a pid 1 that died): the run ends
          * as killed, for the reason that killed it. */
-        if (run->is_killed) {
+        if (run->verdict == SUP_RUN_KILLED) {
                 log_info("run %s: after its kill: %s", run->id, msg);
                 return;
         }
-        if (!run->failed) {
-                run->failed = true;
+        if (run->verdict == SUP_RUN_NO_VERDICT) {
+                (void)run_judge(run, SUP_RUN_FAILED);
                 snprintf(run->sandbox_error, sizeof(run->sandbox_error), "%s", msg);
         }
         run_kill(run);
@@ -147,7 +210,7 @@ static void run_fail(struct sup_run *run, const char *msg)
  * the client's error, answered with bad_request and the field, never a sandbox failure. */
 static void run_refuse_request(struct sup_run *run, const char *msg, const char *field)
 {
-        if (!run->failed && !run->is_killed) {
+        if (run->verdict == SUP_RUN_NO_VERDICT) {
                 run->fail_code = "bad_request";
                 run->fail_field = field;
         }
@@ -251,11 +314,15 @@ static void on_output(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
  * the jail may be claimed; time is the supervisor's. */
 static bool runner_layer_ok(const char *layer)
 {
-        static const char *const ok[] = { "runner", "python", "precheck", "audit" };
-        for (unsigned i = 0; i < ELEMENTSOF(ok); i++)
-                if (strcmp(layer, ok[i]) == 0)
-                        return true;
-        return false;
+        switch (proto_layer_from_name(layer)) {
+        case PROTO_LAYER_RUNNER:
+        case PROTO_LAYER_PYTHON:
+        case PROTO_LAYER_PRECHECK:
+        case PROTO_LAYER_AUDIT:
+                return true;
+        default:
+                return false;
+        }
 }
 
 /* A runner event's payload (DESIGN §8): the variables the tool left, or its final answer, each
@@ -268,9 +335,8 @@ static bool runner_layer_ok(const char *layer)
 static const char *runner_payload(struct sup_run *run, struct proto_runner_event *in)
 {
         const struct proto_event *e = &in->event;
-        bool runner = strcmp(e->layer, "runner") == 0;
-        bool vars = runner && strcmp(e->kind, "variables") == 0;
-        bool answer = runner && strcmp(e->kind, "final_answer") == 0;
+        bool vars = proto_event_is(e, PROTO_LAYER_RUNNER, PROTO_KIND_VARIABLES);
+        bool answer = proto_event_is(e, PROTO_LAYER_RUNNER, PROTO_KIND_FINAL_ANSWER);
         if ((in->variables || in->variables_dropped.n) && !vars)
                 return "variables on an event of another kind";
         if (in->final_answer && !answer)
@@ -318,15 +384,16 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
          * failed, not the tool. Its word that the layers are in force counts only as its
          * first event, sent before it read a byte of the request's (R6): a later one may come
          * from code that has parsed them. */
-        if (first && strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "in_force") == 0)
+        enum proto_event_kind kind = proto_layer_from_name(e->layer) == PROTO_LAYER_RUNNER
+                                             ? proto_kind_from_name(e->kind) : PROTO_KIND_UNKNOWN;
+        if (first && kind == PROTO_KIND_IN_FORCE)
                 run->layers_in_force = true;
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "started") == 0)
+        else if (kind == PROTO_KIND_STARTED)
                 run->tool_started = true;
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started &&
-                 e->op && strcmp(e->op, "variables") == 0)
+        else if (kind == PROTO_KIND_REFUSED && !run->tool_started && e->op && strcmp(e->op, "variables") == 0)
                 run_refuse_request(run, e->message ? e->message : "The runner refused the request's variables",
                                    "run_request.variables");
-        else if (strcmp(e->layer, "runner") == 0 && strcmp(e->kind, "refused") == 0 && !run->tool_started)
+        else if (kind == PROTO_KIND_REFUSED && !run->tool_started)
                 run_fail(run, e->message ? e->message : "The runner refused to run the tool");
 }
 
@@ -335,7 +402,7 @@ static void events_broken(struct sup_run *run, const char *why)
         char msg[512];
         run->ev_broken = true;
         sup_run_event(run, "supervisor", "malformed_event", NULL, NULL,
-                  pol_reason(msg, sizeof(msg), POL_RUNNER_EVENT_MALFORMED, why));
+                  POL_REASON(msg, sizeof(msg), RUNNER_EVENT_MALFORMED, why));
 }
 
 static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -390,6 +457,14 @@ static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 
 /* ---- the sync socket (S3-S8) ---- */
 
+/* WATCHING -> VERIFIED waits for two facts in either order: pid 1's READY and the cgroup
+ * attach. A run that failed is not verified; a killed one may still be (as before its kill
+ * took: the kill ends it the normal way). */
+static bool may_verify(const struct sup_run *run)
+{
+        return run->ready && run->attached && run->state == SUP_RUN_WATCHING && run->verdict != SUP_RUN_FAILED;
+}
+
 static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -402,7 +477,7 @@ static void on_verified(struct sup_run *run)
                 run_fail(run, err.msg);
                 return;
         }
-        run->verified = true;
+        (void)run_to(run, SUP_RUN_VERIFIED);
         struct jail_msg go = { .kind = JAIL_MSG_GO };
         if (send(run->jp.sync_fd, &go, sizeof(go), MSG_NOSIGNAL | MSG_DONTWAIT) != sizeof(go))
                 run_fail(run, "Failed to start the runner: the jail's pid 1 is gone");
@@ -435,7 +510,7 @@ static void sync_drain(struct sup_run *run)
                         fd = -1;
                         continue;
                 }
-                if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !run->exec_ok)) {
+                if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !sup_run_reached(run, SUP_RUN_EXECUTING))) {
                         close_reset(&fd); /* an fd where none belongs */
                 }
                 if (n != (ssize_t)sizeof(m)) {
@@ -449,7 +524,7 @@ static void sync_drain(struct sup_run *run)
                         break;
                 case JAIL_MSG_READY:
                         run->ready = true;
-                        if (run->attached && !run->verified && !run->failed)
+                        if (may_verify(run))
                                 on_verified(run);
                         break;
                 case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */
@@ -458,8 +533,8 @@ static void sync_drain(struct sup_run *run)
                         sup_kaudit_jail_report(run, &m);
                         break;
                 case JAIL_MSG_EXEC_OK:
-                        if (run->verified)
-                                run->exec_ok = true;
+                        if (run->state == SUP_RUN_VERIFIED) /* else a record out of turn: ignored */
+                                (void)run_to(run, SUP_RUN_EXECUTING);
                         break;
                 case JAIL_MSG_NOTIFY: {
                         /* S6a: the filter seen from outside, its listener watched, then the
@@ -477,8 +552,8 @@ static void sync_drain(struct sup_run *run)
                         break;
                 }
                 case JAIL_MSG_EXIT:
-                        if (run->exec_ok && !run->got_exit) {
-                                run->got_exit = true;
+                        if (run->state == SUP_RUN_EXECUTING) { /* the first EXIT after EXEC_OK */
+                                (void)run_to(run, SUP_RUN_EXITED);
                                 run->wait_status = m.status;
                                 run->rusage_cpu_us = m.utime_us + m.stime_us;
                                 run->rusage_maxrss_kb = m.maxrss_kb;
@@ -590,7 +665,7 @@ static void attach_done(uv_work_t *w, int status)
                 run_fail(run, status < 0 ? "The cgroup attach was cancelled" : run->attach_err.msg);
         else
                 run->attached = true;
-        if (run->attached && run->ready && !run->verified && !run->failed)
+        if (may_verify(run))
                 on_verified(run);
         run_maybe_finish(run);
 }
@@ -724,7 +799,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 run->attach_pending = true;
         }
         /* From here the child is the run's: it goes by kill and the normal end. */
-        run->cloned = true;
+        (void)run_to(run, SUP_RUN_CLONED);
         /* The cgroup's hard limit is a backstop above the cap: the 20 ms sampler kills at the
          * cap and reports the peak it saw; the kernel kills only a tool that outruns it. */
         uint64_t cap = run->lim.memory_mb * 1024 * 1024;
@@ -800,7 +875,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         (void)uv_poll_start(&run->sync_poll, UV_READABLE, on_sync);
         (void)uv_timer_start(&run->wall_timer, on_wall, run->lim.wall_s * 1000, 0);
         (void)uv_timer_start(&run->sample_timer, on_sample, SAMPLE_MS, SAMPLE_MS);
-        run->watching = true;
+        (void)run_to(run, SUP_RUN_WATCHING);
 
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
         go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
@@ -840,11 +915,11 @@ static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
                 const char *name = req->items[i];
                 if (why[i] == POL_WHY_NONE) {
                         (void)proto_strv_push(&run->caps_granted, name);
-                        pol_reason(msg, sizeof(msg), POL_CAP_GRANTED, name);
+                        POL_REASON(msg, sizeof(msg), CAP_GRANTED, name);
                         sup_run_event(run, "policy", "capability_granted", name, NULL, msg);
                 } else {
                         (void)proto_strv_push(&run->caps_denied, name);
-                        pol_reason(msg, sizeof(msg), POL_CAP_DENIED, name, pol_why_text(why[i]));
+                        POL_REASON(msg, sizeof(msg), CAP_DENIED, name, pol_why_text(why[i]));
                         sup_run_event(run, "policy", "capability_denied", name, pol_why_text(why[i]), msg);
                 }
         }
@@ -916,7 +991,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
                 log_error("run %s: %s", run->id, err->msg);
                 run_fail(run, err->msg);
                 /* Once a child is watched, its end comes the normal way; otherwise now. */
-                if (!run->watching) {
+                if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
                         run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
                         run_maybe_finish(run);
                 }
@@ -942,7 +1017,7 @@ static void run_maybe_finish(struct sup_run *run)
 {
         /* Last, the kernel's audit records of the run's Landlock denials are read (kaudit.c):
          * they come after its processes ended, and must be in its result. */
-        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->finishing &&
+        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && run->end == SUP_RUN_LIVE &&
             sup_kaudit_drained(run))
                 run_finish(run);
 }
@@ -995,7 +1070,7 @@ static void teardown_done(uv_work_t *w, int status)
 static void rundir_end(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (run->dir[0] && sup_rundir_end(run->srv, run->id, run->watching, &err) < 0)
+        if (run->dir[0] && sup_rundir_end(run->srv, run->id, sup_run_reached(run, SUP_RUN_WATCHING), &err) < 0)
                 log_warn("run %s: %s (left marked: the next start-up removes its directory)", run->id, err.msg);
 }
 
@@ -1011,9 +1086,9 @@ static void run_release(struct sup_run *run)
         for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
                 close_handle(run, hs[i]);
         close_reset(&run->notify_fd); /* after its poll handle is closing, as libuv asks */
-        if (!run->cloned) {
+        if (!sup_run_reached(run, SUP_RUN_CLONED)) {
                 run_leave(srv); /* no child was the run's, nor a slot */
-        } else if (!run->watching) {
+        } else if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
                 sup_jailproc_discard(srv, &run->jp); /* GO was never sent: kill and reap here */
                 run_leave(srv);
                 sup_rundir_prune(srv);
@@ -1034,16 +1109,17 @@ static void run_release(struct sup_run *run)
 /* S11: the result, or the error frame, to whoever asked; then the run lets go of the rest. */
 static void run_report(struct sup_run *run)
 {
+        (void)run_end_to(run, SUP_RUN_REPORTED);
         rundir_end(run);
-        if (run->collect_r < 0 && !run->failed) {
+        if (run->collect_r < 0 && run->verdict != SUP_RUN_FAILED) {
                 log_error("run %s: %s", run->id, run->collect_err.msg);
                 run_fail(run, run->collect_err.msg);
         }
-        if (run->failed) {
+        if (run->verdict == SUP_RUN_FAILED) {
                 log_warn("run %s: %s: %s", run->id,
-                         !run->fail_code                              ? "sandbox failed"
-                         : strcmp(run->fail_code, "bad_request") == 0 ? "request refused"
-                                                                      : run->fail_code,
+                         !run->fail_code ? "sandbox failed"
+                         : proto_error_code_from_name(run->fail_code) == PROTO_ERR_BAD_REQUEST ? "request refused"
+                                                                                               : run->fail_code,
                          run->sandbox_error);
                 if (run->client)
                         sup_client_error(run->client, run->fail_code ? run->fail_code : "sandbox_failed",
@@ -1074,7 +1150,7 @@ static void collect_done(uv_work_t *w, int status)
 
 static void run_finish(struct sup_run *run)
 {
-        run->finishing = true;
+        (void)run_end_to(run, SUP_RUN_FINISHING);
         if (!run->t_end) /* set when the drain of its audit records began (kaudit.c) */
                 run->t_end = now_ms();
         if (run->sample_timer.data) {
@@ -1085,9 +1161,10 @@ static void run_finish(struct sup_run *run)
         if (run->jp.sync_fd >= 0)
                 sync_drain(run);
         sup_notify_finish(run);
-        if (run->cloned && !run->got_exit && !run->is_killed && !run->failed)
+        if (sup_run_reached(run, SUP_RUN_CLONED) && !sup_run_reached(run, SUP_RUN_EXITED) &&
+            run->verdict == SUP_RUN_NO_VERDICT)
                 run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
-        if (!run->watching) {
+        if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
                 /* No tool was started: nothing to collect (and run->work was never queued). */
                 close_reset(&run->art_fd);
                 run_report(run);

@@ -18,6 +18,22 @@ struct capture {
         uint64_t cap;
 };
 
+/* A run's life: how far its jail child has come (run.c opens with the diagram). Forward only,
+ * one step at a time (run_to); what arrives out of order is refused by the caller's check of
+ * the state it needs, never by skipping one. */
+enum sup_run_state {
+        SUP_RUN_NEW,       /* no child is the run's */
+        SUP_RUN_CLONED,    /* a jail child is the run's (S0): from here it goes by kill and the normal end */
+        SUP_RUN_WATCHING,  /* its pipes, pidfd and sync socket watched, GO sent to the child: its end is awaited */
+        SUP_RUN_VERIFIED,  /* pid 1 READY in its cgroup, verified from outside (S4), GO sent to it */
+        SUP_RUN_EXECUTING, /* pid 1 said the runner exec'd (EXEC_OK) */
+        SUP_RUN_EXITED,    /* pid 1 reported the runner's end (EXIT): its status is the run's */
+};
+/* How the run ends, beside its life: the first verdict wins (a kill's consequences are the
+ * kill's), and the end goes live -> finishing (S10, collecting) -> reported (S11). */
+enum sup_run_verdict { SUP_RUN_NO_VERDICT, SUP_RUN_KILLED, SUP_RUN_FAILED };
+enum sup_run_end { SUP_RUN_LIVE, SUP_RUN_FINISHING, SUP_RUN_REPORTED };
+
 struct sup_run {
         struct sup_server *srv;
         struct sup_run_opts opts; /* a run of the supervisor's own (the probe) */
@@ -57,10 +73,12 @@ struct sup_run {
         bool runner_spoke; /* a runner_event frame has come on fd 3 */
         struct sup_run_kaudit ka; /* Landlock: what the jail reported, its denials (kaudit.c) */
         /* what happened */
-        bool cloned;   /* a jail child is the run's */
-        bool watching; /* GO sent (or about to be) and the child watched: its end is awaited */
-        bool verified, exec_ok, got_exit, reaped, out_eof, err_eof, ev_eof, finishing;
-        bool ready;           /* pid 1 said READY */
+        enum sup_run_state state;
+        enum sup_run_verdict verdict;
+        enum sup_run_end end;
+        /* Facts that arrive in any order, each on its own: what the life's steps wait for. */
+        bool reaped, out_eof, err_eof, ev_eof; /* pid 1 ended (pidfd), each stream's end: the run's end waits for all */
+        bool ready;           /* pid 1 said READY: with attached, the condition of VERIFIED */
         bool attach_pending;  /* the cgroup attach is on the thread pool */
         bool attached;
         uv_work_t attach_work;
@@ -70,12 +88,10 @@ struct sup_run {
         uint64_t rusage_cpu_us;
         uint64_t rusage_maxrss_kb;
         uint32_t tmp_full; /* JAIL_TMP_FULL_*, as pid 1 found /tmp (P5) */
-        bool is_killed;
-        enum pol_reason killed;
+        enum pol_reason killed; /* with verdict SUP_RUN_KILLED */
         const char *killed_layer;
         double peak_mb, kill_peak_mb;
-        bool failed;
-        char sandbox_error[256];
+        char sandbox_error[256]; /* with verdict SUP_RUN_FAILED */
         /* A failure that is the request's, not the sandbox's (the runner refused its variables
          * before the tool started): the error frame's code and field; NULL for sandbox_failed. */
         const char *fail_code;
@@ -96,6 +112,11 @@ struct sup_run {
 
 
 /* run.c */
+/* Whether the run's child has come as far as s (it stays so once the run is finishing). */
+static inline bool sup_run_reached(const struct sup_run *run, enum sup_run_state s)
+{
+        return run->state >= s;
+}
 void sup_run_track(struct sup_run *run, uv_handle_t *h);
 void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
                    const char *message);

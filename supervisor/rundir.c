@@ -190,10 +190,17 @@ static int skip(struct collect *c, const char *rel, enum pol_reason r, const cha
                 return 0;
         char shown[SHOW_MAX + 8], msg[SHOW_MAX + 256];
         show(rel, shown, sizeof(shown));
-        if (why)
-                pol_reason(msg, sizeof(msg), r, shown, why);
-        else
-                pol_reason(msg, sizeof(msg), r, shown);
+        switch (r) { /* each a call of its own, so the compiler checks its arguments */
+        case POL_ARTIFACT_NOT_LISTED:
+                POL_REASON(msg, sizeof(msg), ARTIFACT_NOT_LISTED, shown, why);
+                break;
+        case POL_ARTIFACT_DIR_NOT_LISTED:
+                POL_REASON(msg, sizeof(msg), ARTIFACT_DIR_NOT_LISTED, shown, why);
+                break;
+        default:
+                POL_REASON(msg, sizeof(msg), ARTIFACT_NOT_REGULAR, shown);
+                break;
+        }
         return add_note(c->notes, "artifact_skipped", shown, msg) < 0 ? anvil_err_set(err, ENOMEM, "Out of memory") : 0;
 }
 
@@ -297,10 +304,10 @@ static int walk_entry(int sfd, int dfd, const char *prefix, const char *name, un
         char why[96];
         /* A listed path goes on the wire: UTF-8, and within the protocol's bound. */
         if (!utf8_valid((const uint8_t *)name, strlen(name)))
-                return skip(c, rel, not_listed, pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_NOT_UTF8), err);
+                return skip(c, rel, not_listed, POL_REASON(why, sizeof(why), ARTIFACT_WHY_NOT_UTF8), err);
         if (strlen(rel) > PROTO_PATH_MAX)
                 return skip(c, rel, not_listed,
-                            pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_TOO_LONG, (unsigned)PROTO_PATH_MAX), err);
+                            POL_REASON(why, sizeof(why), ARTIFACT_WHY_TOO_LONG, (unsigned)PROTO_PATH_MAX), err);
         if (S_ISREG(st.st_mode)) {
                 c->files++;
                 if (c->artifacts->n >= PROTO_ARTIFACTS_MAX)
@@ -311,7 +318,7 @@ static int walk_entry(int sfd, int dfd, const char *prefix, const char *name, un
                 return skip(c, rel, POL_ARTIFACT_NOT_REGULAR, NULL, err);
         if (depth >= COLLECT_MAX_DEPTH)
                 return skip(c, rel, not_listed,
-                            pol_reason(why, sizeof(why), POL_ARTIFACT_WHY_TOO_DEEP, (unsigned)COLLECT_MAX_DEPTH), err);
+                            POL_REASON(why, sizeof(why), ARTIFACT_WHY_TOO_DEEP, (unsigned)COLLECT_MAX_DEPTH), err);
         if (mkdirat(dfd, name, 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create %s", rel);
         _cleanup_close_ int s2 = openat(sfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -368,10 +375,10 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
                      sf.f_files == JAIL_ARTIFACTS_ENTRIES + 1;
         if (tmpfs && sf.f_bavail == 0)
                 (void)add_note(notes, "artifacts_full", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_CAP_REACHED, (unsigned long long)files_bytes));
+                               POL_REASON(msg, sizeof(msg), ARTIFACTS_CAP_REACHED, (unsigned long long)files_bytes));
         if (tmpfs && sf.f_ffree == 0)
                 (void)add_note(notes, "artifacts_entries_full", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_ENTRIES_REACHED, (unsigned)JAIL_ARTIFACTS_ENTRIES));
+                               POL_REASON(msg, sizeof(msg), ARTIFACTS_ENTRIES_REACHED, (unsigned)JAIL_ARTIFACTS_ENTRIES));
         /* Direct: a host directory, where RLIMIT_FSIZE (the files cap) bounds each file. */
         c.file_cap = tmpfs ? 0 : files_bytes;
         _cleanup_close_ int sfd = openat(mount_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -385,22 +392,22 @@ int sup_rundir_collect(const char *dir, int mount_fd, uint64_t files_bytes, stru
         (void)utimensat(AT_FDCWD, dir, NULL, 0);
         if (c.files > artifacts->n)
                 (void)add_note(notes, "artifacts_not_listed", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_NOT_LISTED, (unsigned long long)c.files,
+                               POL_REASON(msg, sizeof(msg), ARTIFACTS_NOT_LISTED, (unsigned long long)c.files,
                                           (unsigned long long)artifacts->n, (unsigned long long)(c.files - artifacts->n),
                                           (unsigned)PROTO_ARTIFACTS_MAX));
         if (c.at_cap) {
                 char big[SHOW_MAX + 256];
                 (void)add_note(notes, "artifacts_full", "artifacts",
-                               pol_reason(big, sizeof(big), POL_ARTIFACT_FILE_CAP_REACHED, (unsigned long long)c.file_cap,
+                               POL_REASON(big, sizeof(big), ARTIFACT_FILE_CAP_REACHED, (unsigned long long)c.file_cap,
                                           (unsigned long long)c.at_cap, c.first_at_cap));
         }
         if (c.skipped > COLLECT_NOTES_MAX)
                 (void)add_note(notes, "artifacts_skipped", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_SKIPPED_MORE,
+                               POL_REASON(msg, sizeof(msg), ARTIFACTS_SKIPPED_MORE,
                                           (unsigned long long)(c.skipped - COLLECT_NOTES_MAX), (unsigned)COLLECT_NOTES_MAX));
         if (c.walk_stopped)
                 (void)add_note(notes, "artifacts_not_listed", "artifacts",
-                               pol_reason(msg, sizeof(msg), POL_ARTIFACTS_WALK_STOPPED, (unsigned long long)c.walked));
+                               POL_REASON(msg, sizeof(msg), ARTIFACTS_WALK_STOPPED, (unsigned long long)c.walked));
         return 0;
 }
 

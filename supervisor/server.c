@@ -75,7 +75,7 @@ static void run_request(struct sup_client *c, struct proto_run_request *req)
         unsigned max = c->srv->cfg.bounds.max_inflight_per_uid;
         if (max < c->srv->cfg.max_runs && runs_of(c, false) >= max) {
                 char msg[256];
-                pol_reason(msg, sizeof(msg), POL_INFLIGHT_UID_CAP, "run_request", (unsigned)c->uid, max, "supervisor");
+                POL_REASON(msg, sizeof(msg), INFLIGHT_UID_CAP, "run_request", (unsigned)c->uid, max, "supervisor");
                 log_info("%s: run_request refused: %s", c->stream.name, msg);
                 sup_client_error(c, "busy", msg, NULL, req->request_id);
                 return;

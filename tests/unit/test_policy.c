@@ -502,311 +502,356 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
 {
         switch (r) {
         case POL_KILLED_TIMEOUT:
+                POL_REASON(buf, size, KILLED_TIMEOUT);
+                return;
         case POL_KILLED_CPU:
+                POL_REASON(buf, size, KILLED_CPU);
+                return;
         case POL_KILLED_CANCELLED:
+                POL_REASON(buf, size, KILLED_CANCELLED);
+                return;
         case POL_KILLED_STOPPING:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, KILLED_STOPPING);
                 return;
         case POL_KILLED_MEMORY:
-                pol_reason(buf, size, r, 612.4, 512ULL);
+                POL_REASON(buf, size, KILLED_MEMORY, 612.4, 512ULL);
                 return;
         case POL_OUTPUT_TRUNCATED:
-                pol_reason(buf, size, r, "stdout", 1048576ULL, 5000000ULL);
+                POL_REASON(buf, size, OUTPUT_TRUNCATED, "stdout", 1048576ULL, 5000000ULL);
                 return;
         case POL_ARTIFACT_NOT_REGULAR:
-                pol_reason(buf, size, r, "link.csv");
+                POL_REASON(buf, size, ARTIFACT_NOT_REGULAR, "link.csv");
                 return;
         case POL_ARTIFACTS_CAP_REACHED:
-                pol_reason(buf, size, r, 67108864ULL);
+                POL_REASON(buf, size, ARTIFACTS_CAP_REACHED, 67108864ULL);
                 return;
         case POL_ARTIFACT_FILE_CAP_REACHED:
-                pol_reason(buf, size, r, 67108864ULL, 2ULL, "big.bin");
+                POL_REASON(buf, size, ARTIFACT_FILE_CAP_REACHED, 67108864ULL, 2ULL, "big.bin");
                 return;
         case POL_ARTIFACTS_ENTRIES_REACHED:
-                pol_reason(buf, size, r, 1000U);
+                POL_REASON(buf, size, ARTIFACTS_ENTRIES_REACHED, 1000U);
                 return;
         case POL_TMP_CAP_REACHED:
-                pol_reason(buf, size, r, 67108864ULL);
+                POL_REASON(buf, size, TMP_CAP_REACHED, 67108864ULL);
                 return;
         case POL_TMP_ENTRIES_REACHED:
-                pol_reason(buf, size, r, 4096U);
+                POL_REASON(buf, size, TMP_ENTRIES_REACHED, 4096U);
                 return;
         case POL_ARTIFACTS_NOT_LISTED:
-                pol_reason(buf, size, r, 10000ULL, 1000ULL, 9000ULL, 1000U);
+                POL_REASON(buf, size, ARTIFACTS_NOT_LISTED, 10000ULL, 1000ULL, 9000ULL, 1000U);
                 return;
         case POL_ARTIFACT_NOT_LISTED:
+                POL_REASON(buf, size, ARTIFACT_NOT_LISTED, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
+                return;
         case POL_ARTIFACT_DIR_NOT_LISTED:
-                pol_reason(buf, size, r, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
+                POL_REASON(buf, size, ARTIFACT_DIR_NOT_LISTED, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
                 return;
         case POL_ARTIFACT_WHY_NOT_UTF8:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, ARTIFACT_WHY_NOT_UTF8);
                 return;
         case POL_ARTIFACT_WHY_TOO_DEEP:
-                pol_reason(buf, size, r, 16U);
+                POL_REASON(buf, size, ARTIFACT_WHY_TOO_DEEP, 16U);
                 return;
         case POL_ARTIFACT_WHY_TOO_LONG:
-                pol_reason(buf, size, r, 4096U);
+                POL_REASON(buf, size, ARTIFACT_WHY_TOO_LONG, 4096U);
                 return;
         case POL_ARTIFACTS_SKIPPED_MORE:
-                pol_reason(buf, size, r, 84ULL, 16U);
+                POL_REASON(buf, size, ARTIFACTS_SKIPPED_MORE, 84ULL, 16U);
                 return;
         case POL_ARTIFACTS_WALK_STOPPED:
-                pol_reason(buf, size, r, 20000ULL);
+                POL_REASON(buf, size, ARTIFACTS_WALK_STOPPED, 20000ULL);
                 return;
         case POL_EVENTS_DROPPED:
-                pol_reason(buf, size, r, 17ULL);
+                POL_REASON(buf, size, EVENTS_DROPPED, 17ULL);
                 return;
         case POL_FORKS_REFUSED:
-                pol_reason(buf, size, r, 1234ULL, 64ULL);
+                POL_REASON(buf, size, FORKS_REFUSED, 1234ULL, 64ULL);
                 return;
         case POL_RUNNER_EVENT_MALFORMED:
-                pol_reason(buf, size, r, "runner_event.event.layer: required field is missing");
+                POL_REASON(buf, size, RUNNER_EVENT_MALFORMED, "runner_event.event.layer: required field is missing");
                 return;
         case POL_MODEL_CANCELLED:
+                POL_REASON(buf, size, MODEL_CANCELLED);
+                return;
         case POL_MODEL_HTTP_401:
+                POL_REASON(buf, size, MODEL_HTTP_401);
+                return;
         case POL_MODEL_HTTP_401_NO_KEY:
+                POL_REASON(buf, size, MODEL_HTTP_401_NO_KEY);
+                return;
         case POL_MODEL_HTTP_429:
+                POL_REASON(buf, size, MODEL_HTTP_429);
+                return;
         case POL_MODEL_NO_CHOICES:
+                POL_REASON(buf, size, MODEL_NO_CHOICES);
+                return;
         case POL_MODEL_NO_CONTENT:
+                POL_REASON(buf, size, MODEL_NO_CONTENT);
+                return;
         case POL_MODEL_KEY_IN_REPLY:
+                POL_REASON(buf, size, MODEL_KEY_IN_REPLY);
+                return;
         case POL_MODEL_CUT_SERVER:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, MODEL_CUT_SERVER);
                 return;
         case POL_MODEL_HTTP_403:
-                pol_reason(buf, size, r, "gpt-4o-mini");
+                POL_REASON(buf, size, MODEL_HTTP_403, "gpt-4o-mini");
                 return;
         case POL_MODEL_HTTP_404:
-                pol_reason(buf, size, r, "http://127.0.0.1:8080/v2/chat/completions", "qwen2.5-coder");
+                POL_REASON(buf, size, MODEL_HTTP_404, "http://127.0.0.1:8080/v2/chat/completions", "qwen2.5-coder");
                 return;
         case POL_MODEL_HTTP_STATUS:
-                pol_reason(buf, size, r, 502L);
+                POL_REASON(buf, size, MODEL_HTTP_STATUS, 502L);
                 return;
         case POL_MODEL_SERVER_SAYS:
-                pol_reason(buf, size, r, "the model server answered HTTP 502", "upstream timed out");
+                POL_REASON(buf, size, MODEL_SERVER_SAYS, "the model server answered HTTP 502", "upstream timed out");
                 return;
         case POL_MODEL_GAVE_UP:
-                pol_reason(buf, size, r, "the model server answered HTTP 502", 4U);
+                POL_REASON(buf, size, MODEL_GAVE_UP, "the model server answered HTTP 502", 4U);
                 return;
         case POL_MODEL_CONNECT_REFUSED:
+                POL_REASON(buf, size, MODEL_CONNECT_REFUSED, "127.0.0.1:11434");
+                return;
         case POL_MODEL_CONNECTION_CLOSED:
+                POL_REASON(buf, size, MODEL_CONNECTION_CLOSED, "127.0.0.1:11434");
+                return;
         case POL_MODEL_CONNECTION_CUT:
-                pol_reason(buf, size, r, "127.0.0.1:11434");
+                POL_REASON(buf, size, MODEL_CONNECTION_CUT, "127.0.0.1:11434");
                 return;
         case POL_MODEL_CONNECT_FAILED:
-                pol_reason(buf, size, r, "10.0.0.9:8000", "No route to host");
+                POL_REASON(buf, size, MODEL_CONNECT_FAILED, "10.0.0.9:8000", "No route to host");
                 return;
         case POL_MODEL_RESOLVE:
-                pol_reason(buf, size, r, "api.example.invalid");
+                POL_REASON(buf, size, MODEL_RESOLVE, "api.example.invalid");
                 return;
         case POL_MODEL_CONNECTION_LOST:
-                pol_reason(buf, size, r, "127.0.0.1:8000", "Connection reset by peer");
+                POL_REASON(buf, size, MODEL_CONNECTION_LOST, "127.0.0.1:8000", "Connection reset by peer");
                 return;
         case POL_MODEL_TLS:
-                pol_reason(buf, size, r, "api.openai.com:443", "SSL peer certificate or SSH remote key was not OK");
+                POL_REASON(buf, size, MODEL_TLS, "api.openai.com:443", "SSL peer certificate or SSH remote key was not OK");
                 return;
         case POL_MODEL_TIMEOUT:
-                pol_reason(buf, size, r, 120U);
+                POL_REASON(buf, size, MODEL_TIMEOUT, 120U);
                 return;
         case POL_MODEL_BODY_TOO_LARGE:
-                pol_reason(buf, size, r, 8U);
+                POL_REASON(buf, size, MODEL_BODY_TOO_LARGE, 8U);
                 return;
         case POL_MODEL_HEADERS_TOO_LARGE:
-                pol_reason(buf, size, r, 64U);
+                POL_REASON(buf, size, MODEL_HEADERS_TOO_LARGE, 64U);
                 return;
         case POL_MODEL_NOT_JSON:
-                pol_reason(buf, size, r, "'[' or '{' expected near '<'", 0);
+                POL_REASON(buf, size, MODEL_NOT_JSON, "'[' or '{' expected near '<'", 0);
                 return;
         case POL_MODEL_REPLY_ERROR:
-                pol_reason(buf, size, r, "the model is overloaded");
+                POL_REASON(buf, size, MODEL_REPLY_ERROR, "the model is overloaded");
                 return;
         case POL_MODEL_CUT:
-                pol_reason(buf, size, r, 256U);
+                POL_REASON(buf, size, MODEL_CUT, 256U);
                 return;
         case POL_MODEL_FAILED:
-                pol_reason(buf, size, r, "127.0.0.1:8080", "Failure when receiving data from the peer");
+                POL_REASON(buf, size, MODEL_FAILED, "127.0.0.1:8080", "Failure when receiving data from the peer");
                 return;
         case POL_CONN_UID_CAP:
-                pol_reason(buf, size, r, 1000U, "broker", 64U);
+                POL_REASON(buf, size, CONN_UID_CAP, 1000U, "broker", 64U);
                 return;
         case POL_CONN_CAP:
-                pol_reason(buf, size, r, "broker", 1024U);
+                POL_REASON(buf, size, CONN_CAP, "broker", 1024U);
                 return;
         case POL_INFLIGHT_UID_CAP:
-                pol_reason(buf, size, r, "run_request", 1000U, 32U, "broker");
+                POL_REASON(buf, size, INFLIGHT_UID_CAP, "run_request", 1000U, 32U, "broker");
                 return;
         case POL_CONN_IDLE:
+                POL_REASON(buf, size, CONN_IDLE, 300U, "broker");
+                return;
         case POL_FRAME_TIMEOUT:
-                pol_reason(buf, size, r, 300U, "broker");
+                POL_REASON(buf, size, FRAME_TIMEOUT, 300U, "broker");
                 return;
         case POL_PARTIAL_UID_CAP:
-                pol_reason(buf, size, r, 1000U, "broker", 134283264ULL, 134217760ULL);
+                POL_REASON(buf, size, PARTIAL_UID_CAP, 1000U, "broker", 134283264ULL, 134217760ULL);
                 return;
         case POL_UNREAD_UID_CAP:
-                pol_reason(buf, size, r, 1000U, 268000000ULL, "broker", 268435456ULL);
+                POL_REASON(buf, size, UNREAD_UID_CAP, 1000U, 268000000ULL, "broker", 268435456ULL);
                 return;
         case POL_RELAY_TOO_LARGE:
-                pol_reason(buf, size, r, "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
+                POL_REASON(buf, size, RELAY_TOO_LARGE, "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
                 return;
         case POL_REFUSED_NOT_IN_FORCE:
-                pol_reason(buf, size, r, "landlock", "ABI 0: not supported by this kernel");
+                POL_REASON(buf, size, REFUSED_NOT_IN_FORCE, "landlock", "ABI 0: not supported by this kernel");
                 return;
         case POL_LAYERS_IN_FORCE:
-                pol_reason(buf, size, r, "landlock ABI 7, no_new_privs, only fds 0-3");
+                POL_REASON(buf, size, LAYERS_IN_FORCE, "landlock ABI 7, no_new_privs, only fds 0-3");
                 return;
         case POL_SECCOMP_VERIFIED:
-                pol_reason(buf, size, r, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
+                POL_REASON(buf, size, SECCOMP_VERIFIED, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
                 return;
         case POL_VARIABLES_NOT_JSON:
-                pol_reason(buf, size, r, "Expecting value: line 1 column 1 (char 0)");
+                POL_REASON(buf, size, VARIABLES_NOT_JSON, "Expecting value: line 1 column 1 (char 0)");
                 return;
         case POL_VARIABLES_NOT_OBJECT:
-                pol_reason(buf, size, r, "an array");
+                POL_REASON(buf, size, VARIABLES_NOT_OBJECT, "an array");
                 return;
         case POL_VARIABLES_BAD_NAME:
-                pol_reason(buf, size, r, "print", pol_why_text(POL_WHY_VAR_BUILTIN));
+                POL_REASON(buf, size, VARIABLES_BAD_NAME, "print", pol_why_text(POL_WHY_VAR_BUILTIN));
                 return;
         case POL_VARIABLES_DUPLICATE:
-                pol_reason(buf, size, r, "x");
+                POL_REASON(buf, size, VARIABLES_DUPLICATE, "x");
                 return;
         case POL_VARIABLES_TOO_MANY:
-                pol_reason(buf, size, r, 1001ULL, 1000U);
+                POL_REASON(buf, size, VARIABLES_TOO_MANY, 1001ULL, 1000U);
                 return;
         case POL_VARIABLES_CONSTANT:
-                pol_reason(buf, size, r, "NaN");
+                POL_REASON(buf, size, VARIABLES_CONSTANT, "NaN");
                 return;
         case POL_VARIABLES_BOUND:
-                pol_reason(buf, size, r, 4ULL);
+                POL_REASON(buf, size, VARIABLES_BOUND, 4ULL);
                 return;
         case POL_VARIABLES_KEPT:
-                pol_reason(buf, size, r, 5ULL, 96ULL, 4ULL);
+                POL_REASON(buf, size, VARIABLES_KEPT, 5ULL, 96ULL, 4ULL);
                 return;
         case POL_VARIABLE_NOT_JSON:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, VARIABLE_NOT_JSON);
                 return;
         case POL_VARIABLE_NOT_JSON_WHY:
-                pol_reason(buf, size, r, "holds a value of type set");
+                POL_REASON(buf, size, VARIABLE_NOT_JSON_WHY, "holds a value of type set");
                 return;
         case POL_VARIABLE_HOLDS:
-                pol_reason(buf, size, r, "set");
+                POL_REASON(buf, size, VARIABLE_HOLDS, "set");
                 return;
         case POL_VARIABLE_TOO_LARGE:
-                pol_reason(buf, size, r, 1048576ULL);
+                POL_REASON(buf, size, VARIABLE_TOO_LARGE, 1048576ULL);
                 return;
         case POL_VARIABLE_TOO_MANY:
-                pol_reason(buf, size, r, 1000U);
+                POL_REASON(buf, size, VARIABLE_TOO_MANY, 1000U);
                 return;
         case POL_FINAL_ANSWER:
-                pol_reason(buf, size, r, 14ULL);
+                POL_REASON(buf, size, FINAL_ANSWER, 14ULL);
                 return;
         case POL_FINAL_ANSWER_NOT_JSON:
-                pol_reason(buf, size, r, "set", "is not JSON-serialisable");
+                POL_REASON(buf, size, FINAL_ANSWER_NOT_JSON, "set", "is not JSON-serialisable");
                 return;
         case POL_FINAL_ANSWER_TOO_LARGE:
-                pol_reason(buf, size, r, 300000ULL, 262144ULL);
+                POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL);
                 return;
         case POL_PRECHECK_BLOCKED:
-                pol_reason(buf, size, r, "import socket", pol_why_text(POL_WHY_NETWORK));
+                POL_REASON(buf, size, PRECHECK_BLOCKED, "import socket", pol_why_text(POL_WHY_NETWORK));
                 return;
         case POL_PRECHECK_READ_PATH:
-                pol_reason(buf, size, r, "/etc/passwd", "./inputs, ./artifacts");
+                POL_REASON(buf, size, PRECHECK_READ_PATH, "/etc/passwd", "./inputs, ./artifacts");
                 return;
         case POL_PRECHECK_WRITE_PATH:
-                pol_reason(buf, size, r, "./artifacts/../outside.txt", "./artifacts");
+                POL_REASON(buf, size, PRECHECK_WRITE_PATH, "./artifacts/../outside.txt", "./artifacts");
                 return;
         case POL_RUNTIME_BLOCKED:
-                pol_reason(buf, size, r, "socket.connect", pol_why_text(POL_WHY_NETWORK_CAP));
+                POL_REASON(buf, size, RUNTIME_BLOCKED, "socket.connect", pol_why_text(POL_WHY_NETWORK_CAP));
                 return;
         case POL_RUNTIME_DROPPED:
-                pol_reason(buf, size, r, 17ULL, 200U);
+                POL_REASON(buf, size, RUNTIME_DROPPED, 17ULL, 200U);
                 return;
         case POL_LANDLOCK_BLOCKED:
-                pol_reason(buf, size, r, "read '/etc/hostname'", pol_why_text(POL_WHY_LL_READ));
+                POL_REASON(buf, size, LANDLOCK_BLOCKED, "read '/etc/hostname'", pol_why_text(POL_WHY_LL_READ));
                 return;
         case POL_LANDLOCK_DROPPED:
-                pol_reason(buf, size, r, 17ULL, 32U);
+                POL_REASON(buf, size, LANDLOCK_DROPPED, 17ULL, 32U);
                 return;
         case POL_LANDLOCK_ABSENT:
-                pol_reason(buf, size, r, "this kernel has no Landlock (ABI 0)");
+                POL_REASON(buf, size, LANDLOCK_ABSENT, "this kernel has no Landlock (ABI 0)");
                 return;
         case POL_KAUDIT_ON:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, KAUDIT_ON);
                 return;
         case POL_KAUDIT_OFF:
-                pol_reason(buf, size, r, "audit is disabled in the kernel");
+                POL_REASON(buf, size, KAUDIT_OFF, "audit is disabled in the kernel");
                 return;
         case POL_KAUDIT_INCOMPLETE:
-                pol_reason(buf, size, r, "the kernel lost 3 audit records during the run");
+                POL_REASON(buf, size, KAUDIT_INCOMPLETE, "the kernel lost 3 audit records during the run");
                 return;
         case POL_KAUDIT_NOT_EXPLAINED:
-                pol_reason(buf, size, r, "audit is disabled in the kernel", pol_reason_format(POL_KAUDIT_FIX_ENABLE));
+                POL_REASON(buf, size, KAUDIT_NOT_EXPLAINED, "audit is disabled in the kernel", pol_reason_format(POL_KAUDIT_FIX_ENABLE));
                 return;
         case POL_KAUDIT_FIX_ENABLE:
+                POL_REASON(buf, size, KAUDIT_FIX_ENABLE);
+                return;
         case POL_KAUDIT_FIX_READ:
+                POL_REASON(buf, size, KAUDIT_FIX_READ);
+                return;
         case POL_KAUDIT_FIX_PANIC:
+                POL_REASON(buf, size, KAUDIT_FIX_PANIC);
+                return;
         case POL_KAUDIT_FIX_NONE:
+                POL_REASON(buf, size, KAUDIT_FIX_NONE);
+                return;
         case POL_KAUDIT_FIX_RESTART:
+                POL_REASON(buf, size, KAUDIT_FIX_RESTART);
+                return;
         case POL_SUP_HINT_MISSING:
+                POL_REASON(buf, size, SUP_HINT_MISSING);
+                return;
         case POL_SUP_HINT_REFUSED:
+                POL_REASON(buf, size, SUP_HINT_REFUSED);
+                return;
         case POL_SUP_HINT_DENIED:
+                POL_REASON(buf, size, SUP_HINT_DENIED);
+                return;
         case POL_SUP_HINT_OTHER:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, SUP_HINT_OTHER);
                 return;
         case POL_SUPERVISOR_UNREACHABLE:
-                pol_reason(buf, size, r, "/run/anvil/supervisor.sock", "Connection refused",
+                POL_REASON(buf, size, SUPERVISOR_UNREACHABLE, "/run/anvil/supervisor.sock", "Connection refused",
                            pol_reason_format(POL_SUP_HINT_REFUSED));
                 return;
         case POL_CAP_DENIED:
-                pol_reason(buf, size, r, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
+                POL_REASON(buf, size, CAP_DENIED, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
                 return;
         case POL_CAP_GRANTED:
-                pol_reason(buf, size, r, "network");
+                POL_REASON(buf, size, CAP_GRANTED, "network");
                 return;
         case POL_KERNEL_BLOCKED:
-                pol_reason(buf, size, r, "socket(AF_INET, SOCK_STREAM)", pol_why_text(POL_WHY_SECCOMP_NETWORK));
+                POL_REASON(buf, size, KERNEL_BLOCKED, "socket(AF_INET, SOCK_STREAM)", pol_why_text(POL_WHY_SECCOMP_NETWORK));
                 return;
         case POL_KILLED_FOREIGN_ABI:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, KILLED_FOREIGN_ABI);
                 return;
         case POL_KERNEL_DROPPED:
-                pol_reason(buf, size, r, 17ULL, 200U);
+                POL_REASON(buf, size, KERNEL_DROPPED, 17ULL, 200U);
                 return;
         case POL_TASK_TIME_BUDGET:
-                pol_reason(buf, size, r, 300ULL);
+                POL_REASON(buf, size, TASK_TIME_BUDGET, 300ULL);
                 return;
         case POL_TASK_STEP_LIMIT:
-                pol_reason(buf, size, r, 6ULL);
+                POL_REASON(buf, size, TASK_STEP_LIMIT, 6ULL);
                 return;
         case POL_TASK_MODEL_FAILED:
-                pol_reason(buf, size, r, "HTTP 401 from http://127.0.0.1:11434/v1/chat/completions: the key was refused");
+                POL_REASON(buf, size, TASK_MODEL_FAILED, "HTTP 401 from http://127.0.0.1:11434/v1/chat/completions: the key was refused");
                 return;
         case POL_TASK_SANDBOX_FAILED:
-                pol_reason(buf, size, r, "unavailable", "cannot reach the supervisor");
+                POL_REASON(buf, size, TASK_SANDBOX_FAILED, "unavailable", "cannot reach the supervisor");
                 return;
         case POL_TASK_NO_DELIVERABLE:
+                POL_REASON(buf, size, TASK_NO_DELIVERABLE);
+                return;
         case POL_TASK_INTERNAL:
-                if (r == POL_TASK_INTERNAL)
-                        pol_reason(buf, size, r, "out of memory");
-                else
-                        pol_reason(buf, size, r);
+                POL_REASON(buf, size, TASK_INTERNAL, "out of memory");
                 return;
         case POL_TASK_NO_DELIVERABLE_LAST:
-                pol_reason(buf, size, r, "run-42", "KeyError: 'amount'");
+                POL_REASON(buf, size, TASK_NO_DELIVERABLE_LAST, "run-42", "KeyError: 'amount'");
                 return;
         case POL_TASK_CANCELLED:
-                pol_reason(buf, size, r, "the client");
+                POL_REASON(buf, size, TASK_CANCELLED, "the client");
                 return;
         case POL_TASK_INTERRUPTED:
+                POL_REASON(buf, size, TASK_INTERRUPTED);
+                return;
         case POL_KILLED_BROKER_STOPPING:
-                pol_reason(buf, size, r);
+                POL_REASON(buf, size, KILLED_BROKER_STOPPING);
                 return;
         case POL_TRACE_CUT:
-                pol_reason(buf, size, r, 37ULL);
+                POL_REASON(buf, size, TRACE_CUT, 37ULL);
                 return;
         case POL_NOT_STORED:
-                pol_reason(buf, size, r, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json", "No space left on device");
+                POL_REASON(buf, size, NOT_STORED, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json", "No space left on device");
                 return;
         case POL_TRACE_INCOMPLETE:
-                pol_reason(buf, size, r, 3ULL, "No space left on device");
+                POL_REASON(buf, size, TRACE_INCOMPLETE, 3ULL, "No space left on device");
                 return;
         case _POL_REASON_MAX:
                 break;
@@ -995,7 +1040,7 @@ static void test_startup_catalog(void **state)
         }
         assert_string_equal(pol_startup_format(_POL_STARTUP_MAX), "unknown start-up message");
         char buf[512];
-        assert_string_equal(pol_startup(buf, sizeof(buf), POL_STARTUP_SOCK_IN_USE, "--listen", "/run/anvil/supervisor.sock", 42),
+        assert_string_equal(POL_STARTUP_MSG(buf, sizeof(buf), SOCK_IN_USE, "--listen", "/run/anvil/supervisor.sock", 42),
                             "--listen /run/anvil/supervisor.sock: another daemon (pid 42) is listening there: stop it, "
                             "or choose another path; its socket is left in place");
 }
@@ -1017,7 +1062,7 @@ static void test_reasons_catalog(void **state)
         }
         assert_string_equal(pol_reason_format(_POL_REASON_MAX), "unknown reason");
         char small[8];
-        assert_ptr_equal(pol_reason(small, sizeof(small), POL_KILLED_TIMEOUT), small);
+        assert_ptr_equal(POL_REASON(small, sizeof(small), KILLED_TIMEOUT), small);
         assert_string_equal(small, "killed:"); /* cut, and terminated */
 }
 
@@ -1078,8 +1123,26 @@ static void test_reasons_blocked(void **state)
         (void)state;
         for (size_t i = 0; i < ELEMENTSOF(blocked_cases); i++) {
                 char buf[512];
-                pol_reason(buf, sizeof(buf), blocked_cases[i].reason, blocked_cases[i].op,
-                           pol_why_text(blocked_cases[i].why));
+                const char *op = blocked_cases[i].op, *why = pol_why_text(blocked_cases[i].why);
+                switch (blocked_cases[i].reason) { /* each a call of its own, checked (reasons.h) */
+                case POL_PRECHECK_BLOCKED:
+                        POL_REASON(buf, sizeof(buf), PRECHECK_BLOCKED, op, why);
+                        break;
+                case POL_RUNTIME_BLOCKED:
+                        POL_REASON(buf, sizeof(buf), RUNTIME_BLOCKED, op, why);
+                        break;
+                case POL_LANDLOCK_BLOCKED:
+                        POL_REASON(buf, sizeof(buf), LANDLOCK_BLOCKED, op, why);
+                        break;
+                case POL_KERNEL_BLOCKED:
+                        POL_REASON(buf, sizeof(buf), KERNEL_BLOCKED, op, why);
+                        break;
+                case POL_CAP_DENIED:
+                        POL_REASON(buf, sizeof(buf), CAP_DENIED, op, why);
+                        break;
+                default:
+                        fail_msg("case %zu: not a blocked reason", i);
+                }
                 assert_string_equal(buf, blocked_cases[i].expected);
         }
 }
@@ -1301,109 +1364,169 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
 {
         switch (t) {
         case POL_AGENT_BEGIN:
+                BRO_AGENT_TEXT(buf, size, BEGIN);
+                return;
         case POL_AGENT_REPLY_EMPTY:
+                BRO_AGENT_TEXT(buf, size, REPLY_EMPTY);
+                return;
         case POL_AGENT_REPLY_BLANK:
+                BRO_AGENT_TEXT(buf, size, REPLY_BLANK);
+                return;
         case POL_AGENT_REPLY_PROSE:
+                BRO_AGENT_TEXT(buf, size, REPLY_PROSE);
+                return;
         case POL_AGENT_REPLY_TOOL_CALL:
+                BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALL);
+                return;
         case POL_AGENT_REPLY_JSON_BLOCK:
+                BRO_AGENT_TEXT(buf, size, REPLY_JSON_BLOCK);
+                return;
         case POL_AGENT_REPLY_EMPTY_BLOCK:
+                BRO_AGENT_TEXT(buf, size, REPLY_EMPTY_BLOCK);
+                return;
         case POL_AGENT_FORMAT_HINT:
+                BRO_AGENT_TEXT(buf, size, FORMAT_HINT);
+                return;
         case POL_AGENT_OBS_OK:
+                BRO_AGENT_TEXT(buf, size, OBS_OK);
+                return;
         case POL_AGENT_OBS_FAILED:
+                BRO_AGENT_TEXT(buf, size, OBS_FAILED);
+                return;
         case POL_AGENT_OBS_BLOCKED:
+                BRO_AGENT_TEXT(buf, size, OBS_BLOCKED);
+                return;
         case POL_AGENT_OBS_KILLED_LIMIT:
+                BRO_AGENT_TEXT(buf, size, OBS_KILLED_LIMIT);
+                return;
         case POL_AGENT_OBS_REFUSALS:
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS);
+                return;
         case POL_AGENT_OBS_REFUSALS_FINAL:
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_FINAL);
+                return;
         case POL_AGENT_OBS_STDOUT:
+                BRO_AGENT_TEXT(buf, size, OBS_STDOUT);
+                return;
         case POL_AGENT_OBS_STDOUT_NONE:
+                BRO_AGENT_TEXT(buf, size, OBS_STDOUT_NONE);
+                return;
         case POL_AGENT_OBS_TRACEBACK:
+                BRO_AGENT_TEXT(buf, size, OBS_TRACEBACK);
+                return;
         case POL_AGENT_OBS_STDERR:
+                BRO_AGENT_TEXT(buf, size, OBS_STDERR);
+                return;
         case POL_AGENT_OBS_KEPT_NONE:
+                BRO_AGENT_TEXT(buf, size, OBS_KEPT_NONE);
+                return;
         case POL_AGENT_NONE:
+                BRO_AGENT_TEXT(buf, size, NONE);
+                return;
         case POL_AGENT_CAPS_MALFORMED:
+                BRO_AGENT_TEXT(buf, size, CAPS_MALFORMED);
+                return;
         case POL_AGENT_PROMPT_RUN:
+                BRO_AGENT_TEXT(buf, size, PROMPT_RUN);
+                return;
         case POL_AGENT_PROMPT_INPUTS:
+                BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS);
+                return;
         case POL_AGENT_PROMPT_NO_INPUTS:
+                BRO_AGENT_TEXT(buf, size, PROMPT_NO_INPUTS);
+                return;
         case POL_AGENT_PROMPT_FIRST_ROWS:
+                BRO_AGENT_TEXT(buf, size, PROMPT_FIRST_ROWS);
+                return;
         case POL_AGENT_PROMPT_REFUSALS:
-                bro_agent_text(buf, size, t);
+                BRO_AGENT_TEXT(buf, size, PROMPT_REFUSALS);
                 return;
         case POL_AGENT_REPLY_OTHER_LANG:
-                bro_agent_text(buf, size, t, "bash");
+                BRO_AGENT_TEXT(buf, size, REPLY_OTHER_LANG, "bash");
                 return;
         case POL_AGENT_REPLY_UNCLOSED:
-                bro_agent_text(buf, size, t, 3ULL, "```");
+                BRO_AGENT_TEXT(buf, size, REPLY_UNCLOSED, 3ULL, "```");
                 return;
         case POL_AGENT_REPLY_TOO_LONG:
-                bro_agent_text(buf, size, t, 1048577ULL, 1048576ULL);
+                BRO_AGENT_TEXT(buf, size, REPLY_TOO_LONG, 1048577ULL, 1048576ULL);
                 return;
         case POL_AGENT_REPLY_NUL:
+                BRO_AGENT_TEXT(buf, size, REPLY_NUL, 12ULL);
+                return;
         case POL_AGENT_REPLY_NOT_UTF8:
-                bro_agent_text(buf, size, t, 12ULL);
+                BRO_AGENT_TEXT(buf, size, REPLY_NOT_UTF8, 12ULL);
                 return;
         case POL_AGENT_NO_CODE:
-                bro_agent_text(buf, size, t, "prose only, no code block");
+                BRO_AGENT_TEXT(buf, size, NO_CODE, "prose only, no code block");
                 return;
         case POL_AGENT_OBS_FAILED_EXIT:
-                bro_agent_text(buf, size, t, 1LL);
+                BRO_AGENT_TEXT(buf, size, OBS_FAILED_EXIT, 1LL);
                 return;
         case POL_AGENT_OBS_FAILED_SIGNAL:
-                bro_agent_text(buf, size, t, "SIGSEGV");
+                BRO_AGENT_TEXT(buf, size, OBS_FAILED_SIGNAL, "SIGSEGV");
                 return;
         case POL_AGENT_OBS_KILLED:
-                bro_agent_text(buf, size, t, "killed: timeout");
+                BRO_AGENT_TEXT(buf, size, OBS_KILLED, "killed: timeout");
                 return;
         case POL_AGENT_OBS_STATUS:
-                bro_agent_text(buf, size, t, "lost");
+                BRO_AGENT_TEXT(buf, size, OBS_STATUS, "lost");
                 return;
         case POL_AGENT_OBS_REFUSAL:
-                bro_agent_text(buf, size, t, "seccomp", "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL, "seccomp", "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
                 return;
         case POL_AGENT_OBS_REFUSAL_AT:
-                bro_agent_text(buf, size, t, "precheck", 3LL, "blocked: import socket (network denied by policy)");
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL_AT, "precheck", 3LL, "blocked: import socket (network denied by policy)");
                 return;
         case POL_AGENT_OBS_REFUSALS_MORE:
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_MORE, 5ULL);
+                return;
         case POL_AGENT_NAMES_MORE:
+                BRO_AGENT_TEXT(buf, size, NAMES_MORE, 5ULL);
+                return;
         case POL_AGENT_PROMPT_COLUMNS_MORE:
+                BRO_AGENT_TEXT(buf, size, PROMPT_COLUMNS_MORE, 5ULL);
+                return;
         case POL_AGENT_PROMPT_INPUTS_MORE:
-                bro_agent_text(buf, size, t, 5ULL);
+                BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS_MORE, 5ULL);
                 return;
         case POL_AGENT_OBS_NOTE:
-                bro_agent_text(buf, size, t, "a refusal the tool did not catch ended it");
+                BRO_AGENT_TEXT(buf, size, OBS_NOTE, "a refusal the tool did not catch ended it");
                 return;
         case POL_AGENT_CUT:
-                bro_agent_text(buf, size, t, 4096ULL);
+                BRO_AGENT_TEXT(buf, size, CUT, 4096ULL);
                 return;
         case POL_AGENT_OBS_KEPT:
+                BRO_AGENT_TEXT(buf, size, OBS_KEPT, "df, total");
+                return;
         case POL_AGENT_OBS_DROPPED:
-                bro_agent_text(buf, size, t, "df, total");
+                BRO_AGENT_TEXT(buf, size, OBS_DROPPED, "df, total");
                 return;
         case POL_AGENT_PROMPT_INTRO:
-                bro_agent_text(buf, size, t, "./inputs/sales.csv");
+                BRO_AGENT_TEXT(buf, size, PROMPT_INTRO, "./inputs/sales.csv");
                 return;
         case POL_AGENT_PROMPT_FILES:
-                bro_agent_text(buf, size, t, "./inputs, ./artifacts", "./artifacts");
+                BRO_AGENT_TEXT(buf, size, PROMPT_FILES, "./inputs, ./artifacts", "./artifacts");
                 return;
         case POL_AGENT_PROMPT_INPUT:
-                bro_agent_text(buf, size, t, "./inputs/sales.csv", 1200ULL, 4ULL);
+                BRO_AGENT_TEXT(buf, size, PROMPT_INPUT, "./inputs/sales.csv", 1200ULL, 4ULL);
                 return;
         case POL_AGENT_PROMPT_INPUT_NO_ROWS:
-                bro_agent_text(buf, size, t, "./inputs/sales.csv", 4ULL);
+                BRO_AGENT_TEXT(buf, size, PROMPT_INPUT_NO_ROWS, "./inputs/sales.csv", 4ULL);
                 return;
         case POL_AGENT_PROMPT_COLUMN:
-                bro_agent_text(buf, size, t, "\"region\"", "object");
+                BRO_AGENT_TEXT(buf, size, PROMPT_COLUMN, "\"region\"", "object");
                 return;
         case POL_AGENT_PROMPT_NAME_CUT:
-                bro_agent_text(buf, size, t, 300ULL);
+                BRO_AGENT_TEXT(buf, size, PROMPT_NAME_CUT, 300ULL);
                 return;
         case POL_AGENT_PROMPT_FINISH:
-                bro_agent_text(buf, size, t, "./artifacts");
+                BRO_AGENT_TEXT(buf, size, PROMPT_FINISH, "./artifacts");
                 return;
         case POL_AGENT_PROMPT_CAPS:
-                bro_agent_text(buf, size, t, "network", "none");
+                BRO_AGENT_TEXT(buf, size, PROMPT_CAPS, "network", "none");
                 return;
         case POL_AGENT_PROMPT_TASK:
-                bro_agent_text(buf, size, t, "Sum revenue by region.");
+                BRO_AGENT_TEXT(buf, size, PROMPT_TASK, "Sum revenue by region.");
                 return;
         case _POL_AGENT_TEXT_MAX:
                 break;
@@ -1533,7 +1656,7 @@ static void test_agent_texts_catalog(void **state)
         }
         assert_string_equal(bro_agent_format(_POL_AGENT_TEXT_MAX), "unknown agent text");
         char small[8];
-        assert_ptr_equal(bro_agent_text(small, sizeof(small), POL_AGENT_REPLY_EMPTY), small);
+        assert_ptr_equal(BRO_AGENT_TEXT(small, sizeof(small), REPLY_EMPTY), small);
         assert_string_equal(small, "an empt"); /* cut, and terminated */
 }
 

@@ -24,6 +24,7 @@
 
 #include "lib/cleanup.h"
 #include "proto/json.h"
+#include "proto/names.h"
 #include "proto/proto.h"
 
 /* ---- a generic filler: every field of a schema set to a distinct, non-default value ---- */
@@ -1003,6 +1004,88 @@ static void test_run_result_json(void **state)
         json_decref(j);
 }
 
+/* ---- the closed vocabularies (proto/names.h) ----
+ * Each list walked: every name goes to its value and back, no two entries share a name or a
+ * value, and what is not in a list (a name from a newer peer, NULL) is UNKNOWN, named
+ * "unknown" and equal to no entry. */
+/* One entry of a list: its value v in (0, max), named nm both ways, neither seen before. */
+static void vocab_entry(const char **seen, unsigned max, unsigned v, const char *nm, const char *name_of_v,
+                        unsigned v_of_nm)
+{
+        assert_true(v > 0 && v < max);
+        assert_string_equal(name_of_v, nm);
+        assert_int_equal(v_of_nm, v);
+        assert_null(seen[v]); /* no two entries with one value */
+        for (unsigned q = 1; q < max; q++)
+                if (seen[q])
+                        assert_string_not_equal(seen[q], nm); /* nor with one name */
+        seen[v] = nm;
+}
+
+static void test_vocabularies(void **state)
+{
+        (void)state;
+        const char *seen[64];
+        unsigned n;
+#define WALK(LIST, E, MAX, name_of, from_name)                                                  \
+        do {                                                                                    \
+                assert_true(MAX <= 64);                                                         \
+                memset(seen, 0, sizeof(seen));                                                  \
+                n = 0;                                                                          \
+                LIST(E)                                                                         \
+                assert_int_equal(n + 1, MAX); /* every value is an entry */                     \
+                assert_int_equal(from_name("no such name"), 0);                                 \
+                assert_int_equal(from_name(NULL), 0);                                           \
+                assert_int_equal(from_name("unknown"), 0);                                      \
+                assert_string_equal(name_of(0), "unknown");                                     \
+                assert_string_equal(name_of(MAX), "unknown");                                   \
+        } while (0)
+#define E_LAYER(id, nm)                                                                         \
+        vocab_entry(seen, _PROTO_LAYER_MAX, PROTO_LAYER_##id, nm, proto_layer_name(PROTO_LAYER_##id), \
+                    proto_layer_from_name(nm)), n++;
+#define E_KIND(id, nm)                                                                          \
+        vocab_entry(seen, _PROTO_KIND_MAX, PROTO_KIND_##id, nm, proto_kind_name(PROTO_KIND_##id),   \
+                    proto_kind_from_name(nm)), n++;
+#define E_TASK(id, nm)                                                                          \
+        vocab_entry(seen, _PROTO_TASK_MAX, PROTO_TASK_##id, nm, proto_task_kind_name(PROTO_TASK_##id), \
+                    proto_task_kind_from_name(nm)), n++;
+#define E_ERR(id, nm)                                                                           \
+        vocab_entry(seen, _PROTO_ERR_MAX, PROTO_ERR_##id, nm, proto_error_code_name(PROTO_ERR_##id), \
+                    proto_error_code_from_name(nm)), n++;
+#define E_MECH(id, nm)                                                                          \
+        vocab_entry(seen, _PROTO_MECH_MAX, PROTO_MECH_##id, nm, proto_mech_name(PROTO_MECH_##id),   \
+                    proto_mech_from_name(nm)), n++;
+        WALK(PROTO_LAYERS, E_LAYER, _PROTO_LAYER_MAX, proto_layer_name, proto_layer_from_name);
+        WALK(PROTO_EVENT_KINDS, E_KIND, _PROTO_KIND_MAX, proto_kind_name, proto_kind_from_name);
+        WALK(PROTO_TASK_EVENT_KINDS, E_TASK, _PROTO_TASK_MAX, proto_task_kind_name, proto_task_kind_from_name);
+        WALK(PROTO_ERROR_CODES, E_ERR, _PROTO_ERR_MAX, proto_error_code_name, proto_error_code_from_name);
+        WALK(PROTO_MECHANISMS, E_MECH, _PROTO_MECH_MAX, proto_mech_name, proto_mech_from_name);
+#undef WALK
+#undef E_LAYER
+#undef E_KIND
+#undef E_TASK
+#undef E_ERR
+#undef E_MECH
+
+        /* An event is compared by its names' values: a kind from a newer peer is no kind. */
+        struct proto_event e = { .layer = "runner", .kind = "started" };
+        assert_true(proto_event_is(&e, PROTO_LAYER_RUNNER, PROTO_KIND_STARTED));
+        assert_true(proto_event_is(&e, PROTO_LAYER_RUNNER, PROTO_KIND_UNKNOWN));
+        assert_false(proto_event_is(&e, PROTO_LAYER_AUDIT, PROTO_KIND_STARTED));
+        e.kind = "started_later";
+        assert_false(proto_event_is(&e, PROTO_LAYER_RUNNER, PROTO_KIND_STARTED));
+        e.layer = NULL;
+        assert_false(proto_event_is(&e, PROTO_LAYER_RUNNER, PROTO_KIND_UNKNOWN));
+
+        /* The two questions of a list of mechanisms in force: a name exactly, a prefix. */
+        char *items[] = { "netns", "landlock ABI 6" };
+        struct proto_strv v = { .items = items, .n = 2 };
+        assert_true(proto_mechanisms_include(&v, "netns"));
+        assert_false(proto_mechanisms_include(&v, "landlock ABI"));
+        assert_string_equal(proto_mechanisms_find(&v, "landlock ABI"), "landlock ABI 6");
+        assert_null(proto_mechanisms_find(&v, "pidns"));
+}
+
 int main(void)
 {
 #define RT(up, low) { "roundtrip_" #low, test_roundtrip_full, NULL, NULL, (void *)&all_types[PROTO_##up] },
@@ -1059,6 +1142,7 @@ int main(void)
                 cmocka_unit_test(test_encode_error_frame),
                 cmocka_unit_test(test_encode_required_unset),
                 cmocka_unit_test(test_run_result_json),
+                cmocka_unit_test(test_vocabularies),
         };
 #undef RT
 #undef RQ
