@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
+#include "policy/jail_paths.h"
 
 /* The jail's view: where things are mounted. Paths the tool sees (DESIGN §4). */
 #define JAIL_WORKDIR "/work"
@@ -138,14 +139,6 @@ struct jail_config {
         int artifacts_mount_fd;
 };
 
-/* A read-only bind of the host into the jail; the list is also what the blast radius shows. */
-struct jail_ro_bind {
-        const char *path;     /* same path on host and in the jail */
-        bool optional;        /* skipped if absent on the host */
-};
-extern const struct jail_ro_bind jail_ro_binds[];
-extern const unsigned jail_n_ro_binds;
-
 /* contain.c: clone into new namespaces; the child waits for GO (C3). Returns the child's pid
  * and a pidfd for it. */
 int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, struct anvil_err *err);
@@ -160,6 +153,8 @@ int jail_userns_child(struct anvil_err *err);
  * waits); then the run's part, pivot_root and the read-only root. */
 int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err);
 int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err);
+/* The contents of a synthetic file of the jail's (mount SYNTH in policy/jail_paths.h), or NULL. */
+const char *jail_mountns_synthetic(const char *path);
 
 /* utsns: hostname; cgroupns: after the supervisor moved us into the run's cgroup. */
 int jail_utsns_child(struct anvil_err *err);
@@ -187,6 +182,9 @@ int jail_sync_send_fd(int sock, uint32_t kind, int fd);
  * _describe: "landlock ABI 7: fs, net, scope". _verify (the runner, before the tool's first
  * line): 0 if Landlock is seen enforced, -EPERM with the evidence otherwise. */
 int jail_landlock_abi(void);
+/* The filesystem rights a grant of the table's landlock column stands for (before they are
+ * cut to what the kernel handles, and on a file to what a file may carry). */
+uint64_t jail_landlock_rights(enum pol_jp_landlock l);
 int jail_landlock_child(const struct jail_static *st, const struct jail_go *go, int sync_fd, struct anvil_err *err);
 void jail_landlock_describe(int abi, char *buf, size_t size);
 int jail_landlock_verify(int abi, char *evidence, size_t size);
