@@ -1,4 +1,12 @@
-/* Landlock (C10): the jail's file, TCP and IPC rights as an unprivileged, stackable kernel
+/* Landlock (C10). Where each part lives: the paths and their grants, the table of the jail's
+ * paths (policy/jail_paths.h, shared with the mounts, the audit hook and the blast radius);
+ * the ABI probe (jail_landlock_abi, the supervisor's at start-up), building and applying the
+ * ruleset (the child's, C10) and the runner's check that it is enforced (jail_landlock_verify,
+ * R6), here; explaining a denial, from the kernel's audit records, the supervisor's
+ * (supervisor/kaudit.c reads them, policy/kaudit.c words them), since the jail cannot be
+ * trusted to report its own refusals.
+ *
+ * The jail's file, TCP and IPC rights as an unprivileged, stackable kernel
  * policy, applied by the jail's child to itself after pivot_root, once its capabilities are
  * gone and no_new_privs is set (landlock_restrict_self() needs one or the other), before it
  * executes anvil-init. pid 1, the runner and everything the tool starts inherit the domain

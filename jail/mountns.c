@@ -18,6 +18,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -252,7 +253,12 @@ static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *
         }
 }
 
-int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err)
+int jail_mountns_prepare(const struct jail_static *st)
+{
+        return st->direct ? 0 : CLONE_NEWNS;
+}
+
+int jail_mountns_child(const struct jail_static *st, struct anvil_err *err)
 {
         int r;
         umask(022);
@@ -274,7 +280,7 @@ int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *e
         return 0;
 }
 
-int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
+int jail_mountns_child_go(const struct jail_config *cfg, struct anvil_err *err)
 {
         int r;
         for (size_t i = 0; i < pol_jail_n_paths; i++)
