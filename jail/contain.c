@@ -1,7 +1,9 @@
 /* The child's steps, in order. Each numbered step matches supervisor/main.c's theory of
- * operation.
+ * operation; the code's own list is steps[] below (direct mode: direct_steps[]), one function
+ * a step, each calling its mechanism's _child verb (jail.h says which file has which).
  *
- *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags)
+ *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags: each mechanism's
+ *       _prepare, jail_contain_clone)
  *   C2  parent-death signal (see arm_parent_death); not dumpable (rootless: after C3); the
  *       inherited copy of the environment zeroed; every inherited fd closed but the sync
  *       socket, the supervisor binary and the supervisor's pidfd
@@ -13,7 +15,7 @@
  *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
  *       is in it until GO. Then the run's inputs and artifacts (under a rootless supervisor
  *       the child makes the artifacts tmpfs itself and sends it back), and pivot_root.
- *   C6  hostname; a cgroup namespace
+ *   C6  hostname (utsns.c); a cgroup namespace (cgroupns.c)
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, the
  *       supervisor's pidfd at 6 (both close-on-exec), no others
@@ -179,27 +181,39 @@ static int direct_take_uid(uid_t uid, struct anvil_err *err)
         return 0;
 }
 
-static int child_main(void *arg)
-{
-        const struct jail_static *st = arg;
-        struct anvil_err err = ANVIL_ERR_INIT;
+/* What the steps share: the server's part, the sync socket as it moves (C2, C8), and the
+ * run's part once GO came (C5). */
+struct child {
+        const struct jail_static *st;
+        int sync;         /* where an error is reported: the inherited socket, parked (C2), placed (C8) */
+        uid_t direct_uid; /* direct, as root: the run's host uid, from MAPPED (C3) */
+        struct jail_go *go;
+        int fds[JAIL_GO_FDS];
+};
 
-        /* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of
-         * the supervisor's memory until C11, and nothing in the jail may read it. The
-         * environment strings are zeroed in place so /proc/1/environ shows nothing. */
-        arm_parent_death(st, st->sync_fd, st->parent_pidfd);
-        if (!st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0) {
-                anvil_err_sys(&err, errno, "Failed to clear the dumpable flag");
-                child_fail(st->sync_fd, &err);
-        }
+/* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of the
+ * supervisor's memory until C11, and nothing in the jail may read it (rootless: after C3).
+ * The environment strings are zeroed in place so /proc/1/environ shows nothing. */
+static int step_orphan_proof(struct child *c, struct anvil_err *err)
+{
+        arm_parent_death(c->st, c->st->sync_fd, c->st->parent_pidfd);
+        if (!c->st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to clear the dumpable flag");
         for (char **e = environ; e && *e; e++)
                 explicit_bzero(*e, strlen(*e));
-        int r = keep_only_parked(st);
-        if (r < 0) {
-                anvil_err_sys(&err, -r, "Failed to close inherited fds");
-                child_fail(st->sync_fd, &err);
-        }
-        /* C3 */
+        int r = keep_only_parked(c->st);
+        if (r < 0)
+                return anvil_err_sys(err, -r, "Failed to close inherited fds");
+        c->sync = PARK_SYNC_FD;
+        return 0;
+}
+
+/* C3. Direct, as root, MAPPED carries the run's host uid, which we take at C9 (no map to
+ * write). Rootless: an unprivileged supervisor can write our maps only while we are dumpable
+ * (a non-dumpable process's /proc files are root's); only processes of its own uid could
+ * reach us meanwhile, and we hold nothing of any run yet. */
+static int step_wait_mapped(struct child *c, struct anvil_err *err)
+{
         struct jail_msg mapped;
         ssize_t n;
         do
@@ -207,81 +221,123 @@ static int child_main(void *arg)
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof(mapped) || mapped.kind != JAIL_MSG_MAPPED)
                 _exit(127); /* the supervisor gave up on us */
-        /* Direct, as root: the run's host uid, which we take at C9 (no map to write). */
-        uid_t direct_uid = (uid_t)mapped.pid;
-        /* Rootless: an unprivileged supervisor can write our maps only while we are dumpable
-         * (a non-dumpable process's /proc files are root's); only processes of its own uid could
-         * reach us meanwhile, and we hold nothing of any run yet. */
-        if (st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0) {
-                anvil_err_sys(&err, errno, "Failed to clear the dumpable flag");
-                child_fail(PARK_SYNC_FD, &err);
-        }
-        /* C4. A spare waits at C5 as long as no run takes it: armed again for that wait. */
-        if (!st->direct) {
-                if (jail_userns_child(&err) < 0)
-                        child_fail(PARK_SYNC_FD, &err);
-                arm_parent_death(st, PARK_SYNC_FD, PARK_PARENT_FD);
-        }
-        /* C5 */
-        if (!st->direct && jail_mountns_prepare_child(st, &err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
+        c->direct_uid = (uid_t)mapped.pid;
+        if (c->st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)
+                return anvil_err_sys(err, errno, "Failed to clear the dumpable flag");
+        return 0;
+}
+
+/* C4. A spare waits at C5 as long as no run takes it: armed again for that wait. */
+static int step_userns(struct child *c, struct anvil_err *err)
+{
+        if (jail_userns_child(err) < 0)
+                return -1;
+        arm_parent_death(c->st, PARK_SYNC_FD, PARK_PARENT_FD);
+        return 0;
+}
+
+/* C5, before GO: the run-independent root. */
+static int step_root(struct child *c, struct anvil_err *err)
+{
+        return jail_mountns_child(c->st, err);
+}
+
+/* C5: PREPARED, then GO with the run's part and its fds. A spare waits here. */
+static int step_wait_go(struct child *c, struct anvil_err *err)
+{
+        (void)err;
         jail_sync_send(PARK_SYNC_FD, JAIL_MSG_PREPARED, 0, NULL);
-        struct jail_go *go = malloc(sizeof(*go));
-        int fds[JAIL_GO_FDS];
-        if (!go || wait_go(go, fds) < 0)
+        c->go = malloc(sizeof(*c->go));
+        if (!c->go || wait_go(c->go, c->fds) < 0)
                 _exit(127);
-        if (st->direct) {
-                /* No mount of our own: the run's directory on the host is the tool's cwd, and
-                 * Landlock (C10) holds it to what is below it. */
-                close_reset(&fds[JAIL_GO_ARTIFACTS]);
-                if (chdir(go->run_dir) < 0) {
-                        anvil_err_sys(&err, errno, "Failed to enter %s", go->run_dir);
-                        child_fail(PARK_SYNC_FD, &err);
-                }
-        } else if (go->make_artifacts) {
-                /* A rootless supervisor cannot make a tmpfs; we can, in our own user and mount
-                 * namespaces: it goes back to the supervisor, which reads it after the run. */
-                (void)close(fds[JAIL_GO_ARTIFACTS]);
-                if (jail_artifacts_tmpfs(JAIL_UID, go->artifacts_bytes, &fds[JAIL_GO_ARTIFACTS], &err) < 0)
-                        child_fail(PARK_SYNC_FD, &err);
-                if ((r = jail_sync_send_fd(PARK_SYNC_FD, JAIL_MSG_ARTIFACTS, fds[JAIL_GO_ARTIFACTS])) < 0) {
-                        anvil_err_sys(&err, -r, "Failed to send the artifacts tmpfs to the supervisor");
-                        child_fail(PARK_SYNC_FD, &err);
-                }
+        return 0;
+}
+
+/* C5, after GO: the run's mounts and pivot_root. A rootless supervisor cannot make a tmpfs;
+ * we can, in our own user and mount namespaces: it goes back to the supervisor, which reads
+ * it after the run. */
+static int step_run_root(struct child *c, struct anvil_err *err)
+{
+        int *art = &c->fds[JAIL_GO_ARTIFACTS];
+        if (c->go->make_artifacts) {
+                (void)close(*art);
+                if (jail_artifacts_tmpfs(JAIL_UID, c->go->artifacts_bytes, art, err) < 0)
+                        return -1;
+                int r = jail_sync_send_fd(PARK_SYNC_FD, JAIL_MSG_ARTIFACTS, *art);
+                if (r < 0)
+                        return anvil_err_sys(err, -r, "Failed to send the artifacts tmpfs to the supervisor");
         }
-        struct jail_config cfg = { .st = st, .go = go, .artifacts_mount_fd = fds[JAIL_GO_ARTIFACTS] };
-        if (!st->direct && jail_mountns_child(&cfg, &err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
-        /* C6 */
-        if (!st->direct && jail_utsns_child(&err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
-        if (!st->direct && unshare(CLONE_NEWCGROUP) < 0) {
-                anvil_err_sys(&err, errno, "Failed to create the cgroup namespace");
-                child_fail(PARK_SYNC_FD, &err);
-        }
-        /* C7 */
-        if (jail_rlimit_child(&go->rlimits, &err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
-        /* C8 */
-        if (place_fds(fds, &err) < 0)
-                child_fail(PARK_SYNC_FD, &err);
-        /* C9. Direct, as root: the bounding set emptied while we may, then the run's host uid,
-         * which takes the rest of our capabilities with it. */
-        if (st->direct && !st->rootless && direct_take_uid(direct_uid, &err) < 0)
-                child_fail(JAIL_FD_SYNC, &err);
-        if (jail_caps_child(st->direct, &err) < 0)
-                child_fail(JAIL_FD_SYNC, &err);
-        /* C10 */
-        if (jail_landlock_child(st, go, JAIL_FD_SYNC, &err) < 0)
-                child_fail(JAIL_FD_SYNC, &err);
-        /* C11. After the last change of credentials; nothing from here to the exec changes
-         * them, and the exec (of a binary that is not set-id, gaining no capability) keeps the
-         * signal. Direct: the runner is the supervisor's copy, on the host's path, and the
-         * tool's scratch is the run's own tmp/. */
+        struct jail_config cfg = { .st = c->st, .go = c->go, .artifacts_mount_fd = *art };
+        return jail_mountns_child_go(&cfg, err);
+}
+
+/* C5, direct: no mount of our own: the run's directory on the host is the tool's cwd, and
+ * Landlock (C10) holds it to what is below it. */
+static int step_run_dir(struct child *c, struct anvil_err *err)
+{
+        close_reset(&c->fds[JAIL_GO_ARTIFACTS]);
+        if (chdir(c->go->run_dir) < 0)
+                return anvil_err_sys(err, errno, "Failed to enter %s", c->go->run_dir);
+        return 0;
+}
+
+/* C6 */
+static int step_uts_cgroup(struct child *c, struct anvil_err *err)
+{
+        (void)c;
+        if (jail_utsns_child(err) < 0 || jail_cgroupns_child(err) < 0)
+                return -1;
+        return 0;
+}
+
+/* C7 */
+static int step_rlimits(struct child *c, struct anvil_err *err)
+{
+        return jail_rlimit_child(&c->go->rlimits, err);
+}
+
+/* C8 */
+static int step_fds(struct child *c, struct anvil_err *err)
+{
+        if (place_fds(c->fds, err) < 0)
+                return -1;
+        c->sync = JAIL_FD_SYNC;
+        return 0;
+}
+
+/* C9 */
+static int step_caps(struct child *c, struct anvil_err *err)
+{
+        (void)c;
+        return jail_caps_child(false, err);
+}
+
+/* C9, direct: as root, the bounding set emptied while we may, then the run's host uid, which
+ * takes the rest of our capabilities with it; no_new_privs. */
+static int step_direct_caps(struct child *c, struct anvil_err *err)
+{
+        if (!c->st->rootless && direct_take_uid(c->direct_uid, err) < 0)
+                return -1;
+        return jail_caps_child(true, err);
+}
+
+/* C10 */
+static int step_landlock(struct child *c, struct anvil_err *err)
+{
+        return jail_landlock_child(c->st, c->go, JAIL_FD_SYNC, err) < 0 ? -1 : 0;
+}
+
+/* C11. After the last change of credentials; nothing from here to the exec changes them, and
+ * the exec (of a binary that is not set-id, gaining no capability) keeps the signal. Direct:
+ * the runner is the supervisor's copy, on the host's path, and the tool's scratch is the
+ * run's own tmp/. Returns only on failure. */
+static int exec_pid1(struct child *c, bool direct, struct anvil_err *err)
+{
+        const struct jail_static *st = c->st;
         arm_parent_death(st, JAIL_FD_SYNC, JAIL_FD_PARENT);
         char *argv[5] = { "anvil-init" };
         unsigned argc = 1;
-        if (st->direct)
+        if (direct)
                 argv[argc++] = (char *)st->runner_path;
 #ifdef ANVIL_TEST_BUILD
         if (st->test_no_sync_watch)
@@ -292,11 +348,11 @@ static int child_main(void *arg)
         argv[argc] = NULL;
         char *const *env = st->env;
         char *denv[16], home[PATH_MAX + 16], tmpdir[PATH_MAX + 16], mpl[PATH_MAX + 32];
-        if (st->direct) {
+        if (direct) {
                 size_t k = 0;
-                snprintf(home, sizeof(home), "HOME=%s/tmp", go->run_dir);
-                snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s/tmp", go->run_dir);
-                snprintf(mpl, sizeof(mpl), "MPLCONFIGDIR=%s/tmp/matplotlib", go->run_dir); /* the cache, copied */
+                snprintf(home, sizeof(home), "HOME=%s/tmp", c->go->run_dir);
+                snprintf(tmpdir, sizeof(tmpdir), "TMPDIR=%s/tmp", c->go->run_dir);
+                snprintf(mpl, sizeof(mpl), "MPLCONFIGDIR=%s/tmp/matplotlib", c->go->run_dir); /* the cache, copied */
                 denv[k++] = home;
                 denv[k++] = tmpdir;
                 denv[k++] = mpl;
@@ -313,13 +369,67 @@ static int child_main(void *arg)
 #ifdef ANVIL_TEST_BUILD
         reset = !st->test_no_signal_reset;
 #endif
-        if (reset && (r = anvil_reset_signals()) < 0) {
-                anvil_err_sys(&err, -r, "Failed to reset the signal mask");
-                child_fail(JAIL_FD_SYNC, &err);
-        }
+        int r;
+        if (reset && (r = anvil_reset_signals()) < 0)
+                return anvil_err_sys(err, -r, "Failed to reset the signal mask");
         execveat(JAIL_FD_INITEXE, "", argv, env, AT_EMPTY_PATH);
-        anvil_err_sys(&err, errno, "Failed to execute anvil-init, the jail's pid 1");
-        child_fail(JAIL_FD_SYNC, &err);
+        return anvil_err_sys(err, errno, "Failed to execute anvil-init, the jail's pid 1");
+}
+
+static int step_exec(struct child *c, struct anvil_err *err)
+{
+        return exec_pid1(c, false, err);
+}
+
+static int step_direct_exec(struct child *c, struct anvil_err *err)
+{
+        return exec_pid1(c, true, err);
+}
+
+struct step {
+        const char *name;
+        int (*fn)(struct child *c, struct anvil_err *err);
+};
+
+/* The child's steps, in namespaces of its own (C1 made them). */
+static const struct step steps[] = {
+        { "C2 orphan-proof, nothing inherited", step_orphan_proof },
+        { "C3 wait for the maps", step_wait_mapped },
+        { "C4 become JAIL_UID", step_userns },
+        { "C5 the run-independent root", step_root },
+        { "C5 wait for GO", step_wait_go },
+        { "C5 the run's mounts, pivot_root", step_run_root },
+        { "C6 hostname, cgroup namespace", step_uts_cgroup },
+        { "C7 rlimits", step_rlimits },
+        { "C8 the runner's fds", step_fds },
+        { "C9 no capabilities, no_new_privs", step_caps },
+        { "C10 Landlock", step_landlock },
+        { "C11 exec pid 1", step_exec },
+};
+
+/* Direct: no namespaces (struct jail_static), so no C4 or C6, and no root of its own at C5. */
+static const struct step direct_steps[] = {
+        { "C2 orphan-proof, nothing inherited", step_orphan_proof },
+        { "C3 wait for MAPPED", step_wait_mapped },
+        { "C5 wait for GO", step_wait_go },
+        { "C5 the run's directory", step_run_dir },
+        { "C7 rlimits", step_rlimits },
+        { "C8 the runner's fds", step_fds },
+        { "C9 the run's uid, no_new_privs", step_direct_caps },
+        { "C10 Landlock", step_landlock },
+        { "C11 exec pid 1", step_direct_exec },
+};
+
+static int child_main(void *arg)
+{
+        struct child c = { .st = arg, .sync = ((const struct jail_static *)arg)->sync_fd };
+        struct anvil_err err = ANVIL_ERR_INIT;
+        const struct step *list = c.st->direct ? direct_steps : steps;
+        size_t n = c.st->direct ? ELEMENTSOF(direct_steps) : ELEMENTSOF(steps);
+        for (size_t i = 0; i < n; i++)
+                if (list[i].fn(&c, &err) < 0)
+                        child_fail(c.sync, &err);
+        _exit(127); /* not reached: the last step execs or fails */
 }
 
 int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, struct anvil_err *err)
@@ -330,11 +440,10 @@ int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, str
         if (stack == MAP_FAILED)
                 return anvil_err_sys(err, errno, "Failed to allocate the child's stack");
         int fd = -1;
-        /* C1 */
-        int flags = CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS |
-                    CLONE_PIDFD | SIGCHLD;
-        if (st->direct)
-                flags = CLONE_PIDFD | SIGCHLD; /* no namespace: see struct jail_static */
+        /* C1: each mechanism's namespace (none in direct mode: see struct jail_static); the pid
+         * and IPC namespaces are their flags alone. */
+        int flags = jail_userns_prepare(st) | jail_mountns_prepare(st) | jail_netns_prepare(st) |
+                    jail_utsns_prepare(st) | (st->direct ? 0 : CLONE_NEWPID | CLONE_NEWIPC) | CLONE_PIDFD | SIGCHLD;
         pid_t p = clone(child_main, (char *)stack + CHILD_STACK, flags, (void *)st, &fd);
         int saved = errno;
         (void)munmap(stack, CHILD_STACK);

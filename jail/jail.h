@@ -1,6 +1,26 @@
 /* Building the jail, one file per kernel mechanism (CONVENTIONS §5). Each has the same verbs:
  * _prepare before clone, _parent in the supervisor after clone, _child inside the new
- * namespaces. contain.c lists the child's steps in order, on one screen.
+ * namespaces; a verb a mechanism does not need is absent. contain.c lists the child's steps
+ * in order, on one screen. Which each has:
+ *
+ *   userns.c    _prepare (its clone flag), _parent (the uid/gid maps, C3), _child (C4)
+ *   mountns.c   _prepare (its clone flag), _child (the run-independent root, C5, before GO),
+ *               _child_go (the run's part and pivot_root, C5, after GO); and
+ *               jail_artifacts_tmpfs, the supervisor's before GO (the child's when rootless)
+ *   netns.c     _prepare (its clone flag): nothing to do inside, no interface is up
+ *   utsns.c     _prepare (its clone flag), _child (the hostname, C6)
+ *   cgroupns.c  _child (C6: unshared after the move into the run's cgroup, not at C1)
+ *   cgroup.c    the supervisor's: the run's cgroup made, the child moved in, limits read back
+ *               (cgroup.h); nothing inside
+ *   rlimit.c    _child (C7)
+ *   caps.c      _child (C9)
+ *   landlock.c  _prepare (jail_landlock_abi, the supervisor's, once), _child (C10), and the
+ *               runner's _verify (R6); building from policy/jail_paths.h; explaining a
+ *               denial is the supervisor's (supervisor/kaudit.c, policy/kaudit.c)
+ *   seccomp.c   the runner's alone (_install, R6): see its opening comment
+ *   pid1.c      the jail's pid 1 (anvil-init), executed at C11
+ * The pid and IPC namespaces have no file: each is its clone flag alone (contain.c, C1); pid
+ * 1 is pid1.c's.
  *
  * Nothing here logs or exits the supervisor: errors come back as anvil_err. In the child,
  * errors go to the supervisor as a jail_msg record on the sync socket. */
@@ -12,6 +32,7 @@
 #include <sys/types.h>
 
 #include "lib/err.h"
+#include "policy/jail_paths.h"
 
 /* The jail's view: where things are mounted. Paths the tool sees (DESIGN §4). */
 #define JAIL_WORKDIR "/work"
@@ -141,19 +162,17 @@ struct jail_config {
         int artifacts_mount_fd;
 };
 
-/* A read-only bind of the host into the jail; the list is also what the blast radius shows. */
-struct jail_ro_bind {
-        const char *path;     /* same path on host and in the jail */
-        bool optional;        /* skipped if absent on the host */
-};
-extern const struct jail_ro_bind jail_ro_binds[];
-extern const unsigned jail_n_ro_binds;
-
 /* contain.c: clone into new namespaces; the child waits for GO (C3). Returns the child's pid
  * and a pidfd for it. */
 int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, struct anvil_err *err);
 /* Sends GO and the run's fds (stdin, stdout, stderr, events) to a waiting child. */
 int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO_FDS], struct anvil_err *err);
+
+/* _prepare of a namespace: its clone flag, 0 in direct mode (no namespaces). */
+int jail_userns_prepare(const struct jail_static *st);
+int jail_mountns_prepare(const struct jail_static *st);
+int jail_netns_prepare(const struct jail_static *st);
+int jail_utsns_prepare(const struct jail_static *st);
 
 /* userns.c */
 int jail_userns_parent(pid_t pid, uid_t host_uid, gid_t host_gid, struct anvil_err *err);
@@ -161,11 +180,14 @@ int jail_userns_child(struct anvil_err *err);
 
 /* mountns.c: the run-independent part of the root, before GO (a spare builds it while it
  * waits); then the run's part, pivot_root and the read-only root. */
-int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err);
-int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err);
+int jail_mountns_child(const struct jail_static *st, struct anvil_err *err);
+int jail_mountns_child_go(const struct jail_config *cfg, struct anvil_err *err);
+/* The contents of a synthetic file of the jail's (mount SYNTH in policy/jail_paths.h), or NULL. */
+const char *jail_mountns_synthetic(const char *path);
 
 /* utsns: hostname; cgroupns: after the supervisor moved us into the run's cgroup. */
 int jail_utsns_child(struct anvil_err *err);
+int jail_cgroupns_child(struct anvil_err *err);
 
 /* rlimit.c */
 int jail_rlimit_child(const struct jail_rlimits *rl, struct anvil_err *err);
@@ -191,6 +213,9 @@ int jail_sync_send_fd(int sock, uint32_t kind, int fd);
  * _describe: "landlock ABI 7: fs, net, scope". _verify (the runner, before the tool's first
  * line): 0 if Landlock is seen enforced, -EPERM with the evidence otherwise. */
 int jail_landlock_abi(void);
+/* The filesystem rights a grant of the table's landlock column stands for (before they are
+ * cut to what the kernel handles, and on a file to what a file may carry). */
+uint64_t jail_landlock_rights(enum pol_jp_landlock l);
 int jail_landlock_child(const struct jail_static *st, const struct jail_go *go, int sync_fd, struct anvil_err *err);
 void jail_landlock_describe(int abi, char *buf, size_t size);
 int jail_landlock_verify(int abi, char *evidence, size_t size);

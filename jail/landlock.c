@@ -1,4 +1,12 @@
-/* Landlock (C10): the jail's file, TCP and IPC rights as an unprivileged, stackable kernel
+/* Landlock (C10). Where each part lives: the paths and their grants, the table of the jail's
+ * paths (policy/jail_paths.h, shared with the mounts, the audit hook and the blast radius);
+ * the ABI probe (jail_landlock_abi, the supervisor's at start-up), building and applying the
+ * ruleset (the child's, C10) and the runner's check that it is enforced (jail_landlock_verify,
+ * R6), here; explaining a denial, from the kernel's audit records, the supervisor's
+ * (supervisor/kaudit.c reads them, policy/kaudit.c words them), since the jail cannot be
+ * trusted to report its own refusals.
+ *
+ * The jail's file, TCP and IPC rights as an unprivileged, stackable kernel
  * policy, applied by the jail's child to itself after pivot_root, once its capabilities are
  * gone and no_new_privs is set (landlock_restrict_self() needs one or the other), before it
  * executes anvil-init. pid 1, the runner and everything the tool starts inherit the domain
@@ -13,7 +21,9 @@
  * denial is a record the supervisor reads from outside (supervisor/kaudit.c).
  *
  * Every rule is global: the same for every run and every process of the jail (Landlock has no
- * notion of who asks inside a domain). What is read, written and executed:
+ * notion of who asks inside a domain). The paths and what each is granted are the table of the
+ * jail's paths (policy/jail_paths.h, its landlock column; jail_landlock_rights turns a grant
+ * into rights); what is read, written and executed:
  *
  *   /usr                          read files and directories, execute (the interpreter, its
  *                                 libraries, the data stack)
@@ -21,7 +31,8 @@
  *   anvil-init (its fd)           read, execute: pid 1, executed through a descriptor of the
  *                                 supervisor's copy, which no path in the jail reaches
  *   /etc: passwd, group, hosts, nsswitch.conf, ld.so.cache, matplotlibrc, alternatives/
- *                                 read: what libc and matplotlib open. Not /etc/hostname:
+ *                                 read files (alternatives/ through its links, not listed):
+ *                                 what libc, numpy and matplotlib open. Not /etc/hostname:
  *                                 nothing of the data stack reads it (gethostname() is
  *                                 uname(2)), and not a listing of /etc
  *   /proc                         read (the jail's own pid namespace), never written
@@ -53,6 +64,7 @@
 #include "jail/compat.h"
 #include "jail/jail.h"
 #include "lib/cleanup.h"
+#include "policy/jail_paths.h"
 
 /* The newest ABI whose rights this file knows; a newer kernel is used at this level. */
 #define ABI_KNOWN 7
@@ -79,29 +91,28 @@
          LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REMOVE_FILE |               \
          LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
-static const struct {
-        const char *path; /* as the jail sees it, after pivot_root */
-        __u64 access;
-        bool optional; /* a bind that mountns.c skips when the host has no such file */
-} rules[] = {
-        { "/usr", X_TREE, false },
-        { JAIL_RUNNER, X_FILE, false },
-        { "/etc/passwd", R_FILE, false },
-        { "/etc/group", R_FILE, false },
-        { "/etc/hosts", R_FILE, false },
-        { "/etc/nsswitch.conf", R_FILE, false },
-        { "/etc/ld.so.cache", R_FILE, true },
-        { "/etc/matplotlibrc", R_FILE, true },
-        { "/etc/alternatives", R_FILE, true },
-        { "/proc", R_TREE, false },
-        { "/dev/null", DEV_RW, false },
-        { "/dev/zero", DEV_R, false },
-        { "/dev/urandom", DEV_R, false },
-        { JAIL_WORKDIR, LANDLOCK_ACCESS_FS_READ_DIR, false },
-        { JAIL_INPUTS, R_TREE, false },
-        { JAIL_ARTIFACTS, W_TREE, false },
-        { JAIL_TMP, W_TREE, false },
-};
+uint64_t jail_landlock_rights(enum pol_jp_landlock l)
+{
+        switch (l) {
+        case POL_JP_LL_NONE:
+                return 0;
+        case POL_JP_LL_LIST:
+                return LANDLOCK_ACCESS_FS_READ_DIR;
+        case POL_JP_LL_READ:
+                return R_FILE;
+        case POL_JP_LL_READ_LIST:
+                return R_TREE;
+        case POL_JP_LL_EXEC:
+                return X_TREE;
+        case POL_JP_LL_DEV_R:
+                return DEV_R;
+        case POL_JP_LL_DEV_RW:
+                return DEV_RW;
+        case POL_JP_LL_WRITE:
+                return W_TREE;
+        }
+        return 0;
+}
 
 static long ll_create_ruleset(const void *attr, size_t size, __u32 flags)
 {
@@ -149,43 +160,31 @@ static int add_path_rule(int ruleset, int fd, const char *what, __u64 access, st
         return 0;
 }
 
-/* Direct (no namespaces): the same rights on the host's paths. No /proc (it would show the
- * host's processes), no /etc but what the interpreter's libraries need (the host's passwd and
- * hosts are the host's business), and the run's own directory in place of /work. */
-static int direct_rules(int rs, __u64 handled, const struct jail_static *st, const struct jail_go *go,
-                        struct anvil_err *err)
+/* A rule for each entry of the table that Landlock grants anything, where it is for this run:
+ * in the jail, or direct (no namespaces) on the host's paths, the run's own directory in place
+ * of /work, and none of what only the jail has (no /proc: it would show the host's processes;
+ * no /etc but what the interpreter's libraries need: the host's passwd and hosts are the
+ * host's business). An optional bind the host lacks has no rule either. */
+static int table_rules(int rs, __u64 handled, const struct jail_static *st, const struct jail_go *go,
+                       struct anvil_err *err)
 {
-        char inputs[PATH_MAX + 16], artifacts[PATH_MAX + 16], tmp[PATH_MAX + 16];
-        snprintf(inputs, sizeof(inputs), "%s/inputs", go->run_dir);
-        snprintf(artifacts, sizeof(artifacts), "%s/artifacts", go->run_dir);
-        snprintf(tmp, sizeof(tmp), "%s/tmp", go->run_dir);
-        const struct {
-                const char *path;
-                __u64 access;
-                bool optional;
-        } d[] = {
-                { "/usr", X_TREE, false },
-                { st->runner_path, X_FILE, false },
-                { "/etc/ld.so.cache", R_FILE, true },
-                { "/etc/matplotlibrc", R_FILE, true },
-                { "/etc/alternatives", R_TREE, true },
-                { "/dev/null", DEV_RW, false },
-                { "/dev/zero", DEV_R, false },
-                { "/dev/urandom", DEV_R, false },
-                { go->run_dir, LANDLOCK_ACCESS_FS_READ_DIR, false },
-                { inputs, R_TREE, false },
-                { artifacts, W_TREE, false },
-                { tmp, W_TREE, false },
-        };
-        for (unsigned i = 0; i < ELEMENTSOF(d); i++) {
-                _cleanup_close_ int fd = open(d[i].path, O_PATH | O_CLOEXEC);
-                if (fd < 0) {
-                        if (d[i].optional && errno == ENOENT)
-                                continue;
-                        return anvil_err_sys(err, errno, "Landlock: failed to open %s", d[i].path);
-                }
-                int r = add_path_rule(rs, fd, d[i].path, d[i].access & handled, err);
+        for (size_t i = 0; i < pol_jail_n_paths; i++) {
+                const struct pol_jail_path *e = &pol_jail_paths[i];
+                char path[PATH_MAX + 16];
+                if (e->landlock == POL_JP_LL_NONE)
+                        continue;
+                int r = pol_jail_path_where(e, st->direct ? go->run_dir : NULL, st->runner_path, path, sizeof(path));
+                if (r == -ENOENT)
+                        continue;
                 if (r < 0)
+                        return anvil_err_sys(err, -r, "Landlock: no path for %s", e->path);
+                _cleanup_close_ int fd = open(path, O_PATH | O_CLOEXEC);
+                if (fd < 0) {
+                        if (e->mount == POL_JP_MOUNT_RO_BIND_OPT && errno == ENOENT)
+                                continue;
+                        return anvil_err_sys(err, errno, "Landlock: failed to open %s", path);
+                }
+                if ((r = add_path_rule(rs, fd, path, jail_landlock_rights(e->landlock) & handled, err)) < 0)
                         return r;
         }
         return 0;
@@ -210,17 +209,7 @@ static int build_ruleset(int abi, const struct jail_static *st, const struct jai
                 return anvil_err_sys(err, errno, "Landlock: failed to create a ruleset (ABI %d)", abi);
         __u64 handled = attr.handled_access_fs;
         int r;
-        for (unsigned i = 0; !st->direct && i < ELEMENTSOF(rules); i++) {
-                _cleanup_close_ int fd = open(rules[i].path, O_PATH | O_CLOEXEC);
-                if (fd < 0) {
-                        if (rules[i].optional && errno == ENOENT)
-                                continue;
-                        return anvil_err_sys(err, errno, "Landlock: failed to open %s", rules[i].path);
-                }
-                if ((r = add_path_rule(rs, fd, rules[i].path, rules[i].access & handled, err)) < 0)
-                        return r;
-        }
-        if (st->direct && (r = direct_rules(rs, handled, st, go, err)) < 0)
+        if ((r = table_rules(rs, handled, st, go, err)) < 0)
                 return r;
         /* pid 1 is executed through the supervisor's descriptor of its copy of anvil-init (C11):
          * a rule on that file itself, reached by no path in the jail. */

@@ -1,5 +1,6 @@
-/* The mount namespace: a root of our own on tmpfs, holding only
- *   /usr and a few named files of /etc, read-only (jail_ro_binds; no host secrets: no
+/* The mount namespace: a root of our own on tmpfs, built from the table of the jail's paths
+ * (policy/jail_paths.h, its mount column), holding only
+ *   /usr and a few named files of /etc, read-only (no host secrets: no
  *     passwd, shadow, ssh, ssl keys, hostname, resolv.conf),
  *   a synthetic /etc (passwd, group, hosts, hostname, nsswitch.conf),
  *   a fresh /proc for the jail's own pid namespace,
@@ -17,6 +18,7 @@
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
@@ -27,29 +29,20 @@
 #include "jail/jail.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+#include "policy/jail_paths.h"
 
-const struct jail_ro_bind jail_ro_binds[] = {
-        { "/usr", false },
-        { "/etc/alternatives", true }, /* numpy's BLAS is found through these symlinks */
-        { "/etc/ld.so.cache", true },
-        { "/etc/matplotlibrc", true }, /* Debian's matplotlib refuses to start without it */
-};
-const unsigned jail_n_ro_binds = ELEMENTSOF(jail_ro_binds);
-
-/* Debian 12 is /usr-merged: these are symlinks into /usr, recreated as such. */
-static const char *const usr_links[] = { "bin", "lib", "lib64", "sbin", "lib32", "libx32" };
-
+/* The synthetic files' contents (mount SYNTH in policy/jail_paths.h). */
 static const struct {
-        const char *name;
+        const char *path;
         const char *text;
-} synthetic_etc[] = {
-        { "passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n"
+} synthetic[] = {
+        { "/etc/passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n"
                     "tool:x:1000:1000:Anvil tool:/work:/usr/sbin/nologin\n"
                     "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
-        { "group", "root:x:0:\ntool:x:1000:\nnogroup:x:65534:\n" },
-        { "hostname", JAIL_HOSTNAME "\n" },
-        { "hosts", "127.0.0.1\tlocalhost " JAIL_HOSTNAME "\n::1\tlocalhost\n" },
-        { "nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n" },
+        { "/etc/group", "root:x:0:\ntool:x:1000:\nnogroup:x:65534:\n" },
+        { "/etc/hostname", JAIL_HOSTNAME "\n" },
+        { "/etc/hosts", "127.0.0.1\tlocalhost " JAIL_HOSTNAME "\n::1\tlocalhost\n" },
+        { "/etc/nsswitch.conf", "passwd: files\ngroup: files\nhosts: files\n" },
 };
 
 static int setattr(const char *path, unsigned flags, uint64_t set, struct anvil_err *err)
@@ -98,77 +91,77 @@ static int tmpfs(const char *dst, const char *opts, unsigned long flags, struct 
         return 0;
 }
 
-static int build_usr_and_etc(struct anvil_err *err)
+const char *jail_mountns_synthetic(const char *path)
+{
+        for (unsigned i = 0; i < ELEMENTSOF(synthetic); i++)
+                if (strcmp(synthetic[i].path, path) == 0)
+                        return synthetic[i].text;
+        return NULL;
+}
+
+/* Debian 12 is /usr-merged: /bin, /lib, ... are symlinks into /usr, recreated as such. */
+static int usr_link(const char *host, const char *dst, struct anvil_err *err)
+{
+        char target[64];
+        ssize_t n = readlink(host, target, sizeof(target) - 1);
+        if (n < 0)
+                return 0; /* absent, or a real directory: not on a /usr-merged host */
+        target[n] = 0;
+        if (symlink(target, dst) < 0)
+                return anvil_err_sys(err, errno, "Failed to create %s", host);
+        return 0;
+}
+
+static int synth(const char *path, const char *dst, struct anvil_err *err)
+{
+        const char *text = jail_mountns_synthetic(path);
+        if (!text)
+                return anvil_err_set(err, ENOENT, "No contents for the jail's %s", path);
+        return fd_write_file_at(AT_FDCWD, dst, text, strlen(text), 0644, err);
+}
+
+/* /dev: nodes bound into it (DEV entries) and links into /proc/self/fd; read-only once built
+ * (build_root). */
+static int dev_tmpfs(const char *dst, struct anvil_err *err)
 {
         int r;
-        for (unsigned i = 0; i < ELEMENTSOF(usr_links); i++) {
-                char host[32], target[64];
-                snprintf(host, sizeof(host), "/%s", usr_links[i]);
-                ssize_t n = readlink(host, target, sizeof(target) - 1);
-                if (n < 0)
-                        continue; /* absent, or a real directory: not on a /usr-merged host */
-                target[n] = 0;
-                if (symlink(target, usr_links[i]) < 0)
-                        return anvil_err_sys(err, errno, "Failed to create /%s", usr_links[i]);
-        }
-        if (mkdir("etc", 0755) < 0)
-                return anvil_err_sys(err, errno, "Failed to create /etc");
-        for (unsigned i = 0; i < ELEMENTSOF(synthetic_etc); i++) {
+        if ((r = tmpfs(dst, "mode=0755,size=64k", MS_NOSUID | MS_NOEXEC, err)) < 0)
+                return r;
+        static const char *const links[][2] = {
+                { "/proc/self/fd", "fd" },
+                { "/proc/self/fd/0", "stdin" },
+                { "/proc/self/fd/1", "stdout" },
+                { "/proc/self/fd/2", "stderr" },
+        };
+        for (unsigned i = 0; i < ELEMENTSOF(links); i++) {
                 char p[64];
-                snprintf(p, sizeof(p), "etc/%s", synthetic_etc[i].name);
-                if ((r = fd_write_file_at(AT_FDCWD, p, synthetic_etc[i].text,
-                                          strlen(synthetic_etc[i].text), 0644, err)) < 0)
-                        return r;
-        }
-        for (unsigned i = 0; i < jail_n_ro_binds; i++) {
-                const char *src = jail_ro_binds[i].path;
-                if (jail_ro_binds[i].optional && access(src, F_OK) < 0)
-                        continue;
-                if ((r = bind(src, src + 1, false, err)) < 0)
-                        return r;
+                snprintf(p, sizeof(p), "%s/%s", dst, links[i][1]);
+                if (symlink(links[i][0], p) < 0)
+                        return anvil_err_sys(err, errno, "Failed to create /%s", p);
         }
         return 0;
 }
 
-static int build_dev(struct anvil_err *err)
+static int dev_node(const char *src, const char *dst, struct anvil_err *err)
 {
         int r;
-        if ((r = tmpfs("dev", "mode=0755,size=64k", MS_NOSUID | MS_NOEXEC, err)) < 0)
+        if ((r = make_target(dst, false, err)) < 0)
                 return r;
-        static const char *const nodes[] = { "null", "zero", "urandom" };
-        for (unsigned i = 0; i < ELEMENTSOF(nodes); i++) {
-                char src[32], dst[32];
-                snprintf(src, sizeof(src), "/dev/%s", nodes[i]);
-                snprintf(dst, sizeof(dst), "dev/%s", nodes[i]);
-                if ((r = make_target(dst, false, err)) < 0)
-                        return r;
-                if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
-                        return anvil_err_sys(err, errno, "Failed to bind %s", src);
-                if ((r = setattr(dst, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err)) < 0)
-                        return r;
-        }
-        static const char *const links[][2] = {
-                { "/proc/self/fd", "dev/fd" },
-                { "/proc/self/fd/0", "dev/stdin" },
-                { "/proc/self/fd/1", "dev/stdout" },
-                { "/proc/self/fd/2", "dev/stderr" },
-        };
-        for (unsigned i = 0; i < ELEMENTSOF(links); i++)
-                if (symlink(links[i][0], links[i][1]) < 0)
-                        return anvil_err_sys(err, errno, "Failed to create /%s", links[i][1]);
-        return setattr("dev", 0, MOUNT_ATTR_RDONLY, err);
+        if (mount(src, dst, NULL, MS_BIND, NULL) < 0)
+                return anvil_err_sys(err, errno, "Failed to bind %s", src);
+        return setattr(dst, 0, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, err);
 }
 
 /* /tmp is mounted before GO with one page of room and given the run's size after it (the
  * remount keeps its nr_inodes). */
-static int build_tmp(const struct jail_static *st, struct anvil_err *err)
+static int build_tmp(const struct jail_static *st, const char *dst, struct anvil_err *err)
 {
         int r;
         char opts[64];
         snprintf(opts, sizeof(opts), "mode=1777,size=4k,nr_inodes=%u", JAIL_TMP_ENTRIES + 1);
-        if ((r = tmpfs("tmp", opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
+        if ((r = tmpfs(dst, opts, MS_NOSUID | MS_NODEV | MS_NOEXEC, err)) < 0)
                 return r;
-        if (mkdir("tmp/matplotlib", 0755) < 0)
+        if (mkdir(JAIL_MPLCONFIGDIR + 1, 0755) < 0)
                 return anvil_err_sys(err, errno, "Failed to create %s", JAIL_MPLCONFIGDIR);
         if (!st->font_cache_dir)
                 return 0;
@@ -182,38 +175,90 @@ static int build_tmp(const struct jail_static *st, struct anvil_err *err)
         while ((de = readdir(d))) {
                 if (de->d_type != DT_REG)
                         continue;
-                char src[4096], dst[512];
+                char src[4096], to[512];
                 snprintf(src, sizeof(src), "%s/%s", st->font_cache_dir, de->d_name);
-                snprintf(dst, sizeof(dst), "tmp/matplotlib/%s", de->d_name);
-                if ((r = bind(src, dst, false, err)) < 0)
+                snprintf(to, sizeof(to), "%s/%s", JAIL_MPLCONFIGDIR + 1, de->d_name);
+                if ((r = bind(src, to, false, err)) < 0)
                         return r;
         }
         return 0;
 }
 
-static int resize_tmp(uint64_t bytes, struct anvil_err *err)
+static int resize_tmp(const char *dst, uint64_t bytes, struct anvil_err *err)
 {
         char opts[64];
         snprintf(opts, sizeof(opts), "size=%llu", (unsigned long long)bytes);
-        if (mount(NULL, "tmp", NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
-                return anvil_err_sys(err, errno, "Failed to size /tmp");
+        if (mount(NULL, dst, NULL, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_NOEXEC, opts) < 0)
+                return anvil_err_sys(err, errno, "Failed to size %s", JAIL_TMP);
         return 0;
 }
 
-/* The run's own: its inputs, read-only, and its artifacts tmpfs, moved in from the
- * supervisor's detached mount (nosuid, nodev, noexec, sized to the files cap): the only
- * writable place besides /tmp. */
-static int build_work(const struct jail_config *cfg, struct anvil_err *err)
+/* One entry of the table, before GO, in the new root (the cwd): dst is its path there. The
+ * run's own entries get their mount points now and their mounts after GO (run_entry). */
+static int prepare_entry(const struct jail_static *st, const struct pol_jail_path *e, struct anvil_err *err)
 {
-        int r;
-        if ((r = bind(cfg->go->inputs_dir, JAIL_INPUTS + 1, false, err)) < 0)
-                return r;
-        if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, JAIL_ARTIFACTS + 1, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", JAIL_ARTIFACTS);
-        return 0;
+        const char *dst = e->path + 1;
+        switch (e->mount) {
+        case POL_JP_MOUNT_DIR:
+        case POL_JP_MOUNT_INPUTS:
+        case POL_JP_MOUNT_ARTIFACTS:
+                if (mkdir(dst, 0755) < 0)
+                        return anvil_err_sys(err, errno, "Failed to create %s", e->path);
+                return 0;
+        case POL_JP_MOUNT_RO_BIND_OPT:
+                if (access(e->path, F_OK) < 0)
+                        return 0;
+                return bind(e->path, dst, false, err);
+        case POL_JP_MOUNT_RO_BIND:
+                return bind(e->path, dst, false, err);
+        case POL_JP_MOUNT_USR_LINK:
+                return usr_link(e->path, dst, err);
+        case POL_JP_MOUNT_SYNTH:
+                return synth(e->path, dst, err);
+        case POL_JP_MOUNT_PROC:
+                if (mkdir(dst, 0555) < 0)
+                        return anvil_err_sys(err, errno, "Failed to create %s", e->path);
+                if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+                        return anvil_err_sys(err, errno, "Failed to mount %s", e->path);
+                return 0;
+        case POL_JP_MOUNT_DEV_TMPFS:
+                return dev_tmpfs(dst, err);
+        case POL_JP_MOUNT_DEV:
+                return dev_node(e->path, dst, err);
+        case POL_JP_MOUNT_TMPFS:
+                return build_tmp(st, dst, err);
+        case POL_JP_MOUNT_RUNNER:
+                return bind(st->runner_path, dst, false, err);
+        }
+        return anvil_err_set(err, EINVAL, "No way to mount %s", e->path);
 }
 
-int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *err)
+/* After GO: the run's own, its inputs, read-only, and its artifacts tmpfs, moved in from the
+ * supervisor's detached mount (nosuid, nodev, noexec, sized to the files cap): the only
+ * writable place besides /tmp, which gets the run's size. */
+static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *e, struct anvil_err *err)
+{
+        const char *dst = e->path + 1;
+        switch (e->mount) {
+        case POL_JP_MOUNT_INPUTS:
+                return bind(cfg->go->inputs_dir, dst, false, err);
+        case POL_JP_MOUNT_ARTIFACTS:
+                if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                        return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", e->path);
+                return 0;
+        case POL_JP_MOUNT_TMPFS:
+                return resize_tmp(dst, cfg->go->tmp_bytes, err);
+        default:
+                return 0;
+        }
+}
+
+int jail_mountns_prepare(const struct jail_static *st)
+{
+        return st->direct ? 0 : CLONE_NEWNS;
+}
+
+int jail_mountns_child(const struct jail_static *st, struct anvil_err *err)
 {
         int r;
         umask(022);
@@ -224,25 +269,23 @@ int jail_mountns_prepare_child(const struct jail_static *st, struct anvil_err *e
                 return anvil_err_sys(err, errno, "Failed to mount the jail's root");
         if (chdir(st->root_dir) < 0)
                 return anvil_err_sys(err, errno, "Failed to enter the jail's root");
-        if ((r = build_usr_and_etc(err)) < 0 || (r = build_dev(err)) < 0 || (r = build_tmp(st, err)) < 0)
-                return r;
-        if (mkdir("work", 0755) < 0 || mkdir("work/inputs", 0755) < 0 || mkdir("work/artifacts", 0755) < 0 ||
-            mkdir("anvil", 0755) < 0)
-                return anvil_err_sys(err, errno, "Failed to create /work or /anvil");
-        if ((r = bind(st->runner_path, JAIL_RUNNER + 1, false, err)) < 0)
-                return r;
-        if (mkdir("proc", 0555) < 0)
-                return anvil_err_sys(err, errno, "Failed to create /proc");
-        if (mount("proc", "proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
-                return anvil_err_sys(err, errno, "Failed to mount /proc");
+        /* In table order: a directory comes before what is in it. */
+        for (size_t i = 0; i < pol_jail_n_paths; i++)
+                if ((r = prepare_entry(st, &pol_jail_paths[i], err)) < 0)
+                        return r;
+        for (size_t i = 0; i < pol_jail_n_paths; i++)
+                if (pol_jail_paths[i].mount == POL_JP_MOUNT_DEV_TMPFS &&
+                    (r = setattr(pol_jail_paths[i].path + 1, 0, MOUNT_ATTR_RDONLY, err)) < 0)
+                        return r;
         return 0;
 }
 
-int jail_mountns_child(const struct jail_config *cfg, struct anvil_err *err)
+int jail_mountns_child_go(const struct jail_config *cfg, struct anvil_err *err)
 {
         int r;
-        if ((r = build_work(cfg, err)) < 0 || (r = resize_tmp(cfg->go->tmp_bytes, err)) < 0)
-                return r;
+        for (size_t i = 0; i < pol_jail_n_paths; i++)
+                if ((r = run_entry(cfg, &pol_jail_paths[i], err)) < 0)
+                        return r;
         /* pivot_root(".", "."): the old root ends up stacked on the new one, and is detached. */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return anvil_err_sys(err, errno, "Failed to pivot_root");

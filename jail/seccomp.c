@@ -1,5 +1,16 @@
 /* seccomp (DESIGN §5): the runner's filter, built with libseccomp from policy/seccomp_rules.c's
- * table. Installed by anvil-py after the interpreter's start-up and before it reads any of
+ * table. Where each part lives, and why:
+ *   the rules        policy/seccomp_rules.c: pure, and needed on both sides: the runner builds
+ *                    the filter from them, the supervisor matches a notification to its rule
+ *   building, install this file, linked into anvil-py (not the supervisor): a filter binds
+ *                    the process that installs it and its children, so the runner installs it
+ *                    on itself (R6), after its interpreter's start-up
+ *   checking         from outside: the supervisor reads the runner's /proc status (Seccomp,
+ *                    Seccomp_filters, NoNewPrivs) before the tool starts (supervisor/notify.c)
+ *   explaining       the supervisor's, outside the jail where the tool cannot reach the
+ *                    record: each notification decoded and answered (supervisor/notify.c, with
+ *                    policy/seccomp_rules.c's pol_sc_describe)
+ * It lives in jail/ beside the other mechanisms though root never runs it. Installed by anvil-py after the interpreter's start-up and before it reads any of
  * the request's bytes (R6, runner/main.c: before the variables are decoded and the
  * source is parsed by the pre-check), so it binds that parsing, the tool and everything the
  * tool starts (threads only: see the table), and none of the interpreter's start-up.

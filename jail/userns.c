@@ -12,6 +12,7 @@
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <grp.h>
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -19,6 +20,11 @@
 #include "jail/jail.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
+
+int jail_userns_prepare(const struct jail_static *st)
+{
+        return st->direct ? 0 : CLONE_NEWUSER;
+}
 
 static int write_proc(pid_t pid, const char *file, const char *text, struct anvil_err *err)
 {

@@ -107,16 +107,11 @@ struct pol_roots {
         const char *write[POL_ROOTS_MAX];
         size_t n_write;
         const char *scratch; /* may be NULL */
-        /* Read-only system data besides the roots (POL_SYSTEM_READ_ROOT), not named in
-         * messages either; may be NULL. */
+        /* Read-only system data besides the roots (the jail's table's SYSTEM entry,
+         * pol_jail_system_root in policy/jail_paths.h), not named in messages either; may
+         * be NULL. */
         const char *system;
 };
-
-/* Debian's /usr: the interpreter, its libraries and the data they use (time zones under
- * /usr/share/zoneinfo, which the C zoneinfo module opens on the tool's behalf from the tool's
- * own frame). The jail binds it read-only and libraries read it freely already; refusing the
- * tool itself a read of it would refuse legitimate code and protect nothing. */
-#define POL_SYSTEM_READ_ROOT "/usr"
 
 /* A realpath(3) for paths that exist: 0 and the canonical path in out, or -errno. The
  * pre-check passes the real one; tests pass a table. */

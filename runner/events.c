@@ -90,7 +90,7 @@ int runner_policy_init(struct runner *r, const struct proto_run_spec *spec)
                         return -EINVAL;
                 r->roots.scratch = r->scratch;
         }
-        r->roots.system = POL_SYSTEM_READ_ROOT;
+        r->roots.system = pol_jail_system_root(); /* the jail's table: /usr */
         for (size_t i = 0; i < spec->capabilities_granted.n; i++) {
                 int c = pol_cap_from_name(spec->capabilities_granted.items[i]);
                 if (c >= 0)

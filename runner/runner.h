@@ -9,6 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "policy/jail_paths.h"
 #include "policy/rules.h"
 #include "proto/proto.h"
 

@@ -44,6 +44,16 @@ static char *capture_text(const struct capture *c, bool *truncated)
         return s ? s : strdup("");
 }
 
+static bool host_has(const char *path)
+{
+        return access(path, F_OK) == 0;
+}
+
+static void push_read(void *ctx, const char *line)
+{
+        (void)proto_strv_push(&((struct proto_blast_radius *)ctx)->read, line);
+}
+
 /* What the tool could read, write and reach, derived from this run: its inputs and limits,
  * the binds the jail had, and what was verified for it (namespaces, seccomp). */
 static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
@@ -52,23 +62,9 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         bool direct = run->srv->cfg.direct;
         /* Where Landlock is in force, what it allows of them (jail/landlock.c). */
         bool ll = run->ka.abi > 0 && run->layers_in_force; /* applied (C10) and seen enforced (R6) */
-        if (direct) {
-                /* The host's own paths, as far as Landlock lets the tool reach them. */
-                (void)proto_strv_push(&b->read, ll ? "/usr (landlock)" : "the host's file system (no landlock in force)");
-                if (ll) {
-                        (void)proto_strv_push(&b->read, "/etc/ld.so.cache, /etc/matplotlibrc, /etc/alternatives (landlock)");
-                        (void)proto_strv_push(&b->read, "/dev/null, /dev/zero, /dev/urandom (landlock)");
-                }
-        } else {
-                for (unsigned i = 0; i < jail_n_ro_binds; i++)
-                        if (!jail_ro_binds[i].optional || access(jail_ro_binds[i].path, F_OK) == 0)
-                                (void)proto_strv_push(&b->read, jail_ro_binds[i].path);
-                const char *const reads[] = { ll ? "/etc (synthetic: passwd, group, hosts, nsswitch.conf; not hostname)"
-                                                 : "/etc (synthetic: passwd, group, hosts, hostname, nsswitch.conf)",
-                                              "/proc (the jail's own processes)", "/dev/null, /dev/zero, /dev/urandom" };
-                for (unsigned i = 0; i < ELEMENTSOF(reads); i++)
-                        (void)proto_strv_push(&b->read, reads[i]);
-        }
+        /* The jail's fixed paths, from its table (policy/jail_paths.h); direct: the host's own,
+         * as far as Landlock lets the tool reach them. */
+        pol_jail_blast_lines(direct, ll, host_has, push_read, b);
         /* The inputs, as they are in the run's directory. */
         snprintf(line, sizeof(line), "%s/inputs", run->dir);
         _cleanup_closedir_ DIR *d = opendir(line);

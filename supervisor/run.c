@@ -704,26 +704,20 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->source = req->source;
         s->variables = req->variables;
         s->save_source = req->save_source;
-        /* The roots the Python layers judge paths by: the tool's data (inputs, artifacts), and
-         * the private /tmp as scratch besides. The kernel layers hold the same lines. */
-        char *reads[] = { JAIL_INPUTS, JAIL_ARTIFACTS };
-        char *writes[] = { JAIL_ARTIFACTS };
-        s->workdir = JAIL_WORKDIR;
-        s->read_roots = (struct proto_strv){ reads, 2 };
-        s->write_roots = (struct proto_strv){ writes, 1 };
-        s->scratch = JAIL_TMP;
-        /* Direct: the same roots, where they are on the host. */
-        char d_in[PATH_MAX + 16], d_art[PATH_MAX + 16], d_tmp[PATH_MAX + 16];
-        if (run->srv->cfg.direct) {
-                snprintf(d_in, sizeof(d_in), "%s/inputs", run->jail_dir);
-                snprintf(d_art, sizeof(d_art), "%s/artifacts", run->jail_dir);
-                snprintf(d_tmp, sizeof(d_tmp), "%s/tmp", run->jail_dir);
-                reads[0] = d_in;
-                reads[1] = writes[0] = d_art;
-                s->workdir = run->jail_dir;
-                s->scratch = d_tmp;
-                s->direct = true;
-        }
+        /* The roots the Python layers judge paths by, from the table of the jail's paths
+         * (policy/jail_paths.h, its audit column): the tool's data (inputs, artifacts), and the
+         * private /tmp as scratch besides; direct, where they are on the host. */
+        _cleanup_free_ struct pol_jail_roots *roots = malloc(sizeof(*roots));
+        if (!roots)
+                return anvil_err_set(err, ENOMEM, "Failed to allocate the run spec's roots");
+        int rr = pol_jail_roots(run->srv->cfg.direct ? run->jail_dir : NULL, roots);
+        if (rr < 0)
+                return anvil_err_sys(err, -rr, "Failed to place the run's roots");
+        s->workdir = (char *)roots->workdir;
+        s->read_roots = (struct proto_strv){ (char **)roots->read, roots->n_read };
+        s->write_roots = (struct proto_strv){ (char **)roots->write, roots->n_write };
+        s->scratch = (char *)roots->scratch;
+        s->direct = run->srv->cfg.direct;
         s->capabilities_granted = run->caps_granted;
         s->platform_processor = run->srv->have_platform_processor ? run->srv->platform_processor : NULL;
         s->platform_file = run->srv->have_platform_processor ? run->srv->platform_file : NULL;

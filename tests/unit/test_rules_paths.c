@@ -268,7 +268,7 @@ static const struct pol_roots roots = {
         .write = { "/work/artifacts" },
         .n_write = 1,
         .scratch = "/tmp",
-        .system = POL_SYSTEM_READ_ROOT,
+        .system = "/usr", /* the jail's table's SYSTEM entry: test_jail_paths.c */
 };
 
 static const struct {
