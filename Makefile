@@ -87,8 +87,10 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The link map names every member of libanvil.a the root daemon pulls in: scripts/root-loc.sh
+# counts exactly those sources.
 $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd $(INIH_LIBS)
+	$(CC) $(LDFLAGS) -Wl,-Map=$@.map -o $@ $^ -luv -lmsgpackc -lcap -lmd $(INIH_LIBS)
 
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd $(INIH_LIBS)
