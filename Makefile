@@ -96,7 +96,8 @@ $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd $(INIH_LIBS)
 
 # anvilctl verify's scripted model is served by libmicrohttpd; its artifacts are hashed with libmd.
-$(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
+# anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
+$(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson -lmicrohttpd -lmd
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
@@ -125,6 +126,10 @@ AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/
 $(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
+
+$(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -lmsgpackc
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)

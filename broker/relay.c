@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/render.h"
 #include "lib/list.h"
 #include "lib/fd.h"
 #include "lib/log.h"
@@ -173,6 +174,9 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
 {
         char why[96];
+        /* The supervisor's facts become the prose clients see, before anything else reads it. */
+        if (bro_render(m) < 0)
+                log_error("request #%" PRIu64 ": out of memory writing a %s's prose", r->seq, proto_type_name(m->type));
         switch (m->type) {
         case PROTO_RUN_EVENT:
                 if (r->kind != PROTO_RUN_REQUEST)

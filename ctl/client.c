@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "broker/render.h"
 #include "ctl/client.h"
 #include "lib/err.h"
 
@@ -122,6 +123,12 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
                         break;
                 }
                 int r;
+                /* A supervisor talked to directly sends facts where a broker sends prose. */
+                if (bro_render(&in) < 0) {
+                        say(failed, "out of memory");
+                        proto_msg_free(&in);
+                        break;
+                }
                 if (in.type == PROTO_ERROR) {
                         say(failed, "%s: %s", in.u.error.code, in.u.error.message);
                         rc = EXIT_REFUSED;
