@@ -132,6 +132,15 @@ void bro_relay_stored(struct bro_relay *r, struct proto_msg *m)
         relay_maybe_free(r);
 }
 
+/* A result that is not stored is hashed here, on the loop (only when the store cannot take it). */
+static void hash_inline(struct bro_relay *r, struct proto_msg *m)
+{
+        char failed[PROTO_PATH_MAX + 128];
+        if (bro_hash_artifacts(&m->u.run_result, failed, sizeof(failed)) < 0 || failed[0])
+                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq,
+                          m->u.run_result.run_id, failed[0] ? failed : "out of memory");
+}
+
 static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -158,6 +167,7 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
                 log_error("request #%" PRIu64 ": run_result not stored: run_id '%.64s' is not of [0-9A-Za-z_-]{1,64}",
                           r->seq, run_id);
                 bro_not_stored(&res->not_stored, "results", "<run_id>.json", EINVAL);
+                hash_inline(r, m);
                 deliver_result(r, m);
                 return;
         }
@@ -166,6 +176,7 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
                 char name[PROTO_ID_MAX + 8];
                 snprintf(name, sizeof(name), "%s.json", run_id);
                 bro_not_stored(&res->not_stored, "results", name, err.code ? err.code : EIO);
+                hash_inline(r, m);
                 deliver_result(r, m);
         }
 }

@@ -7,12 +7,18 @@
  * a jail: bounded by the decoder (32 bytes) and only ever formatted in as %s. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sha2.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "broker/render.h"
+#include "lib/cleanup.h"
 #include "proto/schema.h"
 
 static const char *const prose_formats[_POL_PROSE_MAX] = {
@@ -197,4 +203,60 @@ int bro_render(struct proto_msg *m)
                 res->facts = NULL;
         }
         return r;
+}
+
+/* ---- the artifacts' hashes ---- */
+
+static int hash_file(int dfd, const char *path, char hex[SHA256_DIGEST_STRING_LENGTH], uint64_t *bytes)
+{
+        struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
+                                .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
+        _cleanup_close_ int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+        if (fd < 0)
+                return -errno;
+        SHA2_CTX h;
+        SHA256Init(&h);
+        uint8_t buf[65536];
+        *bytes = 0;
+        for (;;) {
+                ssize_t n = read(fd, buf, sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n < 0)
+                        return -errno;
+                if (n == 0)
+                        break;
+                SHA256Update(&h, buf, (size_t)n);
+                *bytes += (uint64_t)n;
+        }
+        SHA256End(&h, hex);
+        return 0;
+}
+
+int bro_hash_artifacts(struct proto_run_result *res, char *failed, size_t size)
+{
+        failed[0] = 0;
+        if (!res->artifacts.n || !res->artifacts_dir)
+                return 0;
+        _cleanup_close_ int dfd = open(res->artifacts_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        for (size_t i = 0; i < res->artifacts.n; i++) {
+                struct proto_artifact *a = (struct proto_artifact *)res->artifacts.items + i;
+                if (a->sha256 && a->sha256[0])
+                        continue;
+                char hex[SHA256_DIGEST_STRING_LENGTH];
+                uint64_t bytes;
+                int r = dfd < 0 ? -errno : hash_file(dfd, a->path, hex, &bytes);
+                /* The copy is root's and done: its size is the one the supervisor counted. */
+                if (r == 0 && bytes != a->bytes)
+                        r = -ESTALE;
+                if (r < 0) {
+                        if (!failed[0])
+                                snprintf(failed, size, "%s/%s: %s", res->artifacts_dir, a->path, strerror(-r));
+                        continue;
+                }
+                free(a->sha256);
+                if (!(a->sha256 = strdup(hex)))
+                        return -ENOMEM;
+        }
+        return 0;
 }

@@ -10,8 +10,12 @@
 
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "broker/render.h"
 
@@ -168,6 +172,58 @@ static void test_probe_not_started(void **state)
         proto_msg_free(&m);
 }
 
+/* The artifacts' hashes, which the supervisor leaves to its reader: a copy's sha256 (the value
+ * sha256sum gives for "hello\n"), a link not followed, a size not the one counted, a file
+ * gone: each of the last three keeps "" (no claim) and the first is said. */
+static void test_hash(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/anvil-test-render.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char p[sizeof(dir) + 32];
+        snprintf(p, sizeof(p), "%s/sub", dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/sub/a.txt", dir);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("hello\n", f);
+        fclose(f);
+        snprintf(p, sizeof(p), "%s/link", dir);
+        assert_int_equal(symlink("sub/a.txt", p), 0);
+        struct proto_run_result r = { .artifacts_dir = dir };
+        const char *paths[] = { "sub/a.txt", "link", "sub/a.txt", "gone" };
+        const uint64_t bytes[] = { 6, 6, 5, 1 };
+        for (unsigned i = 0; i < 4; i++) {
+                struct proto_artifact *a = proto_array_push(&r.artifacts, sizeof(*a));
+                assert_non_null(a);
+                a->path = strdup(paths[i]);
+                a->bytes = bytes[i];
+                a->sha256 = strdup("");
+        }
+        char failed[512];
+        assert_int_equal(bro_hash_artifacts(&r, failed, sizeof(failed)), 0);
+        const struct proto_artifact *a = r.artifacts.items;
+        assert_string_equal(a[0].sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+        assert_string_equal(a[1].sha256, "");
+        assert_string_equal(a[2].sha256, "");
+        assert_string_equal(a[3].sha256, "");
+        char want[600];
+        snprintf(want, sizeof(want), "%s/link: %s", dir, strerror(ELOOP));
+        assert_string_equal(failed, want);
+        for (unsigned i = 0; i < 4; i++) {
+                free(a[i].path);
+                free(a[i].sha256);
+        }
+        free(r.artifacts.items);
+        snprintf(p, sizeof(p), "%s/link", dir);
+        (void)unlink(p);
+        snprintf(p, sizeof(p), "%s/sub/a.txt", dir);
+        (void)unlink(p);
+        snprintf(p, sizeof(p), "%s/sub", dir);
+        (void)rmdir(p);
+        (void)rmdir(dir);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -175,6 +231,7 @@ int main(void)
                 cmocka_unit_test(test_blast_direct),
                 cmocka_unit_test(test_probe),
                 cmocka_unit_test(test_probe_not_started),
+                cmocka_unit_test(test_hash),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
