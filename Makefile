@@ -87,14 +87,19 @@ $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+# The link map names every member of libanvil.a the root daemon pulls in: scripts/root-loc.sh
+# counts exactly those sources.
 $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -lcap -lmd $(INIH_LIBS)
+	$(CC) $(LDFLAGS) -Wl,-Map=$@.map -o $@ $^ -luv -lmsgpackc -lcap $(INIH_LIBS)
 
+# libmd: the artifacts' sha256 (broker/render.c), which the supervisor leaves to the broker.
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd $(INIH_LIBS)
 
-# anvilctl verify's scripted model is served by libmicrohttpd; its artifacts are hashed with libmd.
-$(BUILD)/anvilctl: $(CTL_OBJS) $(LIB_A)
+# anvilctl verify's scripted model is served by libmicrohttpd; artifacts are hashed with libmd
+# (verify's read-back, and a supervisor's results, which leave the hashing to the client).
+# anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
+$(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
 	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson -lmicrohttpd -lmd
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
@@ -123,6 +128,10 @@ AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/
 $(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
+
+$(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -lmsgpackc -lmd
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "broker/broker.h"
+#include "broker/render.h"
 #include "lib/list.h"
 #include "lib/fd.h"
 #include "lib/log.h"
@@ -131,6 +132,15 @@ void bro_relay_stored(struct bro_relay *r, struct proto_msg *m)
         relay_maybe_free(r);
 }
 
+/* A result that is not stored is hashed here, on the loop (only when the store cannot take it). */
+static void hash_inline(struct bro_relay *r, struct proto_msg *m)
+{
+        char failed[PROTO_PATH_MAX + 128];
+        if (bro_hash_artifacts(&m->u.run_result, failed, sizeof(failed)) < 0 || failed[0])
+                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq,
+                          m->u.run_result.run_id, failed[0] ? failed : "out of memory");
+}
+
 static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -157,6 +167,7 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
                 log_error("request #%" PRIu64 ": run_result not stored: run_id '%.64s' is not of [0-9A-Za-z_-]{1,64}",
                           r->seq, run_id);
                 bro_not_stored(&res->not_stored, "results", "<run_id>.json", EINVAL);
+                hash_inline(r, m);
                 deliver_result(r, m);
                 return;
         }
@@ -165,6 +176,7 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
                 char name[PROTO_ID_MAX + 8];
                 snprintf(name, sizeof(name), "%s.json", run_id);
                 bro_not_stored(&res->not_stored, "results", name, err.code ? err.code : EIO);
+                hash_inline(r, m);
                 deliver_result(r, m);
         }
 }
@@ -173,6 +185,9 @@ static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
 {
         char why[96];
+        /* The supervisor's facts become the prose clients see, before anything else reads it. */
+        if (bro_render(m) < 0)
+                log_error("request #%" PRIu64 ": out of memory writing a %s's prose", r->seq, proto_type_name(m->type));
         switch (m->type) {
         case PROTO_RUN_EVENT:
                 if (r->kind != PROTO_RUN_REQUEST)

@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "broker/broker.h"
+#include "broker/render.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/log.h"
@@ -42,6 +43,7 @@ struct store_job {
         char tmp[PROTO_ID_MAX + 64];
         int rc;
         struct anvil_err err;
+        char hash_failed[PROTO_PATH_MAX + 128]; /* the first artifact not hashed, and why */
 };
 
 bool bro_run_id_valid(const char *run_id)
@@ -172,6 +174,11 @@ static int write_result(struct store_job *job)
 static void store_work(uv_work_t *w)
 {
         struct store_job *job = w->data;
+        /* The artifacts' hashes first, off the loop: they are stored and sent with the result. */
+        if (bro_hash_artifacts(&job->msg.u.run_result, job->hash_failed, sizeof(job->hash_failed)) < 0) {
+                job->rc = anvil_err_set(&job->err, ENOMEM, "Out of memory hashing the artifacts");
+                return;
+        }
         job->rc = write_result(job);
 }
 
@@ -190,6 +197,9 @@ static void store_done(uv_work_t *w, int status)
         struct bro_server *srv = job->relay->srv;
         (void)status; /* jobs are never cancelled */
         bool stored = job->rc == 0;
+        if (job->hash_failed[0])
+                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", job->relay->seq,
+                          job->msg.u.run_result.run_id, job->hash_failed);
         if (!stored) {
                 log_error("request #%" PRIu64 ": run %s not stored: %s", job->relay->seq,
                           job->msg.u.run_result.run_id, job->err.msg);

@@ -9,6 +9,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "broker/render.h"
 #include "ctl/client.h"
 #include "lib/err.h"
 
@@ -122,6 +123,16 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
                         break;
                 }
                 int r;
+                /* A supervisor talked to directly sends facts where a broker sends prose. */
+                char unhashed[PROTO_PATH_MAX + 128] = "";
+                if (bro_render(&in) < 0 ||
+                    (in.type == PROTO_RUN_RESULT && bro_hash_artifacts(&in.u.run_result, unhashed, sizeof(unhashed)) < 0)) {
+                        say(failed, "out of memory");
+                        proto_msg_free(&in);
+                        break;
+                }
+                if (unhashed[0])
+                        fprintf(stderr, "anvilctl: an artifact is not hashed: %s\n", unhashed);
                 if (in.type == PROTO_ERROR) {
                         say(failed, "%s: %s", in.u.error.code, in.u.error.message);
                         rc = EXIT_REFUSED;

@@ -495,6 +495,11 @@ enum pol_agent_text {
 /* Formatted by the broker alone (broker/prompt.c; declared in broker/reply.h): no other
  * program carries the prompt. */
 
+/* ---- what a result says in prose: the blast radius's lines, the probe's evidence ----
+ * The catalog's list POL_PROSE, in policy/prose.h: formatted by the broker and anvilctl alone
+ * (broker/render.c), and kept out of this header so that the root daemon, which includes
+ * it, is not built from prose it never writes (scripts/root-loc.sh counts its headers). */
+
 /* ---- the daemons' start-up (lib/startup.c): why a daemon does not start, one line each ----
  * Each names the path and the fix; the daemon logs it and exits 1 (a stale socket removed is
  * logged and start-up goes on). A list of its own, asserted verbatim by test_policy.c and by

@@ -682,7 +682,12 @@ static int enc_field(msgpack_packer *pk, const struct proto_schema *s, const str
 static int enc_struct(msgpack_packer *pk, const struct proto_schema *s, const void *src,
                       const char *type_name, struct anvil_err *err)
 {
-        msgpack_pack_map(pk, s->n_fields + (type_name ? 2 : 0));
+        /* An internal field unset is left off (proto_field.internal). */
+        size_t n = s->n_fields;
+        for (size_t i = 0; i < s->n_fields; i++)
+                if (s->fields[i].internal && !*(void *const *)((const uint8_t *)src + s->fields[i].offset))
+                        n--;
+        msgpack_pack_map(pk, n + (type_name ? 2 : 0));
         if (type_name) {
                 pack_cstr(pk, "v");
                 msgpack_pack_uint64(pk, PROTO_VERSION);
@@ -690,6 +695,8 @@ static int enc_struct(msgpack_packer *pk, const struct proto_schema *s, const vo
                 pack_cstr(pk, type_name);
         }
         for (size_t i = 0; i < s->n_fields; i++) {
+                if (s->fields[i].internal && !*(void *const *)((const uint8_t *)src + s->fields[i].offset))
+                        continue;
                 pack_cstr(pk, s->fields[i].name);
                 int r = enc_field(pk, s, &s->fields[i], src, err);
                 if (r < 0)

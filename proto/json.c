@@ -59,6 +59,8 @@ json_t *proto_to_json(const struct proto_schema *s, const void *obj)
         if (!o)
                 return NULL;
         for (size_t i = 0; i < s->n_fields; i++) {
+                if (s->fields[i].internal)
+                        continue; /* the supervisor's facts, for the broker alone */
                 json_t *v = field_json(&s->fields[i], obj);
                 /* json_object_set_new refuses a NULL value: the whole rendering fails. */
                 if (json_object_set_new(o, s->fields[i].name, v) < 0) {

@@ -4,13 +4,15 @@
 
 #include "proto/proto.h"
 
-#define F(st, member, name, type, req, max, sub) { name, type, offsetof(st, member), req, max, sub }
+#define F(st, member, name, type, req, max, sub) { name, type, offsetof(st, member), req, max, sub, false }
 #define SCHEMA(var, st, name, fields) \
         const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), 0 }
 /* A struct that records which of its fields were given (proto_schema.given_offset). */
 #define SCHEMA_GIVEN(var, st, name, fields, given)                                               \
         const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), \
                                           offsetof(st, given) }
+/* A field of the supervisor's facts for the broker (proto_field.internal). */
+#define FI(st, member, name, sub) { name, PF_OPT_STRUCT, offsetof(st, member), false, 0, sub, true }
 #define REQ true
 #define OPT false
 
@@ -124,6 +126,20 @@ static const struct proto_field variable_dropped_f[] = {
 };
 SCHEMA(proto_variable_dropped_schema, struct proto_variable_dropped, "variable_dropped", variable_dropped_f);
 
+static const struct proto_field blast_facts_f[] = {
+        F(struct proto_blast_facts, direct, "direct", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_blast_facts, workdir, "workdir", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_blast_facts, tmp, "tmp", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_blast_facts, inputs, "inputs", PF_UINT, REQ, 0, NULL),
+        F(struct proto_blast_facts, inputs_bytes, "inputs_bytes", PF_UINT, REQ, 0, NULL),
+        F(struct proto_blast_facts, landlock_abi, "landlock_abi", PF_UINT, REQ, 1000, NULL),
+        F(struct proto_blast_facts, seccomp_verified, "seccomp_verified", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_blast_facts, netns, "netns", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_blast_facts, pidns, "pidns", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_blast_facts, pids_unbounded, "pids_unbounded", PF_BOOL, REQ, 0, NULL),
+};
+SCHEMA(proto_blast_facts_schema, struct proto_blast_facts, "blast_facts", blast_facts_f);
+
 static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
         F(struct proto_run_result, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
@@ -152,6 +168,7 @@ static const struct proto_field run_result_f[] = {
           &proto_variable_dropped_schema),
         F(struct proto_run_result, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
         F(struct proto_run_result, not_stored, "not_stored", PF_STR, OPT, EV_MESSAGE, NULL),
+        FI(struct proto_run_result, blast_facts, "blast_facts", &proto_blast_facts_schema),
 };
 SCHEMA(proto_run_result_schema, struct proto_run_result, "run_result", run_result_f);
 
@@ -169,10 +186,45 @@ static const struct proto_field mechanism_f[] = {
 };
 static SCHEMA(mechanism_s, struct proto_mechanism, "mechanism", mechanism_f);
 
+/* Each outcome is a short word ("ok", an errno name); each text at most an event's message. */
+static const struct proto_field probe_facts_f[] = {
+        F(struct proto_probe_facts, start_failure, "start_failure", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, jail_ran, "jail_ran", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_probe_facts, jail_failure, "jail_failure", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, interp, "interp", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_probe_facts, direct, "direct", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_probe_facts, no_userns, "no_userns", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, jail_write, "jail_write", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, jail_read, "jail_read", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, jail_unlisted, "jail_unlisted", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, jail_connect, "jail_connect", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, control_write, "control_write", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, control_read, "control_read", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, control_unlisted, "control_unlisted", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, control_connect, "control_connect", PF_STR, REQ, 32, NULL),
+        F(struct proto_probe_facts, port, "port", PF_UINT, REQ, 0, NULL),
+        F(struct proto_probe_facts, accepted_jail, "accepted_jail", PF_UINT, REQ, 0, NULL),
+        F(struct proto_probe_facts, accepted_control, "accepted_control", PF_UINT, REQ, 0, NULL),
+        F(struct proto_probe_facts, jail_target, "jail_target", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_probe_facts, canary, "canary", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_probe_facts, seccomp_refusal, "seccomp_refusal", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, landlock_refusal, "landlock_refusal", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, seccomp_mech, "seccomp_mech", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, landlock_mech, "landlock_mech", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, cgroup_mech, "cgroup_mech", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, rlimits_mech, "rlimits_mech", PF_STR, REQ, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, seccomp_loaded, "seccomp_loaded", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_probe_facts, kernel_landlock_abi, "kernel_landlock_abi", PF_UINT, REQ, 0, NULL),
+        F(struct proto_probe_facts, audit_off, "audit_off", PF_STR, OPT, EV_MESSAGE, NULL),
+        F(struct proto_probe_facts, cgroup_description, "cgroup_description", PF_STR, REQ, EV_MESSAGE, NULL),
+};
+SCHEMA(proto_probe_facts_schema, struct proto_probe_facts, "probe_facts", probe_facts_f);
+
 static const struct proto_field probe_result_f[] = {
         F(struct proto_probe_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
         F(struct proto_probe_result, tier, "tier", PF_STR, REQ, 64, NULL),
         F(struct proto_probe_result, mechanisms, "mechanisms", PF_ARRAY, REQ, 64, &mechanism_s),
+        FI(struct proto_probe_result, facts, "facts", &proto_probe_facts_schema),
 };
 static SCHEMA(probe_result_s, struct proto_probe_result, "probe_result", probe_result_f);
 

@@ -176,6 +176,22 @@ struct proto_variable_dropped {
         char *reason; /* read after the name: "is not JSON-serialisable" */
 };
 
+/* The supervisor's facts about a run's blast radius (internal: supervisor -> broker only). The
+ * supervisor sends blast_radius.read with the jail's paths alone, and these; the broker
+ * renders the rest of read, write, network and processes from them and the limits
+ * (broker/render.c), then drops them. Prose is not the root daemon's work. */
+struct proto_blast_facts {
+        bool direct;              /* on the host's paths: no namespaces, no tmpfs */
+        char *workdir;            /* where inputs/ and artifacts/ are, as the tool sees it */
+        char *tmp;                /* its /tmp, as the tool sees it */
+        uint64_t inputs;          /* regular files in inputs/ */
+        uint64_t inputs_bytes;    /* their size */
+        uint64_t landlock_abi;    /* the ABI in force (applied and seen enforced), 0: none */
+        bool seccomp_verified;    /* verified from outside for this run (S6a) */
+        bool netns, pidns;        /* namespaces of its own, verified */
+        bool pids_unbounded;      /* neither a pids cgroup nor RLIMIT_NPROC */
+};
+
 struct proto_run_result {
         char *request_id;
         char *run_id;
@@ -211,6 +227,7 @@ struct proto_run_result {
         /* The broker's word, never the supervisor's (the broker drops one it is sent): set on a
          * result it relays but could not store in DIR/results, saying why (POL_NOT_STORED). */
         char *not_stored;
+        struct proto_blast_facts *blast_facts; /* internal: the broker renders and drops it */
 };
 
 struct proto_probe_request {
@@ -225,10 +242,39 @@ struct proto_mechanism {
         char *evidence;
 };
 
+/* What the probe found, as facts (internal: supervisor -> broker only): the supervisor decides
+ * each mechanism's available/probed/in_force and the tier, and sends each evidence empty; the
+ * broker writes the evidence from these (broker/render.c), then drops them. The outcomes of
+ * the probe tool's attempts are its own words ("ok", an errno name, "" for no answer), read
+ * from where the tool ran: untrusted, bounded, only formatted in. */
+struct proto_probe_facts {
+        char *start_failure;      /* the probe could not be started: why; nothing else is set */
+        bool jail_ran;            /* its jail ran it to a result */
+        char *jail_failure;       /* else why not */
+        bool interp;              /* it reported */
+        bool direct;
+        char *no_userns;          /* direct: why no user namespace */
+        char *jail_write, *jail_read, *jail_unlisted, *jail_connect;
+        char *control_write, *control_read, *control_unlisted, *control_connect;
+        uint64_t port;
+        uint64_t accepted_jail, accepted_control; /* connections the listener counted */
+        char *jail_target;        /* where the write outside was tried */
+        char *canary;             /* the host file the read was tried on */
+        char *seccomp_refusal;    /* the seccomp event's message, "" none */
+        char *landlock_refusal;   /* the Landlock denial explained, "" none */
+        char *seccomp_mech, *landlock_mech, *cgroup_mech, *rlimits_mech; /* as the jail reported
+                                                                              each in force, "" */
+        bool seccomp_loaded;      /* the filter was loaded */
+        uint64_t kernel_landlock_abi;
+        char *audit_off;          /* why Landlock's denials are not explained, or NULL */
+        char *cgroup_description; /* the supervisor's cgroup mode, said */
+};
+
 struct proto_probe_result {
         char *request_id;
         char *tier;
         struct proto_array mechanisms; /* of struct proto_mechanism */
+        struct proto_probe_facts *facts; /* internal: the broker renders and drops it */
 };
 
 struct proto_model {
@@ -338,6 +384,8 @@ struct proto_msg {
 
 extern const struct proto_schema *const proto_schemas[_PROTO_TYPE_MAX];
 extern const struct proto_schema proto_event_schema, proto_run_result_schema, proto_variable_dropped_schema;
+/* The supervisor's facts (internal fields), for broker/render.c to free what it rendered. */
+extern const struct proto_schema proto_blast_facts_schema, proto_probe_facts_schema;
 
 const char *proto_type_name(enum proto_type t);
 

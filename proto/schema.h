@@ -55,6 +55,10 @@ struct proto_field {
         bool required;
         uint64_t max; /* bytes for PF_STR/PF_BIN, items for arrays, value for PF_UINT; 0 = none */
         const struct proto_schema *sub;
+        /* The supervisor's facts for the broker to render (an optional PF_OPT_STRUCT): never
+         * rendered as JSON, and left off the wire when unset, so that what the broker relays
+         * to its clients, once it has rendered them, is what it was before they existed. */
+        bool internal;
 };
 
 struct proto_schema {

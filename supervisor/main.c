@@ -57,7 +57,7 @@
  *   S9  the pidfd turns readable: reaped; stdout, stderr and events reach end of file; then
  *       a marker sent through the kernel's audit queue comes back: every record of the run's
  *       denials has been read (at most 1 s is waited)
- *   S10 artifacts copied out of the tmpfs and hashed, on the thread pool
+ *   S10 artifacts copied out of the tmpfs, on the thread pool (their sha256 is the broker's)
  *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
  *       reported as the tool's) to the client; just before it, the run is no longer marked
  *       in flight

@@ -72,9 +72,13 @@ struct sup_probe {
         char control_out[1024];
         int control_status, control_r;
         struct anvil_err control_err;
-        /* the result */
+        /* the result: each mechanism's verdict, and the facts the broker writes its evidence
+         * from (broker/render.c) */
         struct proto_array mechanisms; /* of struct proto_mechanism */
         char tier[64];
+        struct proto_probe_facts facts;
+        char outcomes[8][32]; /* the jail's write, read, unlisted read, connect; the control's */
+        char start_failure[256], audit_off[640];
 };
 
 /* The mechanisms in force, in the ladder's order, joined by '+': DESIGN's rungs
@@ -210,24 +214,17 @@ static void listener_close(struct sup_probe *p)
 
 /* ---- evaluating ---- */
 
-static void mechanism(struct sup_probe *p, enum proto_mech name, bool available, bool probed, bool in_force,
-                      const char *fmt, ...) __attribute__((format(printf, 6, 7)));
-static void mechanism(struct sup_probe *p, enum proto_mech name, bool available, bool probed, bool in_force,
-                      const char *fmt, ...)
+/* A mechanism's verdict; its evidence is the broker's to write, from the facts. */
+static void mechanism(struct sup_probe *p, enum proto_mech name, bool available, bool probed, bool in_force)
 {
         struct proto_mechanism *m = proto_array_push(&p->mechanisms, sizeof(*m));
         if (!m)
                 return;
-        char ev[768];
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(ev, sizeof(ev), fmt, ap);
-        va_end(ap);
         m->name = strdup(proto_mech_name(name));
         m->available = available;
         m->probed = probed;
         m->in_force = in_force;
-        m->evidence = strdup(ev);
+        m->evidence = strdup("");
 }
 
 /* What the probe's jail reported in force (its isolation.mechanisms): the entry that begins
@@ -250,87 +247,73 @@ static long file_long(const char *path)
         return fd_read_small(path, buf, sizeof(buf), FD_READ_PREFIX, NULL) > 0 ? strtol(buf, NULL, 10) : -1;
 }
 
+/* The facts, pointing into p: every text set ("" for none), as the wire requires. */
+static void facts_set(struct sup_probe *p)
+{
+        struct proto_probe_facts *f = &p->facts;
+        char(*o)[32] = p->outcomes;
+        const struct proto_strv *jm = &p->jail_mechanisms;
+        const char *keys[8] = { "write_outside", "read_host", "read_unlisted", "connect_loopback",
+                                "write_outside", "read_host", "read_unlisted", "connect_loopback" };
+        for (unsigned i = 0; i < 8; i++)
+                probe_field(i < 4 ? p->jail_out : p->control_out, keys[i], o[i], sizeof(o[i]));
+        *f = (struct proto_probe_facts){
+                .start_failure = p->start_failure[0] ? p->start_failure : NULL,
+                .jail_ran = p->jail_ran, .jail_failure = p->jail_failure,
+                .interp = strstr(p->jail_out, "PROBE {") != NULL,
+                .direct = p->srv->cfg.direct, .no_userns = p->srv->no_userns,
+                .jail_write = o[0], .jail_read = o[1], .jail_unlisted = o[2], .jail_connect = o[3],
+                .control_write = o[4], .control_read = o[5], .control_unlisted = o[6], .control_connect = o[7],
+                .port = (uint64_t)p->port, .accepted_jail = p->accepted_jail,
+                .accepted_control = p->accepted - p->accepted_jail,
+                .jail_target = p->jail_target, .canary = p->canary,
+                .seccomp_refusal = p->jail_seccomp, .landlock_refusal = p->jail_landlock,
+                .seccomp_mech = (char *)jail_reported(jm, "seccomp filter"), .landlock_mech = (char *)jail_reported(jm, "landlock ABI"),
+                .cgroup_mech = (char *)jail_reported(jm, "cgroup v"), .rlimits_mech = (char *)jail_reported(jm, "rlimits"),
+                .seccomp_loaded = proto_mechanisms_find(jm, "seccomp filter"),
+                .kernel_landlock_abi = 0,
+                .audit_off = NULL,
+                .cgroup_description = p->srv->cg.description,
+        };
+        long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+        f->kernel_landlock_abi = abi > 0 ? (uint64_t)abi : 0;
+        /* Not explained: why, and what would explain them (the setting, or the capability). */
+        f->audit_off = (char *)sup_kaudit_unexplained(p->srv, p->audit_off, sizeof(p->audit_off));
+}
+
 static void evaluate(struct sup_probe *p)
 {
         struct sup_server *srv = p->srv;
-        char iw[32], ir[32], ic[32], cw[32], cr[32], cc[32];
-        probe_field(p->jail_out, "write_outside", iw, sizeof(iw));
-        probe_field(p->jail_out, "read_host", ir, sizeof(ir));
-        probe_field(p->jail_out, "connect_loopback", ic, sizeof(ic));
-        probe_field(p->control_out, "write_outside", cw, sizeof(cw));
-        probe_field(p->control_out, "read_host", cr, sizeof(cr));
-        probe_field(p->control_out, "connect_loopback", cc, sizeof(cc));
+        facts_set(p);
+        const struct proto_probe_facts *f = &p->facts;
+        const char *iw = f->jail_write, *ir = f->jail_read, *ic = f->jail_connect, *iu = f->jail_unlisted;
+        const char *cw = f->control_write, *cr = f->control_read, *cc = f->control_connect, *cu = f->control_unlisted;
         bool control_ok = strcmp(cw, "ok") == 0 && strcmp(cr, "ok") == 0 && strcmp(cc, "ok") == 0 &&
                           p->accepted > p->accepted_jail;
-        bool interp = strstr(p->jail_out, "PROBE {") != NULL;
+        bool interp = f->interp;
         const struct proto_strv *jm = &p->jail_mechanisms;
 
-        mechanism(p, PROTO_MECH_INTERPRETER, true, true, p->jail_ran && interp,
-                  "%s", p->jail_ran ? (interp ? "the probe ran in a jail and reported" : "the probe ran but reported nothing")
-                                    : p->jail_failure);
-
+        mechanism(p, PROTO_MECH_INTERPRETER, true, true, p->jail_ran && interp);
         long userns_max = file_long("/proc/sys/user/max_user_namespaces");
         bool ns = proto_mechanisms_find(jm, "userns") && proto_mechanisms_find(jm, "mntns") &&
                   proto_mechanisms_find(jm, "pidns") && proto_mechanisms_find(jm, "netns") &&
                   proto_mechanisms_find(jm, "ipcns") && proto_mechanisms_find(jm, "utsns");
         if (srv->cfg.direct)
-                mechanism(p, PROTO_MECH_NAMESPACES, false, false, false, "no user namespace can be made here (%s): jails run on "
-                          "the host's paths", srv->no_userns);
+                mechanism(p, PROTO_MECH_NAMESPACES, false, false, false);
         else
-                mechanism(p, PROTO_MECH_NAMESPACES, userns_max != 0, p->jail_ran, ns,
-                          "%s", ns ? "user, mount, pid, net, ipc, uts and cgroup namespaces of the probe's jail read back "
-                                     "from /proc, each differing from the supervisor's"
-                                   : (p->jail_ran ? "the probe's jail did not show all of them" : p->jail_failure));
-
+                mechanism(p, PROTO_MECH_NAMESPACES, userns_max != 0, p->jail_ran, ns);
         bool sc_avail = file_has("/proc/sys/kernel/seccomp/actions_avail", "user_notif");
         bool sc = proto_mechanisms_find(jm, "seccomp filter") && p->jail_seccomp[0] && strcmp(ic, "EPERM") == 0;
-        mechanism(p, PROTO_MECH_SECCOMP, sc_avail, p->jail_ran, sc, "%s%s%s", sc ? p->jail_seccomp : "", sc ? "; " : "",
-                  sc ? jail_reported(jm, "seccomp filter")
-                     : (!p->jail_ran ? p->jail_failure
-                                     : proto_mechanisms_find(jm, "seccomp filter") ? "the filter was loaded but refused nothing"
-                                                                      : "the probe's runner did not load the filter"));
-
-        char iu[32], cu[32];
-        probe_field(p->jail_out, "read_unlisted", iu, sizeof(iu));
-        probe_field(p->control_out, "read_unlisted", cu, sizeof(cu));
-        long ll_abi = syscall(SYS_landlock_create_ruleset, NULL, 0, 1U /* LANDLOCK_CREATE_RULESET_VERSION */);
+        mechanism(p, PROTO_MECH_SECCOMP, sc_avail, p->jail_ran, sc);
         bool ll = proto_mechanisms_find(jm, "landlock ABI") && strcmp(iu, "EACCES") == 0 && strcmp(cu, "EACCES") != 0;
-        if (ll)
-                mechanism(p, PROTO_MECH_LANDLOCK, true, true, true,
-                          "in the jail a read of /etc/hostname (there, but not a read root) failed (EACCES)%s%s; "
-                          "outside, the control's read %s; %s",
-                          p->jail_landlock[0] ? ": " : "", p->jail_landlock, strcmp(cu, "ok") == 0 ? "succeeded" : cu,
-                          jail_reported(jm, "landlock ABI"));
-        else
-                mechanism(p, PROTO_MECH_LANDLOCK, ll_abi > 0, p->jail_ran, false, "%s%s%s",
-                          ll_abi > 0 ? "the kernel offers it" : "this kernel has none (ABI 0)",
-                          p->jail_ran ? "; in the jail a read of /etc/hostname: " : "", p->jail_ran ? (iu[0] ? iu : "no answer") : "");
-
-        /* Not explained: why, and what would explain them (the setting, or the capability). */
-        char unexpl[640];
-        const char *off = sup_kaudit_unexplained(srv, unexpl, sizeof(unexpl));
-        mechanism(p, PROTO_MECH_KERNEL_AUDIT, access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0, "%s",
-                  p->jail_landlock[0] ? "the probe's Landlock denial was explained from the kernel's audit records"
-                  : off ? off
-                        : "Landlock's denials are refused but not explained: the probe's denial left no audit record");
-        bool cg = proto_mechanisms_find(jm, "cgroup v");
-        mechanism(p, PROTO_MECH_CGROUP, srv->cg.mode != JAIL_CG_NONE, p->jail_ran, cg, "%s",
-                  cg ? jail_reported(jm, "cgroup v") : srv->cg.description);
-        bool rl = proto_mechanisms_find(jm, "rlimits");
-        mechanism(p, PROTO_MECH_RLIMITS, true, p->jail_ran, rl, "%s", rl ? jail_reported(jm, "rlimits") : "not seen in force");
-
+        mechanism(p, PROTO_MECH_LANDLOCK, ll || f->kernel_landlock_abi > 0, ll || p->jail_ran, ll);
+        mechanism(p, PROTO_MECH_KERNEL_AUDIT, access("/proc/self/loginuid", F_OK) == 0, ll, p->jail_landlock[0] != 0);
+        mechanism(p, PROTO_MECH_CGROUP, srv->cg.mode != JAIL_CG_NONE, p->jail_ran, proto_mechanisms_find(jm, "cgroup v"));
+        mechanism(p, PROTO_MECH_RLIMITS, true, p->jail_ran, proto_mechanisms_find(jm, "rlimits"));
         bool net = p->jail_ran && strcmp(ic, "ok") != 0 && ic[0] && p->accepted_jail == 0;
-        mechanism(p, PROTO_MECH_NETWORK_ISOLATION, true, p->jail_ran && control_ok, net && control_ok,
-                  "in the jail a connect to 127.0.0.1:%d failed (%s) and the listener counted %u connections; "
-                  "outside, the control's connect %s (the listener counted %u)",
-                  p->port, ic[0] ? ic : "no answer", p->accepted_jail, strcmp(cc, "ok") == 0 ? "succeeded" : cc,
-                  p->accepted - p->accepted_jail);
+        mechanism(p, PROTO_MECH_NETWORK_ISOLATION, true, p->jail_ran && control_ok, net && control_ok);
         bool fs = p->jail_ran && iw[0] && strcmp(iw, "ok") != 0 && ir[0] && strcmp(ir, "ok") != 0;
-        mechanism(p, PROTO_MECH_FILESYSTEM_ISOLATION, true, p->jail_ran && control_ok, fs && control_ok,
-                  "in the jail a write to %s failed (%s) and a read of the host's %s failed "
-                  "(%s); outside, the control's write %s and read %s",
-                  p->jail_target, iw[0] ? iw : "no answer", p->canary, ir[0] ? ir : "no answer", strcmp(cw, "ok") == 0 ? "succeeded" : cw,
-                  strcmp(cr, "ok") == 0 ? "succeeded" : cr);
+        mechanism(p, PROTO_MECH_FILESYSTEM_ISOLATION, true, p->jail_ran && control_ok, fs && control_ok);
         snprintf(p->tier, sizeof(p->tier), "%s",
                  p->jail_ran && interp && control_ok ? sup_tier(ns && net && fs, sc && net, ll && fs) : "none");
         snprintf(srv->tier, sizeof(srv->tier), "%s", p->tier);
@@ -343,6 +326,7 @@ static void publish(struct sup_probe *p)
         struct proto_msg m = { .type = PROTO_PROBE_RESULT };
         m.u.probe_result.tier = p->tier;
         m.u.probe_result.mechanisms = p->mechanisms;
+        m.u.probe_result.facts = &p->facts;
         for (unsigned i = 0; i < p->n_waiters; i++) {
                 m.u.probe_result.request_id = p->waiters[i].request_id;
                 if (p->waiters[i].client)
@@ -352,8 +336,8 @@ static void publish(struct sup_probe *p)
         p->n_waiters = 0;
         const struct proto_mechanism *mm = p->mechanisms.items;
         for (size_t i = 0; i < p->mechanisms.n; i++)
-                log_info("probe: %s: %s%s (%s)", mm[i].name, mm[i].in_force ? "in force" : "not in force",
-                         mm[i].available ? "" : ", not available", mm[i].evidence);
+                log_info("probe: %s: %s%s", mm[i].name, mm[i].in_force ? "in force" : "not in force",
+                         mm[i].available ? "" : ", not available");
         log_info("probe: tier %s", p->tier);
         p->running = false;
         listener_close(p);
@@ -392,7 +376,7 @@ static void jail_done(struct sup_server *srv, const struct proto_run_result *res
         (void)srv;
         p->accepted_jail = p->accepted;
         p->jail_ran = res != NULL;
-        snprintf(p->jail_failure, sizeof(p->jail_failure), "the probe's jail failed: %s", failure ? failure : "?");
+        snprintf(p->jail_failure, sizeof(p->jail_failure), "%s", failure ? failure : "?");
         if (res) {
                 snprintf(p->jail_out, sizeof(p->jail_out), "%s", res->out_text ? res->out_text : "");
                 const struct proto_event *e = res->events.items;
@@ -427,6 +411,7 @@ static void reset(struct sup_probe *p)
         proto_strv_free(&p->jail_mechanisms);
         p->jail_ran = false;
         p->jail_out[0] = p->jail_seccomp[0] = p->jail_landlock[0] = p->control_out[0] = p->jail_failure[0] = 0;
+        p->start_failure[0] = 0;
         p->accepted = p->accepted_jail = 0;
 }
 
@@ -496,7 +481,9 @@ int sup_probe_startup(struct sup_server *srv, void (*done)(struct sup_server *sr
         if (probe_start(p, &err) < 0) {
                 log_error("probe: %s", err.msg);
                 reset(p);
-                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false, "the probe could not be started: %s", err.msg);
+                snprintf(p->start_failure, sizeof(p->start_failure), "%s", err.msg);
+                facts_set(p);
+                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false);
                 snprintf(p->tier, sizeof(p->tier), "none");
                 snprintf(srv->tier, sizeof(srv->tier), "none");
                 publish(p);
@@ -537,7 +524,9 @@ void sup_probe_request(struct sup_client *c, const char *request_id)
                         listener_close(p);
                         return;
                 }
-                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false, "the probe could not be started: %s", err.msg);
+                snprintf(p->start_failure, sizeof(p->start_failure), "%s", err.msg);
+                facts_set(p);
+                mechanism(p, PROTO_MECH_INTERPRETER, true, false, false);
                 snprintf(p->tier, sizeof(p->tier), "none");
                 publish(p);
         }

@@ -55,8 +55,10 @@ static void push_read(void *ctx, const char *line)
 }
 
 /* What the tool could read, write and reach, derived from this run: its inputs and limits,
- * the binds the jail had, and what was verified for it (namespaces, seccomp). */
-static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
+ * the binds the jail had, and what was verified for it (namespaces, seccomp). The jail's paths
+ * are listed here; the rest is sent as facts, which the broker writes out (broker/render.c):
+ * no prose in the root daemon. */
+static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b, struct proto_blast_facts *f)
 {
         char line[PATH_MAX + 256];
         bool direct = run->srv->cfg.direct;
@@ -68,54 +70,23 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
         /* The inputs, as they are in the run's directory. */
         snprintf(line, sizeof(line), "%s/inputs", run->dir);
         _cleanup_closedir_ DIR *d = opendir(line);
-        size_t n_in = 0;
-        uint64_t in_bytes = 0;
         struct dirent *de;
         while (d && (de = readdir(d)))
                 if (de->d_name[0] != '.') {
                         struct stat st;
                         if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
-                                n_in++;
-                                in_bytes += (uint64_t)st.st_size;
+                                f->inputs++;
+                                f->inputs_bytes += (uint64_t)st.st_size;
                         }
                 }
-        char inputs[PATH_MAX + 16], artifacts[PATH_MAX + 16], tmp[PATH_MAX + 16];
-        snprintf(inputs, sizeof(inputs), "%s/inputs", direct ? run->jail_dir : JAIL_WORKDIR);
-        snprintf(artifacts, sizeof(artifacts), "%s/artifacts", direct ? run->jail_dir : JAIL_WORKDIR);
-        snprintf(tmp, sizeof(tmp), "%s", direct ? run->jail_dir : JAIL_TMP);
-        if (direct)
-                snprintf(tmp, sizeof(tmp), "%s/tmp", run->jail_dir);
-        snprintf(line, sizeof(line), "%s (read-only: %zu file%s, %llu bytes)", inputs, n_in, n_in == 1 ? "" : "s",
-                 (unsigned long long)in_bytes);
-        (void)proto_strv_push(&b->read, line);
-        (void)proto_strv_push(&b->read, artifacts);
-        snprintf(line, sizeof(line), "%s (private)", tmp);
-        (void)proto_strv_push(&b->read, line);
-        if (direct) {
-                /* No tmpfs of the files cap here: RLIMIT_FSIZE bounds each file, not their sum. */
-                snprintf(line, sizeof(line), "%s (each file at most %llu bytes; their total not bounded)", artifacts,
-                         (unsigned long long)run->lim.files_bytes);
-                (void)proto_strv_push(&b->write, line);
-                snprintf(line, sizeof(line), "%s (each file at most %llu bytes; their total not bounded)", tmp,
-                         (unsigned long long)run->lim.files_bytes);
-                (void)proto_strv_push(&b->write, line);
-        } else {
-                snprintf(line, sizeof(line), "%s (at most %llu bytes)", artifacts, (unsigned long long)run->lim.files_bytes);
-                (void)proto_strv_push(&b->write, line);
-                snprintf(line, sizeof(line), "%s (private tmpfs, at most %llu bytes, discarded)", tmp,
-                         (unsigned long long)run->lim.files_bytes);
-                (void)proto_strv_push(&b->write, line);
-        }
-        bool netns = proto_mechanisms_include(&run->mechanisms, "netns");
-        bool pidns = proto_mechanisms_include(&run->mechanisms, "pidns");
-        snprintf(line, sizeof(line), "%s%s%s%s",
-                 run->seccomp_verified || netns || ll ? "none: " : "not isolated by this run's verified mechanisms",
-                 run->seccomp_verified ? "seccomp refused every socket but AF_UNIX (verified for this run)" : "",
-                 netns ? (run->seccomp_verified ? "; a network namespace of its own with no interface up"
-                                                : "a network namespace of its own with no interface up")
-                       : "",
-                 ll && run->ka.abi >= 4 ? "; TCP bind and connect denied by landlock" : "");
-        b->network = strdup(line);
+        f->direct = direct;
+        f->workdir = strdup(direct ? run->jail_dir : JAIL_WORKDIR);
+        snprintf(line, sizeof(line), "%s%s", direct ? run->jail_dir : JAIL_TMP, direct ? "/tmp" : "");
+        f->tmp = strdup(line);
+        f->landlock_abi = ll ? (uint64_t)run->ka.abi : 0;
+        f->seccomp_verified = run->seccomp_verified;
+        f->netns = proto_mechanisms_include(&run->mechanisms, "netns");
+        f->pidns = proto_mechanisms_include(&run->mechanisms, "pidns");
         /* The kernel's limits as read back before the tool started (jail_cgroup_verify): the
          * pids cgroup's when there is one, else RLIMIT_NPROC, which verify.c read back equal to
          * the run's limit; the CPU quota only when one was written and read back. */
@@ -127,23 +98,12 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b)
                 b->limits.cpu_quota_pct.set = true;
                 b->limits.cpu_quota_pct.v = (int64_t)(cg->applied.cpu_quota_us * 100 / cg->applied.cpu_period_us);
         }
-        bool unbounded = run->rl.nproc == 0 && !jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS);
-        if (unbounded)
+        f->pids_unbounded = run->rl.nproc == 0 && !jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS);
+        if (f->pids_unbounded)
                 b->limits.pids = 0; /* as applied: none (the processes line says why) */
-        if (run->seccomp_verified && unbounded)
-                snprintf(line, sizeof(line),
-                         "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
-                         "run); their number not bounded (no pids cgroup, and RLIMIT_NPROC would count the "
-                         "supervisor's own uid)");
-        else if (run->seccomp_verified)
-                snprintf(line, sizeof(line),
-                         "threads only: seccomp refused fork, vfork, clone of a process and exec (verified for this "
-                         "run); at most %llu threads%s",
-                         (unsigned long long)b->limits.pids, pidns ? ", in a pid namespace of its own" : "");
-        else
-                snprintf(line, sizeof(line), "at most %llu processes and threads%s", (unsigned long long)b->limits.pids,
-                         pidns ? ", in a pid namespace of its own" : "");
-        b->processes = strdup(line);
+        /* Rendered by the broker; until then, the two lines are empty. */
+        b->network = strdup("");
+        b->processes = strdup("");
 }
 
 static void opt(struct proto_opt_int *o, bool has, uint64_t v)
@@ -293,7 +253,9 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         res->capabilities.requested = run->caps_requested;
         res->capabilities.granted = run->caps_granted;
         res->capabilities.denied = run->caps_denied;
-        set_blast_radius(run, &res->blast_radius);
+        res->blast_facts = calloc(1, sizeof(*res->blast_facts));
+        if (res->blast_facts)
+                set_blast_radius(run, &res->blast_radius, res->blast_facts);
 }
 
 void sup_result_free_own(struct proto_run_result *res)
@@ -310,5 +272,10 @@ void sup_result_free_own(struct proto_run_result *res)
         proto_strv_free(&b->write);
         free(b->network);
         free(b->processes);
+        if (res->blast_facts) {
+                free(res->blast_facts->workdir);
+                free(res->blast_facts->tmp);
+                free(res->blast_facts);
+        }
 }
 

@@ -1,0 +1,237 @@
+/* broker/render.c: the prose a result carries, written from the supervisor's facts, is what the
+ * supervisor wrote itself before it moved out of the root daemon: the expected texts below are
+ * today's clients' output, verbatim (a run and a probe of the test suite's supervisor, in a
+ * jail and direct). The facts are dropped once rendered, and a message without them is left
+ * as it is (a broker's, which anvilctl renders again). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "broker/render.h"
+
+static struct proto_msg run_msg(bool direct)
+{
+        struct proto_msg m = { .type = PROTO_RUN_RESULT };
+        struct proto_run_result *r = &m.u.run_result;
+        assert_int_equal(proto_strv_push(&r->blast_radius.read, "/usr"), 0);
+        r->blast_radius.network = strdup("");
+        r->blast_radius.processes = strdup("");
+        r->blast_radius.limits.files_bytes = 67108864;
+        r->blast_radius.limits.pids = 64;
+        struct proto_blast_facts *f = calloc(1, sizeof(*f));
+        assert_non_null(f);
+        *f = (struct proto_blast_facts){ .direct = direct, .inputs = 1, .inputs_bytes = 8, .landlock_abi = 7,
+                                         .seccomp_verified = true, .netns = !direct, .pidns = !direct };
+        f->workdir = strdup(direct ? "/s/runs/R/jail" : "/work");
+        f->tmp = strdup(direct ? "/s/runs/R/jail/tmp" : "/tmp");
+        r->blast_facts = f;
+        return m;
+}
+
+static void test_blast_jail(void **state)
+{
+        (void)state;
+        struct proto_msg m = run_msg(false);
+        assert_int_equal(bro_render(&m), 0);
+        const struct proto_blast_radius *b = &m.u.run_result.blast_radius;
+        assert_null(m.u.run_result.blast_facts);
+        assert_int_equal(b->read.n, 4);
+        assert_string_equal(b->read.items[0], "/usr");
+        assert_string_equal(b->read.items[1], "/work/inputs (read-only: 1 file, 8 bytes)");
+        assert_string_equal(b->read.items[2], "/work/artifacts");
+        assert_string_equal(b->read.items[3], "/tmp (private)");
+        assert_int_equal(b->write.n, 2);
+        assert_string_equal(b->write.items[0], "/work/artifacts (at most 67108864 bytes)");
+        assert_string_equal(b->write.items[1], "/tmp (private tmpfs, at most 67108864 bytes, discarded)");
+        assert_string_equal(b->network, "none: seccomp refused every socket but AF_UNIX (verified for this run); a "
+                                        "network namespace of its own with no interface up; TCP bind and connect "
+                                        "denied by landlock");
+        assert_string_equal(b->processes, "threads only: seccomp refused fork, vfork, clone of a process and exec "
+                                          "(verified for this run); at most 64 threads, in a pid namespace of its own");
+        /* Rendered once: a second pass (anvilctl on a broker's result) changes nothing. */
+        assert_int_equal(bro_render(&m), 0);
+        assert_int_equal(m.u.run_result.blast_radius.read.n, 4);
+        proto_msg_free(&m);
+}
+
+static void test_blast_direct(void **state)
+{
+        (void)state;
+        struct proto_msg m = run_msg(true);
+        struct proto_run_result *r = &m.u.run_result;
+        r->blast_facts->inputs = 2;
+        r->blast_facts->seccomp_verified = false;
+        r->blast_facts->landlock_abi = 0;
+        assert_int_equal(bro_render(&m), 0);
+        const struct proto_blast_radius *b = &r->blast_radius;
+        assert_string_equal(b->read.items[1], "/s/runs/R/jail/inputs (read-only: 2 files, 8 bytes)");
+        assert_string_equal(b->write.items[0],
+                            "/s/runs/R/jail/artifacts (each file at most 67108864 bytes; their total not bounded)");
+        assert_string_equal(b->write.items[1],
+                            "/s/runs/R/jail/tmp (each file at most 67108864 bytes; their total not bounded)");
+        assert_string_equal(b->network, "not isolated by this run's verified mechanisms");
+        assert_string_equal(b->processes, "at most 64 processes and threads");
+        proto_msg_free(&m);
+}
+
+static void mech(struct proto_probe_result *r, const char *name, bool in_force)
+{
+        struct proto_mechanism *m = proto_array_push(&r->mechanisms, sizeof(*m));
+        assert_non_null(m);
+        m->name = strdup(name);
+        m->in_force = m->available = m->probed = in_force;
+        m->evidence = strdup("");
+}
+
+static const char *evidence_of(const struct proto_probe_result *r, const char *name)
+{
+        const struct proto_mechanism *m = r->mechanisms.items;
+        for (size_t i = 0; i < r->mechanisms.n; i++)
+                if (strcmp(m[i].name, name) == 0)
+                        return m[i].evidence;
+        return NULL;
+}
+
+static void test_probe(void **state)
+{
+        (void)state;
+        struct proto_msg m = { .type = PROTO_PROBE_RESULT };
+        struct proto_probe_result *r = &m.u.probe_result;
+        const char *names[] = { "interpreter", "namespaces", "seccomp", "landlock", "kernel audit", "cgroup",
+                                "rlimits", "network isolation", "filesystem isolation" };
+        for (unsigned i = 0; i < 9; i++)
+                mech(r, names[i], true);
+        static struct proto_probe_facts f = {
+                .jail_ran = true, .jail_failure = "", .interp = true, .no_userns = "",
+                .jail_write = "EROFS", .jail_read = "ENOENT", .jail_unlisted = "EACCES", .jail_connect = "EPERM",
+                .control_write = "ok", .control_read = "ok", .control_unlisted = "ok", .control_connect = "ok",
+                .port = 4242, .accepted_jail = 0, .accepted_control = 1,
+                .jail_target = "/work/anvil-probe-canary", .canary = "/s/probe/host-canary",
+                .seccomp_refusal = "blocked at kernel: socket(AF_INET, SOCK_STREAM)", .landlock_refusal = "blocked",
+                .seccomp_mech = "seccomp filter", .landlock_mech = "landlock ABI 7",
+                .cgroup_mech = "cgroup v1", .rlimits_mech = "rlimits (cpu)", .seccomp_loaded = true,
+                .kernel_landlock_abi = 7, .cgroup_description = "none",
+        };
+        r->facts = malloc(sizeof(f));
+        assert_non_null(r->facts);
+        /* bro_render frees the facts' strings: give it its own copies. */
+        memcpy(r->facts, &f, sizeof(f));
+        char **s[] = { &r->facts->jail_failure, &r->facts->no_userns, &r->facts->jail_write, &r->facts->jail_read,
+                       &r->facts->jail_unlisted, &r->facts->jail_connect, &r->facts->control_write,
+                       &r->facts->control_read, &r->facts->control_unlisted, &r->facts->control_connect,
+                       &r->facts->jail_target, &r->facts->canary, &r->facts->seccomp_refusal,
+                       &r->facts->landlock_refusal, &r->facts->seccomp_mech, &r->facts->landlock_mech,
+                       &r->facts->cgroup_mech, &r->facts->rlimits_mech, &r->facts->cgroup_description };
+        for (unsigned i = 0; i < sizeof(s) / sizeof(s[0]); i++)
+                *s[i] = strdup(*s[i]);
+        assert_int_equal(bro_render(&m), 0);
+        assert_null(r->facts);
+        assert_string_equal(evidence_of(r, "interpreter"), "the probe ran in a jail and reported");
+        assert_string_equal(evidence_of(r, "namespaces"),
+                            "user, mount, pid, net, ipc, uts and cgroup namespaces of the probe's jail read back from "
+                            "/proc, each differing from the supervisor's");
+        assert_string_equal(evidence_of(r, "seccomp"), "blocked at kernel: socket(AF_INET, SOCK_STREAM); seccomp filter");
+        assert_string_equal(evidence_of(r, "landlock"),
+                            "in the jail a read of /etc/hostname (there, but not a read root) failed (EACCES): "
+                            "blocked; outside, the control's read succeeded; landlock ABI 7");
+        assert_string_equal(evidence_of(r, "kernel audit"),
+                            "the probe's Landlock denial was explained from the kernel's audit records");
+        assert_string_equal(evidence_of(r, "cgroup"), "cgroup v1");
+        assert_string_equal(evidence_of(r, "rlimits"), "rlimits (cpu)");
+        assert_string_equal(evidence_of(r, "network isolation"),
+                            "in the jail a connect to 127.0.0.1:4242 failed (EPERM) and the listener counted 0 "
+                            "connections; outside, the control's connect succeeded (the listener counted 1)");
+        assert_string_equal(evidence_of(r, "filesystem isolation"),
+                            "in the jail a write to /work/anvil-probe-canary failed (EROFS) and a read of the host's "
+                            "/s/probe/host-canary failed (ENOENT); outside, the control's write succeeded and read "
+                            "succeeded");
+        proto_msg_free(&m);
+}
+
+static void test_probe_not_started(void **state)
+{
+        (void)state;
+        struct proto_msg m = { .type = PROTO_PROBE_RESULT };
+        struct proto_probe_result *r = &m.u.probe_result;
+        mech(r, "interpreter", false);
+        r->facts = calloc(1, sizeof(*r->facts));
+        assert_non_null(r->facts);
+        r->facts->start_failure = strdup("Every run slot is taken");
+        assert_int_equal(bro_render(&m), 0);
+        assert_string_equal(evidence_of(r, "interpreter"), "the probe could not be started: Every run slot is taken");
+        proto_msg_free(&m);
+}
+
+/* The artifacts' hashes, which the supervisor leaves to its reader: a copy's sha256 (the value
+ * sha256sum gives for "hello\n"), a link not followed, a size not the one counted, a file
+ * gone: each of the last three keeps "" (no claim) and the first is said. */
+static void test_hash(void **state)
+{
+        (void)state;
+        char dir[] = "/tmp/anvil-test-render.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char p[sizeof(dir) + 32];
+        snprintf(p, sizeof(p), "%s/sub", dir);
+        assert_int_equal(mkdir(p, 0755), 0);
+        snprintf(p, sizeof(p), "%s/sub/a.txt", dir);
+        FILE *f = fopen(p, "w");
+        assert_non_null(f);
+        fputs("hello\n", f);
+        fclose(f);
+        snprintf(p, sizeof(p), "%s/link", dir);
+        assert_int_equal(symlink("sub/a.txt", p), 0);
+        struct proto_run_result r = { .artifacts_dir = dir };
+        const char *paths[] = { "sub/a.txt", "link", "sub/a.txt", "gone" };
+        const uint64_t bytes[] = { 6, 6, 5, 1 };
+        for (unsigned i = 0; i < 4; i++) {
+                struct proto_artifact *a = proto_array_push(&r.artifacts, sizeof(*a));
+                assert_non_null(a);
+                a->path = strdup(paths[i]);
+                a->bytes = bytes[i];
+                a->sha256 = strdup("");
+        }
+        char failed[512];
+        assert_int_equal(bro_hash_artifacts(&r, failed, sizeof(failed)), 0);
+        const struct proto_artifact *a = r.artifacts.items;
+        assert_string_equal(a[0].sha256, "5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03");
+        assert_string_equal(a[1].sha256, "");
+        assert_string_equal(a[2].sha256, "");
+        assert_string_equal(a[3].sha256, "");
+        char want[600];
+        snprintf(want, sizeof(want), "%s/link: %s", dir, strerror(ELOOP));
+        assert_string_equal(failed, want);
+        for (unsigned i = 0; i < 4; i++) {
+                free(a[i].path);
+                free(a[i].sha256);
+        }
+        free(r.artifacts.items);
+        snprintf(p, sizeof(p), "%s/link", dir);
+        (void)unlink(p);
+        snprintf(p, sizeof(p), "%s/sub/a.txt", dir);
+        (void)unlink(p);
+        snprintf(p, sizeof(p), "%s/sub", dir);
+        (void)rmdir(p);
+        (void)rmdir(dir);
+}
+
+int main(void)
+{
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_blast_jail),
+                cmocka_unit_test(test_blast_direct),
+                cmocka_unit_test(test_probe),
+                cmocka_unit_test(test_probe_not_started),
+                cmocka_unit_test(test_hash),
+        };
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
