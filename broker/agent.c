@@ -13,14 +13,14 @@
  *       input's rows, columns with dtypes and first rows: pandas reads them in the sandbox,
  *       the broker parses no user data but the JSON that tool prints. The read and write
  *       roots the prompt names are that run's observed blast radius, not a configuration
- *   A3  the system prompt (broker/reply.c) and the task; a model request (model.c)
+ *   A3  the system prompt (broker/prompt.c) and the task; a model request (model.c)
  *   A4  the reply: the capabilities it declares (the first reply only), its code action
  *       (broker/reply.c); no code: "No code was received..." is the next message, no run
  *   A5  the code action runs (a relay owned by the task) with the inputs, the capabilities
  *       the model declared and the user approved, and the previous action's variables; its
  *       events stream to the client as task_events
  *   A6  its result is a step; an action that called final_answer() ends the task; else its
- *       observation (broker/reply.c) is the next message (A3)
+ *       observation (broker/prompt.c) is the next message (A3)
  *   A7  the end: "ok" with a deliverable (the last action that ran to status ok and wrote an
  *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py),
  *       or "failed" with a clear error, or "cancelled"; the TaskResult is written to
@@ -447,6 +447,7 @@ static void on_result_saved(void *data, int rc, const char *failed, const char *
         task_release(t);
 }
 
+/* A7: the end, exactly once. */
 static void task_finish(struct bro_task *t, const char *status, const char *error)
 {
         if (t->state >= T_SAVING)
@@ -529,6 +530,7 @@ static int add_message(struct bro_task *t, const char *role, const char *content
         return m ? json_array_append_new(t->messages, m) : -1;
 }
 
+/* A4: the model's reply read: its capabilities and its code action. */
 static void on_model(void *data, const struct bro_model_reply *reply, const char *error)
 {
         struct bro_task *t = data;
@@ -616,6 +618,7 @@ static int add_user_message(struct bro_task *t, const char *text)
         return add_message(t, "user", both);
 }
 
+/* A3: the conversation so far to the model. */
 static void ask_model(struct bro_task *t)
 {
         if (t->state >= T_SAVING)
@@ -712,6 +715,8 @@ static char *run_observation(const struct proto_run_result *res, const char *nex
         return text;
 }
 
+/* A6: the action's result made a step; final_answer() ends the task, else its observation is the
+ * next message. */
 static void on_action_result(void *data, struct proto_msg *m)
 {
         struct bro_task *t = data;
@@ -770,6 +775,7 @@ static void on_action_result(void *data, struct proto_msg *m)
         ask_model(t);
 }
 
+/* A5: the code action run through a relay the task owns. */
 static void run_action(struct bro_task *t, const char *code)
 {
         t->state = T_RUN;
@@ -966,6 +972,7 @@ static void on_describe_result(void *data, struct proto_msg *m)
         ask_model(t);
 }
 
+/* A2: the broker's describe tool run over the inputs. */
 static void describe(struct bro_task *t)
 {
         t->state = T_DESCRIBE;
@@ -997,6 +1004,7 @@ static int refuse(struct bro_client *c, struct proto_msg *m, const char *code, c
         return -1;
 }
 
+/* A1: a task_submit checked, given an id and a trace. */
 void bro_task_submit(struct bro_client *c, struct proto_msg *m)
 {
         struct bro_server *srv = c->srv;

@@ -1,3 +1,8 @@
+/* broker/: anvil-broker, unprivileged (the user anvil when installed). Relays runs and probes
+ * to the supervisor, writes the results' prose and hashes their artifacts (render.c), runs the
+ * agent loop (agent.c, the model's replies read in reply.c, its prompt in prompt.c), talks to
+ * the model (model.c, libcurl), and stores results and traces. It holds the model key and
+ * links no jail code. */
 /* anvil-broker's shared state. See main.c for the theory of operation. */
 #pragma once
 

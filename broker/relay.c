@@ -346,7 +346,9 @@ static int relay_fits(const struct proto_msg *m, char *msg, size_t size)
         return r;
 }
 
-/* A failure is said to the client (c), and in err for a task's run (c NULL): -EMSGSIZE for a
+/* B1: a client's run_request or probe_request taken: within the connection's bound, and refused if
+ * it would not fit in a frame once re-encoded (relay_fits).
+ * A failure is said to the client (c), and in err for a task's run (c NULL): -EMSGSIZE for a
  * request too large (the task's inputs and variables), anything else the broker's own. */
 static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
                                    const struct bro_relay_owner *o, struct anvil_err *err)

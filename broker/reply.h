@@ -15,7 +15,7 @@
 #include <stdint.h>
 
 #include "proto/proto.h"
-#include "policy/reasons.h"
+#include "policy/agent_texts.h"
 
 /* ---- a model's reply: one code action (broker/reply.c) ----
  *

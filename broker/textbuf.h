@@ -7,7 +7,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "policy/reasons.h"
+#include "policy/agent_texts.h"
 
 struct bro_tb {
         char *p;

@@ -1,3 +1,6 @@
+/* ctl/: anvilctl, run by any user with no privilege: it talks to the broker's socket (or to
+ * a supervisor's, as root, in the tests), prints what comes back, and runs `anvilctl verify`
+ * with its own scripted model. It trusts nothing it reads: frames are decoded strictly. */
 /* anvilctl's connection to the broker, shared by its commands (ctl/main.c, ctl/verify.c):
  * where the broker is, one request sent, its frames read until the request ends. */
 #pragma once

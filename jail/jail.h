@@ -1,3 +1,9 @@
+/* jail/: building the jail, root's code. It runs in the supervisor (root, its named
+ * capability set: supervisor/privilege.c) and in the jail's child, which starts as the
+ * supervisor's clone and gives up its privilege step by step (contain.c, C1-C11) before it
+ * executes pid 1. Three parts run after that, in the jail, with no capability and the jail's
+ * uid: pid1.c and init/ (anvil-init, the jail's pid 1), and the runner's calls into
+ * landlock.c and seccomp.c (jail_landlock_verify, jail_seccomp_install). */
 /* Building the jail, one file per kernel mechanism (CONVENTIONS §5). Each has the same verbs:
  * _prepare before clone, _parent in the supervisor after clone, _child inside the new
  * namespaces; a verb a mechanism does not need is absent. contain.c lists the child's steps

@@ -1,3 +1,8 @@
+/* lib/: helpers every program links (libanvil.a): the error type, cleanup macros, fds and
+ * fd passing, small files and lines, ids, UTF-8, logging, /proc status, the configuration
+ * file. They run at whatever privilege their caller has (root in the supervisor, no
+ * privilege in the broker and anvilctl, untrusted in the runner), so they hold no policy,
+ * follow no path a caller did not choose, and never log or exit but in log.c. */
 /* One error type, carried through every call that can fail (CONVENTIONS §1).
  *
  * Functions return 0 on success or a negative errno, and fill the message once, at the place

@@ -1,3 +1,9 @@
+/* policy/: pure decisions every side shares, with no I/O and no privilege of their own: the
+ * catalog of every string a user or a model reads (reasons.h, prose.h), limits, the jail's
+ * path table (jail_paths.h), the Python layers' rules, capabilities, the seccomp table, the
+ * kernel audit record parser. Linked by the root supervisor, the unprivileged broker and
+ * anvilctl, and the untrusted runner alike; each function is a lookup or a computation on
+ * its arguments, unit-tested both ways. */
 /* The Python layers' rules (DESIGN §5, §7): what a tool may import, call, touch and open,
  * as tables and pure decisions. The pre-check (runner/precheck.c) and the audit hook
  * (runner/audit.c) ask these; neither holds a rule of its own. No side effects here:

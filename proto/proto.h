@@ -1,3 +1,8 @@
+/* proto/: the wire, shared by every program: framing, the schema-driven codec, the messages'
+ * tables, the names of layers, kinds, codes and mechanisms (names.h), JSON rendering, the
+ * bounded libuv stream. It runs in the root supervisor on clients' and runners' bytes, in the
+ * unprivileged broker and anvilctl, and in the untrusted runner: every decoder is strict and
+ * bounded, and fuzzed (make fuzz). */
 /* The wire protocol (DESIGN §3): a frame is a 4-byte big-endian length, then one msgpack map
  * with string keys, at most PROTO_FRAME_MAX bytes. Every map has "v" (PROTO_VERSION) and
  * "type". Decoding is strict (see schema.h); an error names the field.

@@ -1,3 +1,8 @@
+/* runner/: anvil-py, the untrusted side. It runs inside the jail as its uid with no
+ * capability, under Landlock, seccomp, rlimits and the cgroup, and embeds Debian's libpython3:
+ * everything here may be subverted by the tool it runs, so nothing here is trusted by the
+ * supervisor beyond what it checks from outside (its events are decoded as strictly as a
+ * client's frame). Only this folder is compiled with Python's headers. */
 /* anvil-py's parts: main.c runs the steps; events.c writes events on fd 3; precheck.c is the
  * pre-check (an AST walk in C); audit.c is the audit hook. The rules are policy/'s. */
 #pragma once

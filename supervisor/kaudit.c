@@ -24,11 +24,11 @@
  * the domain early and is evidence, from the kernel, that Landlock was in force; it is not an
  * event of the tool's. A tool's later listing of "/" is.
  *
- * Records are asynchronous (the kernel's kauditd thread sends them). Before a run's result is
- * made (S10), a marker goes through the kernel's audit queue: a user message (AUDIT_TRUSTED_APP,
- * CAP_AUDIT_WRITE) with a random nonce, queued behind every record the run's processes caused
- * before they ended; when it comes back on the multicast group, they have all been read. At
- * most KAUDIT_DRAIN_MS is waited.
+ * Records are asynchronous (the kernel's kauditd thread sends them). Once a run's processes
+ * are gone (S9), a marker goes through the kernel's audit queue: a user message
+ * (AUDIT_TRUSTED_APP, CAP_AUDIT_WRITE) with a random nonce, queued behind every record the
+ * run's processes caused before they ended; when it comes back on the multicast group, they
+ * have all been read. At most KAUDIT_DRAIN_MS is waited.
  *
  * Bounds: a tool can cause thousands of denials. The kernel's backlog (64 records by default)
  * drops what kauditd has not sent yet and counts it as lost; the socket's buffer drops what
@@ -263,7 +263,7 @@ static void on_readable(uv_poll_t *p, int status, int events)
         }
 }
 
-/* ---- the drain (S10) ---- */
+/* ---- the drain (S9) ---- */
 
 /* Why Landlock's denials are not explained (NULL: they are), and in *fix what would explain
  * them. run: for its own view of the kernel's switch, taken when it started; NULL: now. */

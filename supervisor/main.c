@@ -58,10 +58,10 @@
  *       a marker sent through the kernel's audit queue comes back: every record of the run's
  *       denials has been read (at most 1 s is waited)
  *   S10 artifacts copied out of the tmpfs, on the thread pool (their sha256 is the broker's)
- *   S11 run_result (or an error frame "sandbox_failed": the sandbox's failure is never
+ *   S11 the cgroup's figures read (the kernel's peak, OOM kills, pids, throttling), then
+ *       run_result (or an error frame "sandbox_failed": the sandbox's failure is never
  *       reported as the tool's) to the client; just before it, the run is no longer marked
  *       in flight
- *   S11 (before it) the cgroup's figures read: the kernel's peak, OOM kills, pids, throttling
  *   S12 cgroup removed (EBUSY retried, a failure logged), slot freed and with it the run's
  *       place among --max-runs, handles closed, old run directories pruned
  *

@@ -40,6 +40,7 @@ static int alloc_slot(struct sup_server *srv)
 
 static void teardown_now(struct sup_jailproc *jp);
 
+/* S0: a jail child cloned (C1) with its uid/gid maps and a cgroup of its own. */
 int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct anvil_err *err)
 {
         memset(jp, 0, sizeof(*jp));

@@ -363,6 +363,7 @@ static const char *runner_payload(struct sup_run *run, struct proto_runner_event
         return NULL;
 }
 
+/* S6: one of the runner's events on fd 3. */
 static void runner_event(struct sup_run *run, struct proto_msg *m)
 {
         struct proto_event *in = &m->u.runner_event.event;
@@ -465,6 +466,7 @@ static bool may_verify(const struct sup_run *run)
         return run->ready && run->attached && run->state == SUP_RUN_WATCHING && run->verdict != SUP_RUN_FAILED;
 }
 
+/* S4: pid 1 verified from /proc (jail/verify.c) and Landlock's ABI checked (kaudit.c), then GO. */
 static void on_verified(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -492,6 +494,8 @@ static ssize_t sync_recv(int sync_fd, struct jail_msg *m, int *fd)
         return fd_recv_fds(sync_fd, m, sizeof(*m), fd, 1, &n_fds, MSG_DONTWAIT, NULL);
 }
 
+/* S3-S8: the child's and pid 1's records on the sync socket: ERROR and LANDLOCK (S3), READY (S4),
+ * EXEC_OK (S5), NOTIFY (S6a), EXIT (S8). */
 static void sync_drain(struct sup_run *run)
 {
         for (;;) {
@@ -576,6 +580,7 @@ static void on_sync(uv_poll_t *p, int status, int events)
         sync_drain(p->data);
 }
 
+/* S9: pid 1 reaped; the end waits for the pipes' end of file and the audit drain. */
 static void on_pidfd(uv_poll_t *p, int status, int events)
 {
         (void)status;
@@ -591,9 +596,10 @@ static void on_pidfd(uv_poll_t *p, int status, int events)
         run_maybe_finish(run);
 }
 
-/* ---- limits (S9) ---- */
+/* ---- limits: the wall clock and the memory sampler (S7) ---- */
 
-/* libuv's timers count from the loop's own clock, cached at the start of the loop's turn (and
+/* S7: the wall clock's kill.
+ * libuv's timers count from the loop's own clock, cached at the start of the loop's turn (and
  * maybe coarse): the turn that starts a run also writes its directory and inputs, so a timer
  * started then could fire before wall_s had passed since t0 (a 2 s run killed for its timeout
  * at 1999 ms). The loop's clock is brought up to date before the timer starts, and the kill
@@ -635,6 +641,7 @@ static uint64_t sample_memory(struct sup_run *run)
         return total;
 }
 
+/* S7: the memory sampler, every 20 ms. */
 static void on_sample(uv_timer_t *t)
 {
         struct sup_run *run = t->data;
@@ -645,7 +652,8 @@ static void on_sample(uv_timer_t *t)
                 sup_run_kill_for(run, POL_KILLED_MEMORY, "supervisor", run->peak_mb);
 }
 
-/* ---- the cgroup attach (S2) ----
+/* S0, the cold path: the attach on the thread pool.
+ * ---- the cgroup attach (S2) ----
  * Moving a task into a cgroup v1 hierarchy waits for an RCU grace period (the write side of
  * cgroup_threadgroup_rwsem): 10-15 ms here, longer than building the jail. So it runs on the
  * thread pool while the child builds its root, and pid 1 is verified (membership included)
@@ -1021,6 +1029,7 @@ void sup_run_maybe_finish(struct sup_run *run)
         run_maybe_finish(run);
 }
 
+/* S10: the artifacts copied out of the tmpfs, on the thread pool. */
 static void collect_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;

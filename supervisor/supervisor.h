@@ -1,3 +1,9 @@
+/* supervisor/: anvil-supervisor, the root daemon (started by systemd, never setuid; after
+ * start-up a named capability set under no_new_privs, privilege.c). Only what needs root is
+ * here: jails built, verified, timed and killed, seccomp notifications answered, Landlock's
+ * audit records read, cgroups and each run's directory and tmpfs. Its clients are the broker
+ * and root (SO_PEERCRED); it links no Python, no libcurl, no JSON and no prose (the broker
+ * writes that from the facts it sends). scripts/root-loc.sh counts its lines. */
 /* anvil-supervisor's shared state. See main.c for the theory of operation. */
 #pragma once
 

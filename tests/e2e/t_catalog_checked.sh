@@ -1,5 +1,5 @@
 # The catalog's formats are checked by the compiler (policy/reasons.h: POL_REASON,
-# POL_STARTUP_MSG, BRO_AGENT_TEXT, BRO_TB_TEXT): a call whose argument does not match its
+# POL_STARTUP_MSG, BRO_AGENT_TEXT, BRO_TB_TEXT; policy/prose.h: BRO_PROSE): a call whose argument does not match its
 # id's format, or with too few or too many, or with an id that is not in the list, does not
 # compile; the same call with the right arguments does (the control: the check is the
 # format, not a call that never compiles). The flags are the build's: -Wformat=2 and
@@ -16,6 +16,7 @@ try() {
 #include "policy/reasons.h"
 #include "broker/reply.h"
 #include "broker/textbuf.h"
+#include "policy/prose.h"
 #include <stdio.h>
 void probe(void);
 void probe(void)
@@ -61,4 +62,8 @@ try tb_wrong_type fail "expects argument of type 'long long int'" \
         'BRO_TB_TEXT(&b, OBS_REFUSAL_AT, "audit", 3, "blocked")'
 try tb_reason_wrong_type fail "expects argument of type 'char \*'" \
         'BRO_TB_REASON(&b, RUNTIME_BLOCKED, 1, "why")'
+# A result's prose (policy/prose.h): BLAST_WRITE_ARTIFACTS is "%s (at most %llu bytes)".
+try prose_right ok "" 'BRO_PROSE(buf, sizeof(buf), BLAST_WRITE_ARTIFACTS, "/work/artifacts", 9ULL)'
+try prose_wrong_width fail "expects argument of type 'long long unsigned int'" \
+        'BRO_PROSE(buf, sizeof(buf), BLAST_WRITE_ARTIFACTS, "/work/artifacts", 9)'
 echo "the compiler checks every catalog call against its format"
