@@ -4,10 +4,11 @@
  *
  *   C1  new user, mount, pid, net, ipc and uts namespaces (clone flags: each mechanism's
  *       _prepare, jail_contain_clone)
- *   C2  parent-death signal (see arm_parent_death); not dumpable (rootless: after C3); the
- *       inherited copy of the environment zeroed; every inherited fd closed but the sync
- *       socket, the supervisor binary and the supervisor's pidfd
- *   C3  wait for MAPPED: the supervisor has written our uid/gid maps
+ *   C2  parent-death signal (see arm_parent_death); the inherited copy of the environment
+ *       zeroed; every inherited fd closed but the sync socket, the supervisor binary and the
+ *       supervisor's pidfd
+ *   C3  wait for MAPPED: the supervisor has written our uid/gid maps and holds our
+ *       namespaces; then not dumpable
  *   C4  become JAIL_UID (userns.c), which clears the parent-death signal: armed again, and
  *       the supervisor checked to be alive
  *   C5  build the run-independent part of the root (mountns.c), report PREPARED, and wait
@@ -191,14 +192,11 @@ struct child {
         int fds[JAIL_GO_FDS];
 };
 
-/* C2. If the supervisor dies, so does the jail. Not dumpable: this process is a copy of the
- * supervisor's memory until C11, and nothing in the jail may read it (rootless: after C3).
- * The environment strings are zeroed in place so /proc/1/environ shows nothing. */
+/* C2. If the supervisor dies, so does the jail. The environment strings are zeroed in place
+ * so /proc/1/environ shows nothing. (Not dumpable comes at C3.) */
 static int step_orphan_proof(struct child *c, struct anvil_err *err)
 {
         arm_parent_death(c->st, c->st->sync_fd, c->st->parent_pidfd);
-        if (!c->st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)
-                return anvil_err_sys(err, errno, "Failed to clear the dumpable flag");
         for (char **e = environ; e && *e; e++)
                 explicit_bzero(*e, strlen(*e));
         int r = keep_only_parked(c->st);
@@ -209,9 +207,13 @@ static int step_orphan_proof(struct child *c, struct anvil_err *err)
 }
 
 /* C3. Direct, as root, MAPPED carries the run's host uid, which we take at C9 (no map to
- * write). Rootless: an unprivileged supervisor can write our maps only while we are dumpable
- * (a non-dumpable process's /proc files are root's); only processes of its own uid could
- * reach us meanwhile, and we hold nothing of any run yet. */
+ * write). Then not dumpable: this process is a copy of the supervisor's memory until C11, and
+ * nothing in the jail may read it. Not before MAPPED: until then the supervisor opens our
+ * namespaces to hold them (pool.c) and, rootless, writes our maps, and both need us dumpable
+ * once it holds no CAP_SYS_PTRACE (supervisor/privilege.c: a non-dumpable process's ns and
+ * /proc files need that capability in the initial namespace). Meanwhile only processes of
+ * our own host uid (root, or the rootless supervisor's) could reach us, and we hold nothing
+ * of any run yet. */
 static int step_wait_mapped(struct child *c, struct anvil_err *err)
 {
         struct jail_msg mapped;
@@ -222,7 +224,7 @@ static int step_wait_mapped(struct child *c, struct anvil_err *err)
         if (n != (ssize_t)sizeof(mapped) || mapped.kind != JAIL_MSG_MAPPED)
                 _exit(127); /* the supervisor gave up on us */
         c->direct_uid = (uid_t)mapped.pid;
-        if (c->st->rootless && prctl(PR_SET_DUMPABLE, 0) < 0)
+        if (prctl(PR_SET_DUMPABLE, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to clear the dumpable flag");
         return 0;
 }
