@@ -16,9 +16,10 @@
 # unit tests alone are a pass only when asked for: ANVIL_E2E_ALLOW_ROOTLESS=1 (then the NOT
 # RUN line stays, and they are not counted).
 # A sanitized build (make check SANITIZE=1, seen from anvil-supervisor linking libasan): every
-# sanitized process writes its reports to files of a directory of the suite's own (never mixed
-# into the daemons' logs), and a report after a test, or from the daemons at their exit, is a
-# failure of its own ("sanitizer-after-NAME"), with the report shown.
+# sanitized process writes its ASan and LeakSanitizer reports to files of a directory of the
+# suite's own (never mixed into the daemons' logs), and a report after a test, or from the
+# daemons at their exit, is a failure of its own ("sanitizer-after-NAME"), with the report
+# shown; UBSan's go to stderr (see e2e_pass).
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 shift
@@ -295,6 +296,13 @@ FAIL: timed out after 300 s"
         stop_daemons
         # The suite's daemons' own reports at their exit (LeakSanitizer's, say).
         san_check "${prefix}the-suite-daemons"
+        # UBSan's reports: GCC links its runtime apart from ASan's, and that one writes to
+        # stderr whatever log_path says, so they are in the daemons' logs (and any of them
+        # ends its program: -fno-sanitize-recover).
+        if [ -n "$SAN_DIR" ] && grep -q 'runtime error:' "$STATE"/*.log; then
+                grep -A12 'runtime error:' "$STATE"/*.log | sed 's/^/    /'
+                record "${prefix}ubsan-in-the-suite-daemons" 1
+        fi
 }
 
 # CI runs the suite once more with the supervisors as an ordinary user (issue 4):
