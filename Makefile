@@ -83,6 +83,21 @@ JAIL_SAN :=
 JAIL_OBJ := $(BUILD)/obj
 JAIL_LIB := $(BUILD)/libanvil.a
 endif
+# A build directory holds one kind of build: each records its kind in $(BUILD)/.kind (written
+# with its first object), and a build of the other kind into it stops at once rather than mix
+# instrumented and plain objects (make decides by timestamps, not by flags).
+BUILD_KIND := $(if $(filter 1,$(SANITIZE)),sanitized,plain)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(wildcard $(BUILD)/.kind),)
+ifneq ($(shell cat $(BUILD)/.kind),$(BUILD_KIND))
+$(error $(BUILD) holds a $(shell cat $(BUILD)/.kind) build, not a $(BUILD_KIND) one: give BUILD= another directory, or make clean BUILD=$(BUILD))
+endif
+endif
+endif
+$(BUILD)/.kind:
+	@mkdir -p $(dir $@)
+	@echo $(BUILD_KIND) >$@
+
 PROJECT_CFLAGS := -DANVIL_VERSION=\"0.1\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
 override CFLAGS := $(PROJECT_CFLAGS) $(CFLAGS) $(TEST_CFLAGS)
 # The same for LDFLAGS: a caller's are added after -pie and full RELRO, never instead.
@@ -137,13 +152,13 @@ $(BUILD)/obj/supervisor/main.o: $(PATHS_H)
 $(BUILD)/obj/supervisor/main.o: override CFLAGS += -include $(PATHS_H)
 .PHONY: FORCE
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) -c $< -o $@
 
 # The runner's objects see Python's headers; nothing else does.
-$(JAIL_OBJ)/runner/%.o: runner/%.c
+$(JAIL_OBJ)/runner/%.o: runner/%.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
 	@$(CC) $(CFLAGS) $(JAIL_SAN) $(PC_CFLAGS) $(PY_CFLAGS) -c $< -o $@
@@ -154,7 +169,7 @@ $(LIB_A): $(LIB_OBJS)
 
 ifeq ($(SANITIZE),1)
 # The jail's two programs' objects and library, under UBSan alone (see SAN above).
-$(JAIL_OBJ)/%.o: %.c
+$(JAIL_OBJ)/%.o: %.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
 	@echo "  CC      $< (UBSan only)"
 	@$(CC) $(CFLAGS) $(JAIL_SAN) $(PC_CFLAGS) -c $< -o $@
