@@ -168,6 +168,12 @@ $(LIB_A): $(LIB_OBJS)
 	ar rcs $@ $^
 
 ifeq ($(SANITIZE),1)
+# The runner's objects for test_precheck, under ASan (anvil-py's own are in $(JAIL_OBJ)).
+$(BUILD)/obj/runner/%.o: runner/%.c | $(BUILD)/.kind
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) -c $< -o $@
+
 # The jail's two programs' objects and library, under UBSan alone (see SAN above).
 $(JAIL_OBJ)/%.o: %.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
@@ -219,6 +225,13 @@ AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/
 $(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
+
+# The runner's pre-check, outside the jail (the one place its C runs under ASan): its objects
+# beside the library and the embedded interpreter.
+PRECHECK_OBJS := $(BUILD)/obj/runner/precheck.o $(BUILD)/obj/runner/events.o
+$(BUILD)/tests/test_precheck: tests/unit/test_precheck.c $(PRECHECK_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(PY_LIBS)
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
