@@ -81,7 +81,7 @@ san_check() {
                 echo "    sanitizer report $(basename "$f"):"
                 grep -m1 -E 'ERROR|runtime error|SUMMARY' "$f" | sed 's/^/        /'
                 sed -n '1,40p' "$f" | sed 's/^/        /'
-                mv "$f" "$SAN_DIR/seen/$1.$(basename "$f")"
+                mv "$f" "$SAN_DIR/seen/${1//\//_}.$(basename "$f")" # rootless/t_x: no directory
         done
         [ -z "$any" ] || record "sanitizer-after-$1" 1
 }
@@ -179,7 +179,12 @@ left_by() {
                         [ "$pid" != pgid ] && [ -n "$st" ] && [ "$(start_time "$pid")" = "$st" ] && echo "$pid"
                 done <"$pidfile"
         } | sort -un | while read -r pid; do
-                [ -d "/proc/$pid" ] && echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
+                # A zombie is not running (its parent, gone, leaves it to init to reap), and a
+                # process that has exited has no command line left.
+                local f
+                read -r -a f <<<"$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null)"
+                [ -n "${f[0]:-}" ] && [ "${f[0]}" != Z ] && [ "${f[0]}" != X ] || continue
+                echo "$pid $(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null)"
         done
 }
 restore_audit() {
@@ -277,7 +282,12 @@ FAIL: timed out after 300 s"
                 # A test ends what it started: nothing of its process group, nor a daemon it
                 # recorded, may still run once it has ended. Only those pids are looked at,
                 # and only those are ended.
-                left=$(left_by "$ANVIL_E2E_PIDFILE")
+                # Up to 5 s: what the test ended in its cleanup may still be exiting.
+                for _ in $(seq 50); do
+                        left=$(left_by "$ANVIL_E2E_PIDFILE")
+                        [ -z "$left" ] && break
+                        sleep 0.1
+                done
                 if [ -n "$left" ]; then
                         echo "    left running by $name:"
                         sed 's/^/        /' <<<"$left"
