@@ -1,24 +1,107 @@
-# Anvil. `make` builds the four programs into build/; `make check` installs what is missing,
-# builds, and runs every test; `make demo` runs the example and the escapes end to end;
-# `make soak` runs 500 mixed runs from 16 clients and checks that nothing leaked.
+# Anvil. `make` builds the five programs into build/; `make check` installs what is missing
+# (NODEPS=1: not even a look), builds, and runs every test (SANITIZE=1: under ASan and UBSan);
+# `make demo` runs the example and the escapes end to end; `make soak` runs 500 mixed runs from
+# 16 clients and checks that nothing leaked.
 # Dependencies come from Debian's archive only (see `make deps`).
 
+# `make check SANITIZE=1` (or `make SANITIZE=1`): everything built with AddressSanitizer and
+# UndefinedBehaviorSanitizer, in a build directory of its own (build/asan; its test build in
+# build/asan/test), so that its objects never mix with an uninstrumented build's.
+SANITIZE ?=
+ifeq ($(SANITIZE),1)
+BUILD    ?= build/asan
+else
 BUILD    ?= build
+endif
 CC       ?= cc
 PKG_CONFIG ?= pkg-config
 
-# Debian's interpreter, with the data stack: never a python3-config found earlier on PATH.
-PY_CFLAGS := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --cflags python3-embed 2>/dev/null)
-PY_LIBS   := $(shell PKG_CONFIG_PATH= $(PKG_CONFIG) --libs python3-embed 2>/dev/null)
+# Every library is found through pkg-config, each module beside the Debian package that ships
+# its .pc file. Looked up when a rule first needs it (not when the Makefile is read, so that
+# `make deps` and `make clean` work on a machine that has none of them), and a module pkg-config
+# does not know stops the build with one line naming the package to install. (Debian 12's
+# libmsgpack-dev 4.0 calls its module msgpack; msgpack-c 6 renamed it msgpack-c.)
+PC_TABLE := libuv:libuv1-dev msgpack:libmsgpack-dev jansson:libjansson-dev libcurl:libcurl4-openssl-dev \
+            libcap:libcap-dev libseccomp:libseccomp-dev libmicrohttpd:libmicrohttpd-dev cmocka:libcmocka-dev \
+            libmd:libmd-dev inih:libinih-dev python3-embed:libpython3-dev
+pc_pkg = $(patsubst $(1):%,%,$(filter $(1):%,$(PC_TABLE)))
+# Debian's interpreter, with the data stack: never a python3-embed.pc found through a
+# PKG_CONFIG_PATH set earlier (nor a python3-config on PATH).
+pc_cmd = $(if $(filter python3-embed,$(1)),PKG_CONFIG_PATH= )$(PKG_CONFIG)
+# pc WHAT MODULES: pkg-config WHAT (--cflags, --libs) of each of MODULES, or the error.
+pc = $(foreach m,$(2),$(if $(shell $(call pc_cmd,$(m)) --exists $(m) && echo y),$(shell $(call pc_cmd,$(m)) $(1) $(m)),$(error pkg-config finds no $(m): install the Debian package $(call pc_pkg,$(m)) (make deps does))))
+# Each looked up once (make's memoising idiom: the first use replaces the variable with its value).
+memo = $(eval $(1) := $(2))$($(1))
+SUP_LIBS   = $(call memo,SUP_LIBS,$(call pc,--libs,libuv msgpack libcap inih))
+BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmd inih))
+CTL_LIBS   = $(call memo,CTL_LIBS,$(call pc,--libs,msgpack jansson libmicrohttpd libmd))
+PY_LIBS    = $(call memo,PY_LIBS,$(call pc,--libs,python3-embed msgpack libseccomp))
+UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson libcap libseccomp))
+MODEL_TEST_LIBS = $(call memo,MODEL_TEST_LIBS,$(call pc,--libs,cmocka jansson))
+MODELCLIENT_LIBS = $(call memo,MODELCLIENT_LIBS,$(call pc,--libs,libcurl libuv jansson))
+TOOL_LIBS  = $(call memo,TOOL_LIBS,$(call pc,--libs,msgpack))
+# Headers: every object sees the daemons' libraries' (none need a flag on Debian today, but a
+# module that did would be given it); the runner's objects alone see Python's; cmocka's only
+# the unit tests.
+PC_CFLAGS  = $(call memo,PC_CFLAGS,$(call pc,--cflags,libuv msgpack jansson libcurl libcap libseccomp libmicrohttpd libmd inih))
+PY_CFLAGS  = $(call memo,PY_CFLAGS,$(call pc,--cflags,python3-embed))
+UNIT_CFLAGS = $(call memo,UNIT_CFLAGS,$(call pc,--cflags,cmocka))
 
 WARN     := -Wall -Wextra -Wshadow -Wformat=2 -Wstrict-prototypes -Wmissing-prototypes \
             -Werror=implicit-function-declaration -Werror=format -Werror=format-security \
             -Werror=incompatible-pointer-types -Werror=return-type -Werror=int-conversion
-HARDEN   := -D_FORTIFY_SOURCE=2 -fstack-protector-strong -fstack-clash-protection \
-            -fcf-protection -fPIE
+# CFLAGS=... on the command line (or in the environment) adds to the project's flags, after
+# them (so that a -O0 or a -Wno-... of the caller's wins), and never replaces -I., the warnings,
+# the dependency files or the hardening: `override` is what makes make append to a command
+# line's value instead of ignoring the assignment. _FORTIFY_SOURCE needs an optimising build
+# (glibc warns on every file at -O0, and checks nothing there), so a -O0 build goes without.
 CFLAGS   ?= -O2 -g
-CFLAGS   += -DANVIL_VERSION=\"0.1\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP $(TEST_CFLAGS)
-LDFLAGS  += -pie -Wl,-z,relro,-z,now -Wl,--as-needed
+HARDEN   := $(if $(filter -O0,$(CFLAGS)),,-D_FORTIFY_SOURCE=2) -fstack-protector-strong \
+            -fstack-clash-protection -fcf-protection -fPIE
+ifeq ($(SANITIZE),1)
+# ASan and UBSan, and UB fails the program instead of printing and going on. _FORTIFY_SOURCE
+# goes: its __*_chk versions of memcpy and the like are not ASan's interceptors, so a build with
+# both checks less, not more.
+HARDEN   := $(filter-out -D_FORTIFY_SOURCE=2,$(HARDEN))
+SAN      := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+# The two programs that run in the jail get UBSan alone, trapping (an illegal instruction at
+# the fault, no runtime library to link or to load), not ASan:
+#   anvil-init is static-pie, and ASan's runtime cannot be linked statically;
+#   anvil-py runs under the run's RLIMIT_AS (ASan reserves terabytes of shadow address space at
+#   start-up: refused), its seccomp filter (LeakSanitizer stops the world with ptrace at exit:
+#   refused), Landlock and the cgroup's memory cap (ASan's quarantine and shadow count against
+#   the tool's memory, so the memory tests would measure ASan). Their C is checked under ASan
+#   where it can be: lib/, proto/, policy/ and jail/ (anvil-init's jail_pid1_main included) in
+#   the supervisor, the unit tests and the fuzz targets; runner/'s own (the audit hook, the
+#   pre-check) only under UBSan (docs/testing.md).
+JAIL_SAN := -fsanitize=undefined -fsanitize-undefined-trap-on-error -fno-sanitize-recover=undefined
+JAIL_OBJ := $(BUILD)/obj-jail
+JAIL_LIB := $(BUILD)/libanvil-jail.a
+else
+SAN      :=
+JAIL_SAN :=
+JAIL_OBJ := $(BUILD)/obj
+JAIL_LIB := $(BUILD)/libanvil.a
+endif
+# A build directory holds one kind of build: each records its kind in $(BUILD)/.kind (written
+# with its first object), and a build of the other kind into it stops at once rather than mix
+# instrumented and plain objects (make decides by timestamps, not by flags).
+BUILD_KIND := $(if $(filter 1,$(SANITIZE)),sanitized,plain)
+ifeq ($(filter clean,$(MAKECMDGOALS)),)
+ifneq ($(wildcard $(BUILD)/.kind),)
+ifneq ($(shell cat $(BUILD)/.kind),$(BUILD_KIND))
+$(error $(BUILD) holds a $(shell cat $(BUILD)/.kind) build, not a $(BUILD_KIND) one: give BUILD= another directory, or make clean BUILD=$(BUILD))
+endif
+endif
+endif
+$(BUILD)/.kind:
+	@mkdir -p $(dir $@)
+	@echo $(BUILD_KIND) >$@
+
+PROJECT_CFLAGS := -DANVIL_VERSION=\"0.1\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
+override CFLAGS := $(PROJECT_CFLAGS) $(CFLAGS) $(TEST_CFLAGS)
+# The same for LDFLAGS: a caller's are added after -pie and full RELRO, never instead.
+override LDFLAGS := -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
 
 LIB_SRCS := $(wildcard lib/*.c) $(wildcard proto/*.c) $(wildcard policy/*.c) $(wildcard jail/*.c)
 LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
@@ -26,7 +109,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
-PY_OBJS  := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard runner/*.c))
+PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
@@ -36,9 +119,6 @@ PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(
             $(BUILD)/anvil-init
 
 LIB_A := $(BUILD)/libanvil.a
-
-# Debian's libinih reads both daemons' configuration file (lib/config.c).
-INIH_LIBS := $(shell $(PKG_CONFIG) --libs inih 2>/dev/null || echo -linih)
 
 .PHONY: all check demo deps fuzz format bench soak clean tests install uninstall
 all: $(PROGRAMS)
@@ -69,53 +149,75 @@ $(PATHS_H): FORCE
 	@printf '#define ANVIL_LIBEXEC_REL "%s"\n' '$(LIBEXEC_REL)' >$@.tmp
 	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
 $(BUILD)/obj/supervisor/main.o: $(PATHS_H)
-$(BUILD)/obj/supervisor/main.o: CFLAGS += -include $(PATHS_H)
+$(BUILD)/obj/supervisor/main.o: override CFLAGS += -include $(PATHS_H)
 .PHONY: FORCE
 
-$(BUILD)/obj/%.o: %.c
+$(BUILD)/obj/%.o: %.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) -c $< -o $@
 
 # The runner's objects see Python's headers; nothing else does.
-$(BUILD)/obj/runner/%.o: runner/%.c
+$(JAIL_OBJ)/runner/%.o: runner/%.c | $(BUILD)/.kind
 	@mkdir -p $(dir $@)
 	@echo "  CC      $<"
-	@$(CC) $(CFLAGS) $(PY_CFLAGS) -c $< -o $@
+	@$(CC) $(CFLAGS) $(JAIL_SAN) $(PC_CFLAGS) $(PY_CFLAGS) -c $< -o $@
 
 $(LIB_A): $(LIB_OBJS)
 	@rm -f $@
 	ar rcs $@ $^
 
+ifeq ($(SANITIZE),1)
+# The runner's objects for test_precheck, under ASan (anvil-py's own are in $(JAIL_OBJ)).
+$(BUILD)/obj/runner/%.o: runner/%.c | $(BUILD)/.kind
+	@mkdir -p $(dir $@)
+	@echo "  CC      $<"
+	@$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) -c $< -o $@
+
+# The jail's two programs' objects and library, under UBSan alone (see SAN above).
+$(JAIL_OBJ)/%.o: %.c | $(BUILD)/.kind
+	@mkdir -p $(dir $@)
+	@echo "  CC      $< (UBSan only)"
+	@$(CC) $(CFLAGS) $(JAIL_SAN) $(PC_CFLAGS) -c $< -o $@
+
+$(JAIL_LIB): $(LIB_SRCS:%.c=$(JAIL_OBJ)/%.o)
+	@rm -f $@
+	ar rcs $@ $^
+endif
+
 # The link map names every member of libanvil.a the root daemon pulls in: scripts/root-loc.sh
 # counts exactly those sources.
 $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -Wl,-Map=$@.map -o $@ $^ -luv -lmsgpackc -lcap $(INIH_LIBS)
+	$(CC) $(SAN) $(LDFLAGS) -Wl,-Map=$@.map -o $@ $^ $(SUP_LIBS)
 
-# libmd: the artifacts' sha256 (broker/render.c), which the supervisor leaves to the broker.
+# Debian's libinih reads both daemons' configuration file (lib/config.c); libmd the artifacts'
+# sha256 (broker/render.c), which the supervisor leaves to the broker.
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -luv -lmsgpackc -ljansson -lcurl -lmd $(INIH_LIBS)
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(BRO_LIBS)
 
 # anvilctl verify's scripted model is served by libmicrohttpd; artifacts are hashed with libmd
 # (verify's read-back, and a supervisor's results, which leave the hashing to the client).
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
 $(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ -lmsgpackc -ljansson -lmicrohttpd -lmd
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(CTL_LIBS)
 
-$(BUILD)/anvil-py: $(PY_OBJS) $(LIB_A)
-	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS) -lmsgpackc -lseccomp
+$(BUILD)/anvil-py: $(PY_OBJS) $(JAIL_LIB)
+	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS)
 
 # The jail's pid 1: static, so its exec links nothing (it uses libc alone).
-$(BUILD)/anvil-init: $(BUILD)/obj/jail/init/main.o $(LIB_A)
+$(BUILD)/anvil-init: $(JAIL_OBJ)/jail/init/main.o $(JAIL_LIB)
 	$(CC) -static-pie $(filter-out -pie,$(LDFLAGS)) -o $@ $^
 
+# The test programs are compiled and linked in one step; -MMD writes $(BUILD)/tests/NAME.d
+# beside each (included at the end), so that a header's change rebuilds them too. Those
+# headers are then prerequisites: the recipes leave them out of $^ (cc would compile each).
 $(BUILD)/tests/%: tests/unit/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 
 $(BUILD)/tests/%: tests/e2e/%.c $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lmsgpackc
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(TOOL_LIBS)
 
 # The model client's tests link its objects (and libcurl) beside the library: the parsing
 # for the unit test, all of it for the e2e tool that runs one request.
@@ -127,38 +229,52 @@ AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/
 
 $(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -luv -lmsgpackc -ljansson -lcap -lseccomp
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 
+# The runner's pre-check, outside the jail (the one place its C runs under ASan): its objects
+# beside the library and the embedded interpreter.
+PRECHECK_OBJS := $(BUILD)/obj/runner/precheck.o $(BUILD)/obj/runner/events.o
+$(BUILD)/tests/test_precheck: tests/unit/test_precheck.c $(PRECHECK_OBJS) $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(PY_LIBS)
+
+# The results' prose and hashing (broker/render.c), linked beside the library.
 $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -lmsgpackc -lmd
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(CTL_LIBS)
 
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcmocka -ljansson
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(MODEL_TEST_LIBS)
 
 $(BUILD)/tests/modelclient: tests/e2e/modelclient.c $(MODEL_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ -lcurl -luv -ljansson
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(MODELCLIENT_LIBS)
 
 tests: $(UNIT_BINS) $(E2E_TOOLS)
 
 deps:
 	@scripts/deps.sh
 
-# The tests run against a test build of its own (build/test): only there does the supervisor
-# accept --test-no-python-layers, which the kernel layers' tests use to show they hold alone.
+# check, demo, bench and soak first make sure the Debian packages are there (scripts/deps.sh:
+# one dpkg-query, silent when nothing is missing; one line naming what is, then apt-get);
+# NODEPS=1 skips that step altogether (a machine set up otherwise, or no package manager).
+NEEDS_DEPS := $(if $(filter 1,$(NODEPS)),,deps)
+
+# The tests run against a test build of its own (build/test; build/asan/test under SANITIZE=1):
+# only there does the supervisor accept --test-no-python-layers, which the kernel layers'
+# tests use to show they hold alone. tests/run.sh sees for itself that a build is sanitized.
 TEST_BUILD := $(BUILD)/test
 
-check: deps
+check: $(NEEDS_DEPS)
 	$(MAKE) BUILD=$(TEST_BUILD) TEST_CFLAGS=-DANVIL_TEST_BUILD all tests
 	@tests/run.sh $(TEST_BUILD)
 
-demo: deps
+demo: $(NEEDS_DEPS)
 	$(MAKE) all
 	@scripts/demo.sh $(BUILD)
 
-bench: deps
+bench: $(NEEDS_DEPS)
 	$(MAKE) all
 	@bench/cold_print.sh $(BUILD)
 
@@ -169,7 +285,7 @@ bench: deps
 SOAK_RUNS     ?= 500
 SOAK_CLIENTS  ?= 16
 SOAK_UID_BASE ?= 3800000000
-soak: deps
+soak: $(NEEDS_DEPS)
 	$(MAKE) all
 	@/usr/bin/python3 tests/soak/soak.py --build $(BUILD) --runs $(SOAK_RUNS) --clients $(SOAK_CLIENTS) \
 		--uid-base $(SOAK_UID_BASE) $(SOAK_OPTS)
@@ -185,11 +301,11 @@ FUZZ_CFLAGS  := -std=gnu11 -g -O1 -I. $(WARN) -Wno-format-nonliteral -fno-omit-f
 
 $(BUILD)/fuzz/fuzz_proto: tests/fuzz/fuzz_proto.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ -lmsgpackc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(TOOL_LIBS)
 
 $(BUILD)/fuzz/fuzz_proto_seeds: tests/fuzz/fuzz_proto.c $(FUZZ_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ -lmsgpackc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ $(TOOL_LIBS)
 
 fuzz: $(BUILD)/fuzz/fuzz_proto $(BUILD)/fuzz/fuzz_proto_seeds
 	@mkdir -p $(BUILD)/fuzz/corpus $(BUILD)/fuzz/crashes
@@ -222,11 +338,11 @@ FUZZ_MODEL_LIB := lib/utf8.c broker/model_parse.c policy/reasons.c
 
 $(BUILD)/fuzz/fuzz_model: tests/fuzz/fuzz_model.c $(FUZZ_MODEL_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ -ljansson
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(call pc,--libs,jansson)
 
 $(BUILD)/fuzz/fuzz_model_seeds: tests/fuzz/fuzz_model.c $(FUZZ_MODEL_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ -ljansson
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ $(call pc,--libs,jansson)
 
 .PHONY: fuzz-model
 fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
@@ -241,11 +357,11 @@ FUZZ_AGENT_LIB := $(FUZZ_LIB) broker/reply.c broker/prompt.c broker/textbuf.c po
 
 $(BUILD)/fuzz/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ -lmsgpackc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(TOOL_LIBS)
 
 $(BUILD)/fuzz/fuzz_agent_seeds: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ -lmsgpackc
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ $(TOOL_LIBS)
 
 .PHONY: fuzz-agent
 fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
@@ -321,4 +437,5 @@ format:
 clean:
 	rm -rf $(BUILD)
 
--include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+# The objects' dependency files and the test programs' ($(BUILD)/tests/*.d).
+-include $(shell find $(BUILD)/obj $(JAIL_OBJ) -name '*.d' 2>/dev/null) $(wildcard $(BUILD)/tests/*.d)

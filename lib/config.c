@@ -127,6 +127,24 @@ static char *read_line(char *str, int num, void *stream)
         return str;
 }
 
+/* The values read from the file live as long as the process (an option may keep its value,
+ * a path, as it keeps argv's): each copy is held here, reachable, rather than dropped by the
+ * options that keep nothing (a number's). */
+static char **kept_values;
+static size_t n_kept_values;
+
+static char *keep_value(const char *value)
+{
+        char **v = realloc(kept_values, (n_kept_values + 1) * sizeof(*v));
+        if (!v)
+                return NULL;
+        kept_values = v;
+        char *copy = strdup(value);
+        if (copy)
+                kept_values[n_kept_values++] = copy;
+        return copy;
+}
+
 static int on_key(void *user, const char *section, const char *key, const char *value)
 {
         struct file_parse *p = user;
@@ -159,7 +177,7 @@ static int on_key(void *user, const char *section, const char *key, const char *
         if (!p->first[i])
                 p->first[i] = p->line;
         /* The value outlives this call: an option may keep it (a path), as it keeps argv's. */
-        char *copy = strdup(value);
+        char *copy = keep_value(value);
         if (!copy) {
                 anvil_err_set(p->err, ENOMEM, "%s:%u: out of memory", p->path, p->line);
                 return 0;

@@ -626,20 +626,45 @@ static void find_chdir(struct pc *pc, PyObject *node)
         Py_XDECREF(func);
 }
 
+/* A module's name, as str_field, but one longer than the buffer is cut at the last dot that
+ * fits rather than skipped: `import socket.x.x...` of 800 bytes imports socket first, and a
+ * name too long to copy must not be a name never judged. */
+static bool module_field(PyObject *node, const char *name, char *buf, size_t size)
+{
+        if (str_field(node, name, buf, size))
+                return true;
+        PyObject *v = field(node, name);
+        bool ok = false;
+        const char *s = v && PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : NULL;
+        if (s) {
+                size_t n = size - 1;
+                while (n > 0 && s[n] != '.')
+                        n--;
+                if (n > 0) {
+                        memcpy(buf, s, n);
+                        buf[n] = '\0';
+                        ok = true;
+                }
+        }
+        Py_XDECREF(v);
+        PyErr_Clear();
+        return ok;
+}
+
 static void judge(struct pc *pc, PyObject *node)
 {
         if (is(node, "Import")) {
                 PyObject *names = field(node, "names");
                 for (Py_ssize_t i = 0; names && i < PyList_GET_SIZE(names); i++) {
                         char name[NAME_MAX_LEN];
-                        if (str_field(PyList_GET_ITEM(names, i), "name", name, sizeof(name)))
+                        if (module_field(PyList_GET_ITEM(names, i), "name", name, sizeof(name)))
                                 check_module(pc, node, name);
                 }
                 Py_XDECREF(names);
         } else if (is(node, "ImportFrom")) {
                 char module[NAME_MAX_LEN];
                 PyObject *names = field(node, "names");
-                if (int_field(node, "level") == 0 && str_field(node, "module", module, sizeof(module))) {
+                if (int_field(node, "level") == 0 && module_field(node, "module", module, sizeof(module))) {
                         size_t before = (size_t)pc->findings;
                         check_module(pc, node, module);
                         /* from http import client: the package is fine, the module is not */

@@ -20,17 +20,23 @@ PKGS=(
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq openssl bubblewrap hyperfine help2man
 )
+# One look at the package database (dpkg-query, no apt-get, no network): silent when every
+# package is installed. Otherwise one line naming what is missing, then (as root) apt-get
+# update and install of those alone. `make check NODEPS=1` does not even look.
 missing=()
+declare -A ok=()
+while read -r name status; do
+        [ "$status" = "install ok installed" ] && ok[$name]=1
+done < <(dpkg-query -W -f='${Package} ${Status}\n' "${PKGS[@]}" 2>/dev/null)
 for p in "${PKGS[@]}"; do
-        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+        [ -n "${ok[$p]:-}" ] || missing+=("$p")
 done
 [ ${#missing[@]} -eq 0 ] && exit 0
 if [ "$(id -u)" -ne 0 ]; then
-        echo "Missing Debian packages. As root, run:"
-        echo "  apt-get install -y ${missing[*]}"
+        echo "deps: missing ${missing[*]}; as root, run: apt-get install -y ${missing[*]}"
         exit 1
 fi
-echo "deps: installing ${missing[*]}"
+echo "deps: missing ${missing[*]}: installing them (apt-get)"
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq || exit 1
 apt-get install -y -qq "${missing[@]}" >/dev/null || exit 1

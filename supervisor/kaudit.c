@@ -108,7 +108,8 @@ static int nl_request(struct sup_kaudit *ka, uint16_t type, const void *data, si
         req.h.nlmsg_type = type;
         req.h.nlmsg_flags = NLM_F_REQUEST | (want_type ? 0 : NLM_F_ACK);
         req.h.nlmsg_seq = ++ka->seq;
-        memcpy(req.payload, data, len);
+        if (len) /* AUDIT_GET has no payload: data is NULL, which memcpy may not be given */
+                memcpy(req.payload, data, len);
         struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
         if (sendto(ka->ctl_fd, &req, req.h.nlmsg_len, 0, (struct sockaddr *)&kernel, sizeof(kernel)) < 0)
                 return -errno;

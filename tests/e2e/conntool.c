@@ -193,6 +193,26 @@ static int read_some(struct conn *c)
         }
 }
 
+/* What a connection holds, given back before the tool returns: LeakSanitizer checks this tool
+ * too (make check SANITIZE=1). */
+static void conn_free(struct conn *c)
+{
+        if (c->fd >= 0)
+                (void)close(c->fd);
+        c->fd = -1;
+        proto_reader_free(&c->rd);
+        free(c->error);
+        free(c->result);
+        c->error = c->result = NULL;
+}
+
+static void conns_free(struct conn *cs, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++)
+                conn_free(&cs[i]);
+        free(cs);
+}
+
 static int cmp_str(const void *a, const void *b)
 {
         return strcmp(*(char *const *)a, *(char *const *)b);
@@ -269,6 +289,7 @@ static int cmd_hold(const char *sock, unsigned n, size_t partial, bool await, un
                 for (unsigned i = 0; i < n; i++)
                         (void)read_some(&cs[i]);
                 summary(cs, n);
+                conns_free(cs, n);
                 return 0;
         }
         uint64_t t0 = now_ms(), deadline = t0 + secs * 1000ull;
@@ -282,6 +303,7 @@ static int cmd_hold(const char *sock, unsigned n, size_t partial, bool await, un
                 (void)usleep(20000);
         }
         summary(cs, n);
+        conns_free(cs, n);
         if (left) {
                 printf("not closed: %u\n", left);
                 return 1;
@@ -360,6 +382,7 @@ static int cmd_runs(const char *sock, unsigned n, const char *tool, uint64_t out
         if (c.error)
                 printf("%s\n", c.error);
         printf("end %s\n", c.eof ? "eof" : c.reset ? "reset" : c.results >= n ? "all" : "timeout");
+        conn_free(&c);
         return 0;
 }
 
@@ -383,7 +406,8 @@ static int cmd_gone(const char *sock, const char *tool)
         if (!c.events)
                 return fail("no run_event came (%s)", c.error ? c.error : c.results ? "a run_result" : "nothing");
         printf("run_event run_id=%s\n", c.run_id);
-        return 0; /* the connection closes with the process */
+        conn_free(&c); /* the connection closes as the process ends */
+        return 0;
 }
 
 static void pstr(msgpack_packer *pk, const char *s)
@@ -456,8 +480,9 @@ static int cmd_big(const char *sock, size_t total)
         else if (c.result)
                 printf("run_result %s\n", c.result);
         else
-                return fail("neither an error nor a run_result came (%s)", c.eof ? "eof" : c.reset ? "reset" : "timeout");
-        return 0;
+                r = fail("neither an error nor a run_result came (%s)", c.eof ? "eof" : c.reset ? "reset" : "timeout");
+        conn_free(&c);
+        return r < 0 ? 0 : r;
 }
 
 int main(int argc, char **argv)

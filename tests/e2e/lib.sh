@@ -57,8 +57,25 @@ as_supervisor() {
         OWN_PIDS+=("$BG_PID")
 }
 OWN_PIDS=() # daemons a test started itself (start_sup): stopped when it ends
+# For tests/run.sh's check that a test ended what it started (ANVIL_E2E_PIDFILE): the test's
+# process group (timeout's, every process the test starts is in it), and at the end each of
+# OWN_PIDS with its start time (so that a pid reused since is not taken for it). The suite
+# then looks at those pids alone, never at a pattern over every process on the machine.
+record_pid() { # PID
+        local f
+        [ -n "${ANVIL_E2E_PIDFILE:-}" ] || return 0
+        read -r -a f <<<"$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null)"
+        [ -n "${f[19]:-}" ] && echo "$1 ${f[19]}" >>"$ANVIL_E2E_PIDFILE"
+        return 0
+}
+if [ -n "${ANVIL_E2E_PIDFILE:-}" ]; then
+        read -r -a _st <<<"$(sed 's/.*) //' /proc/$$/stat)"
+        echo "pgid ${_st[2]}" >>"$ANVIL_E2E_PIDFILE"
+        unset _st
+fi
 cleanup() {
         local p
+        for p in "${OWN_PIDS[@]}"; do record_pid "$p"; done
         for p in "${OWN_PIDS[@]}"; do kill "$p" 2>/dev/null; done
         for p in "${OWN_PIDS[@]}"; do wait "$p" 2>/dev/null; done
         # ANVIL_E2E_KEEP=1: a test's directory stays, for a look after a failure

@@ -50,10 +50,15 @@ int main(int argc, char **argv)
                 for (;;) {
                         struct proto_msg m;
                         int k = proto_read_msg(0, &rd, &m, &err);
-                        if (k == 0)
+                        if (k == 0) {
+                                proto_reader_free(&rd); /* LeakSanitizer checks this tool too */
                                 return 0;
+                        }
                         if (k < 0 || m.type != PROTO_RUNNER_EVENT) {
                                 fprintf(stderr, "runspec: %s\n", k < 0 ? err.msg : "not a runner_event");
+                                if (k > 0)
+                                        proto_msg_free(&m);
+                                proto_reader_free(&rd);
                                 return 1;
                         }
                         const struct proto_event *e = &m.u.runner_event.event;
