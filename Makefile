@@ -353,7 +353,7 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 
 # The agent's pure pieces (broker/reply.c, broker/prompt.c): a model's reply, the capability
 # declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
-FUZZ_AGENT_LIB := $(FUZZ_LIB) broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c
+FUZZ_AGENT_LIB := $(FUZZ_LIB) proto/names.c broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c
 
 $(BUILD)/fuzz/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)
