@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "jail/jail.h"
+#include "policy/jail_paths.h"
 #include "runner/runner.h"
 
 /* LeakSanitizer's stacks through libpython (built without frame pointers) need the slow
@@ -43,7 +44,7 @@ static int setup(void **state)
         Py_InitializeEx(0);
         snprintf(R.workdir, sizeof(R.workdir), "/tmp");
         R.roots.workdir = R.workdir;
-        R.roots.system = POL_SYSTEM_READ_ROOT;
+        R.roots.system = pol_jail_system_root();
         return 0;
 }
 
