@@ -35,10 +35,20 @@ parent = sig("/proc/%d/status" % os.getppid())
 print(me["SigIgn"], me["SigBlk"], parent["SigIgn"], parent["SigBlk"])
 PY
 
-check() { # what, supervisor socket, expected pid 1 SigIgn, expected tool SigIgn
+# GLIBC_RT: signals 32 and 33, glibc's own. A process below GNU make inherits them ignored
+# (make ignores both); the reset must clear them too (it does, with rt_sigaction), but what the
+# supervisor's own status shows of them depends on whether glibc has installed its handler for
+# 33 yet (it does when the first thread starts), so the control, which compares the tool with
+# the supervisor, leaves them out on both sides.
+GLIBC_RT=0000000180000000
+check() { # what, supervisor socket, expected pid 1 SigIgn, expected tool SigIgn [mask]
         ANVIL_SOCKET="$2" run_json "$T/sigs.py"
         expect_eq "$1: status" ok "$(j .status)"
         read -r ign blk pign pblk <<<"$(j .stdout)"
+        if [ -n "${5:-}" ]; then
+                ign=$(printf '%016x' $((16#$ign & ~16#$5)))
+                pign=$(printf '%016x' $((16#$pign & ~16#$5)))
+        fi
         expect_eq "$1: the tool's blocked signals" $NONE "$blk"
         expect_eq "$1: the tool's ignored signals (its interpreter's own)" "$4" "$ign"
         expect_eq "$1: pid 1's blocked signals (its own SIGCHLD)" $CHLD_BLK "$pblk"
@@ -54,5 +64,6 @@ check "user namespaces" "$T/sig.sock" $NONE $PY_IGN
 # the shell that started it ignored).
 start_sup nosig 912000000 --test-no-python-layers --test-no-signal-reset
 sup_ign=$(awk '/^SigIgn:/ {print $2}' "/proc/$SUP_PID/status")
+sup_ign=$(printf '%016x' $((16#$sup_ign & ~16#$GLIBC_RT)))
 expect_eq "control: the supervisor itself ignores SIGPIPE" 1 $(((16#$sup_ign & 16#$SIGPIPE_BIT) != 0))
-check "control, no reset" "$T/nosig.sock" "$sup_ign" "$(printf '%016x' $((16#$sup_ign | 16#$PY_IGN)))"
+check "control, no reset" "$T/nosig.sock" "$sup_ign" "$(printf '%016x' $((16#$sup_ign | 16#$PY_IGN)))" $GLIBC_RT
