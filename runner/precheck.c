@@ -333,8 +333,10 @@ static void check_module(struct pc *pc, PyObject *node, const char *module)
 {
         enum pol_why w = pol_module(module, &pc->r->caps);
         if (w != POL_WHY_NONE) {
+                /* The operation as shown: the module's name cut to NAME_MAX_LEN (a longer one
+                 * is judged whole by pol_module, above). */
                 char op[NAME_MAX_LEN + 8];
-                snprintf(op, sizeof(op), "import %s", module);
+                snprintf(op, sizeof(op), "import %.*s", NAME_MAX_LEN, module);
                 finding(pc, node, op, w);
         }
 }
