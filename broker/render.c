@@ -195,11 +195,48 @@ int bro_render(struct proto_msg *m)
 
 /* ---- the artifacts' hashes ---- */
 
-static int hash_file(int dfd, const char *path, char hex[SHA256_DIGEST_STRING_LENGTH], uint64_t *bytes)
+/* path (relative, as the supervisor listed it) opened below dfd with no link followed: by
+ * openat2, or, where it is missing or filtered (ENOSYS: a kernel before 5.6, or a seccomp
+ * filter that does not know it, as systemd's SystemCallFilter= under Debian 12 answers the
+ * broker's unit), one component at a time with O_NOFOLLOW, refusing "", "." and "..". */
+static int open_beneath(int dfd, const char *path)
 {
         struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
                                 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
-        _cleanup_close_ int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+        int fd = (int)syscall(SYS_openat2, dfd, path, &how, sizeof(how));
+        if (fd >= 0 || (errno != ENOSYS && errno != E2BIG))
+                return fd;
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return -1;
+        int cur = -1;
+        char *save = NULL;
+        for (char *c = strtok_r(copy, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+                const char *next = save && *save ? save : NULL;
+                if (strcmp(c, ".") == 0 || strcmp(c, "..") == 0 || path[0] == '/') {
+                        if (cur >= 0)
+                                (void)close(cur);
+                        errno = EXDEV;
+                        return -1;
+                }
+                int nfd = openat(cur >= 0 ? cur : dfd, c, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | (next ? O_DIRECTORY : 0));
+                int e = errno;
+                if (cur >= 0)
+                        (void)close(cur);
+                if (nfd < 0) {
+                        errno = e == ENOTDIR && next ? ELOOP : e; /* a link where a directory was */
+                        return -1;
+                }
+                cur = nfd;
+        }
+        if (cur < 0)
+                errno = ENOENT;
+        return cur;
+}
+
+static int hash_file(int dfd, const char *path, char hex[SHA256_DIGEST_STRING_LENGTH], uint64_t *bytes)
+{
+        _cleanup_close_ int fd = open_beneath(dfd, path);
         if (fd < 0)
                 return -errno;
         SHA2_CTX h;
