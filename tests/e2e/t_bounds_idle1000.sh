@@ -12,7 +12,15 @@
 # it) in the brokers' RSS, which then shows what was freed, not what is held; without it a
 # large block is unmapped at its free, as glibc's 64 KiB mmap threshold does above. The bound
 # is the same; only use-after-free detection is off in this test's brokers.
-[ -n "${ANVIL_E2E_SANITIZE:-}" ] && export ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+# ASan's allocator still keeps per-thread caches and its own metadata, which grew a broker by
+# 4.6 MiB once in a loaded sanitized suite (passing alone, both passes): there the tolerance is
+# 8 MiB, 8 KiB for each of the 1000 connections, which a leak per connection still exceeds;
+# the plain build keeps 2 MiB.
+SLACK_KB=2048
+if [ -n "${ANVIL_E2E_SANITIZE:-}" ]; then
+        export ASAN_OPTIONS="$ASAN_OPTIONS:quarantine_size_mb=0:thread_local_quarantine_size_kb=0"
+        SLACK_KB=8192
+fi
 tool hello.py <<<'print("served")'
 
 served() { # what uid
@@ -23,7 +31,7 @@ served() { # what uid
 }
 
 # back_to WHAT FDS RSS: waits (up to 10 s) for the broker's fd count to be FDS again, then
-# checks its RSS is within 2 MiB of RSS.
+# checks its RSS is within SLACK_KB (2 MiB; 8 MiB sanitized) of RSS.
 back_to() {
         local fds rss
         for _ in $(seq 100); do
@@ -34,7 +42,7 @@ back_to() {
         rss=$(rss_kb "$BRO_PID")
         echo "    $1: after: $fds fds, RSS $rss kB"
         expect_eq "$1: the broker's fds once they closed" "$2" "$fds"
-        [ "$rss" -le $(($3 + 2048)) ] || fail "$1: the broker's RSS is $rss kB, it was $3 kB before"
+        [ "$rss" -le $(($3 + SLACK_KB)) ] || fail "$1: the broker's RSS is $rss kB, it was $3 kB before"
         echo "ok: $1: the broker's RSS is back ($rss kB, $3 kB before)"
 }
 
