@@ -591,6 +591,8 @@ static void on_pidfd(uv_poll_t *p, int status, int events)
         if (waitid(P_PIDFD, (id_t)run->jp.pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
                 return;
         run->reaped = true;
+        run->pid1_code = si.si_code;
+        run->pid1_status = si.si_status;
         (void)uv_poll_stop(p);
         sync_drain(run);
         run_maybe_finish(run);
@@ -1165,9 +1167,18 @@ static void run_finish(struct sup_run *run)
                 sync_drain(run);
         sup_notify_finish(run);
         if (sup_run_reached(run, SUP_RUN_CLONED) && !sup_run_reached(run, SUP_RUN_EXITED) &&
-            run->verdict == SUP_RUN_NO_VERDICT)
-                run_fail(run, "The jail's pid 1 ended without reporting the runner's end");
-        if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
+            run->verdict == SUP_RUN_NO_VERDICT) {
+                char msg[160];
+                snprintf(msg, sizeof(msg), "The jail's pid 1 ended without reporting the runner's end (%s %d)",
+                         run->pid1_code == CLD_EXITED ? "it exited with status" : "it was killed by signal",
+                         run->pid1_status);
+                run_fail(run, msg);
+        }
+        /* Rootless, the child sends the artifacts' tmpfs (ARTIFACTS) once it has made it: a
+         * child killed before that sent none, and there is nothing to collect. */
+        if (sup_run_reached(run, SUP_RUN_WATCHING) && run->art_fd < 0)
+                run_fail(run, "The jail's child ended before it gave the run's artifacts directory");
+        if (!sup_run_reached(run, SUP_RUN_WATCHING) || run->art_fd < 0) {
                 /* No tool was started: nothing to collect (and run->work was never queued). */
                 close_reset(&run->art_fd);
                 run_report(run);

@@ -78,6 +78,7 @@ struct sup_run {
         enum sup_run_end end;
         /* Facts that arrive in any order, each on its own: what the life's steps wait for. */
         bool reaped, out_eof, err_eof, ev_eof; /* pid 1 ended (pidfd), each stream's end: the run's end waits for all */
+        int pid1_code, pid1_status;  /* how pid 1 ended (waitid: CLD_EXITED and its status, or the signal) */
         bool ready;           /* pid 1 said READY: with attached, the condition of VERIFIED */
         bool attach_pending;  /* the cgroup attach is on the thread pool */
         bool attached;
