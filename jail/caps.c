@@ -4,8 +4,11 @@
  * does not rely on it). The supervisor checks the result in /proc/<pid>/status
  * (CapEff, CapPrm, CapBnd, CapAmb all zero, NoNewPrivs 1) before it reports them in force. */
 #include <errno.h>
-#include <sys/capability.h>
+#include <linux/capability.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "jail/jail.h"
 
@@ -31,14 +34,13 @@ int jail_caps_child(bool unprivileged, struct anvil_err *err)
         int r = jail_caps_drop_bounding(err);
         if (r < 0)
                 return r;
-        cap_t none = cap_init(); /* all three sets empty */
-        if (!none)
-                return anvil_err_sys(err, errno, "Failed to allocate a capability set");
-        r = cap_set_proc(none);
-        int saved = errno;
-        cap_free(none);
-        if (r < 0)
-                return anvil_err_sys(err, saved, "Failed to clear capabilities");
+        /* capset(2) itself, not libcap's cap_init/cap_set_proc: they allocate, and the jail's
+         * child allocates nothing before exec (contain.c, step_wait_go). All three sets empty. */
+        struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+        struct __user_cap_data_struct none[_LINUX_CAPABILITY_U32S_3];
+        memset(none, 0, sizeof(none));
+        if (syscall(SYS_capset, &hdr, none) < 0)
+                return anvil_err_sys(err, errno, "Failed to clear capabilities");
         if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to set no_new_privs");
         return 0;

@@ -138,6 +138,9 @@ struct jail_static {
         /* Test builds only: the child (C11) and pid 1 (P3) execute with the signal
          * dispositions and mask they inherited, to show the reset is what clears them. */
         bool test_no_signal_reset;
+        /* Test builds only: the child allocates at C5 (after GO), to show the guard that fails a child
+         * that allocates before exec (contain.c) sees it. */
+        bool test_child_alloc;
 };
 
 /* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),
@@ -236,3 +239,9 @@ int jail_seccomp_install(int *listener, struct anvil_err *err);
 
 /* Sends a record on the sync socket; used by the child and pid 1. */
 void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg);
+
+#ifdef ANVIL_TEST_BUILD
+/* Test builds: the jail's child's sync socket, from its clone to its exec (NULL elsewhere), for
+ * the guard that fails a child that allocates before exec (supervisor/main.c). */
+extern const int *volatile jail_child_sync;
+#endif

@@ -109,6 +109,45 @@
 #include "policy/reasons.h"
 #include "supervisor/supervisor.h"
 
+#if defined(ANVIL_TEST_BUILD) && !defined(__SANITIZE_ADDRESS__)
+/* A test build's guard: the jail's child allocates nothing between its clone and its exec
+ * (jail/contain.c, step_wait_go: a lock held by a pool thread at the clone would never be
+ * released). malloc, calloc and realloc are the supervisor's own here, which glibc's functions
+ * and every library call too; in the child (jail_child_sync set) each fails the run, so every
+ * end-to-end test of a test build checks the rule. Not with ASan, whose allocator is its own. */
+extern void *__libc_malloc(size_t);
+extern void *__libc_calloc(size_t, size_t);
+extern void *__libc_realloc(void *, size_t);
+
+static void child_allocated(void)
+{
+        const int *sync = jail_child_sync;
+        if (sync) {
+                jail_sync_send(*sync, JAIL_MSG_ERROR, 0,
+                               "The jail's child allocated memory before exec (a test build's guard)");
+                _exit(127);
+        }
+}
+
+void *malloc(size_t n)
+{
+        child_allocated();
+        return __libc_malloc(n);
+}
+
+void *calloc(size_t n, size_t size)
+{
+        child_allocated();
+        return __libc_calloc(n, size);
+}
+
+void *realloc(void *p, size_t n)
+{
+        child_allocated();
+        return __libc_realloc(p, n);
+}
+#endif
+
 /* Where `make install` puts the runner and pid 1, seen from where it puts this binary (the
  * Makefile's LIBEXECDIR relative to its SBINDIR: /usr/sbin -> /usr/lib/anvil). */
 #ifndef ANVIL_LIBEXEC_REL
@@ -469,6 +508,7 @@ int main(int argc, char **argv)
                 .test_no_pdeathsig = srv.cfg.test_no_pdeathsig,
                 .test_no_sync_watch = srv.cfg.test_no_sync_watch,
                 .test_no_signal_reset = srv.cfg.test_no_signal_reset,
+                .test_child_alloc = srv.cfg.test_child_alloc,
         };
         if (srv.jail.landlock_abi > 0) {
                 char ll[96];

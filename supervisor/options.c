@@ -103,6 +103,7 @@ enum {
         O_TEST_NO_PDEATHSIG,
         O_TEST_NO_SYNC_WATCH,
         O_TEST_NO_SIGNAL_RESET,
+        O_TEST_CHILD_ALLOC,
         O_TEST_NO_CAP_DROP,
         O_TEST_CAP_WITHHOLD,
         O_HELP,
@@ -146,6 +147,7 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-pdeathsig", O_TEST_NO_PDEATHSIG, 0),
         CMD("test-no-sync-watch", O_TEST_NO_SYNC_WATCH, 0),
         CMD("test-no-signal-reset", O_TEST_NO_SIGNAL_RESET, 0),
+        CMD("test-child-alloc", O_TEST_CHILD_ALLOC, 0),
         CMD("test-no-cap-drop", O_TEST_NO_CAP_DROP, 0),
         CMD("test-cap-withhold", O_TEST_CAP_WITHHOLD, CFG_ARG | CFG_REPEATABLE),
         CMD("help", O_HELP, 0),
@@ -267,6 +269,11 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                         cfg->test_no_pdeathsig = true;
                 else
                         cfg->test_no_sync_watch = true;
+                break;
+        case O_TEST_CHILD_ALLOC:
+                /* Only to show the guard of a test build (jail/contain.c) catches an
+                 * allocation in the jail's child before exec (t_child_no_alloc). */
+                cfg->test_child_alloc = true;
                 break;
         case O_TEST_NO_SIGNAL_RESET:
                 /* Only to show what children would inherit without lib/proc.c's reset

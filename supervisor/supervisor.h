@@ -65,6 +65,7 @@ struct sup_config {
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool test_no_pdeathsig;     /* test builds only: jails set no parent-death signal */
         bool test_no_sync_watch;    /* test builds only: pid 1 does not watch its sync socket */
+        bool test_child_alloc;      /* test builds only: the jail's child allocates, for its guard's control */
         bool test_no_signal_reset;  /* test builds only: children execute with our signal state */
         bool test_no_cap_drop;      /* test builds only: every capability kept after start-up */
         int test_cap_withhold[8];   /* test builds only: dropped too, to show each kept one is needed */
