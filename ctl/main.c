@@ -811,7 +811,7 @@ static int cmd_trace(int argc, char **argv)
         }
         if (argc != 2 || argv[1][0] == '-')
                 return die_usage("trace: expected one TASK_ID or RUN_ID");
-        if (strncmp(argv[1], "task-", 5) != 0)
+        if (argv[1][0] >= '0' && argv[1][0] <= '9') /* run ids begin with their time */
                 return ctl_trace_run(argv[1]); /* a run's events, from its stored result */
         struct proto_msg m = { .type = PROTO_TRACE_REQUEST };
         char rid[32];
