@@ -111,3 +111,12 @@ ctl_as $B show "$TASK" >/dev/null 2>"$T/x.err"
 expect_eq "B shows A's task" "anvilctl: forbidden: task $TASK belongs to another user" "$(cat "$T/x.err")"
 ANVIL_SOCKET="$SOCK" as_uid $B "$ANVIL_BUILD/tests/frametool" "$SOCK" "artifact:$TASK:out.csv" >"$T/x.out" 2>&1
 expect_eq "B asks for A's task's artifact" "error code=forbidden field=artifact_request.id message=task $TASK belongs to another user" "$(cat "$T/x.out")"
+
+# ---- a task stored without its record: its owner is its trace's first line ----
+rm "$T/b/tasks/$TASK.meta"
+expect_eq "A's tasks, the one of no record too" "$TASK" "$(ctl_as $A tasks --json | jq -r '[.entries[].id] | join(" ")')"
+expect_eq "B's tasks without it" "$TASK_B" "$(ctl_as $B tasks --json | jq -r '[.entries[].id] | join(" ")')"
+ctl_as $A show "$TASK" >"$T/task.show2" 2>"$T/x.err" || fail "A shows its task of no record: $(cat "$T/x.err")"
+diff "$T/task.show" "$T/task.show2" >/dev/null || fail "the task of no record is shown otherwise"
+ctl_as $B show "$TASK" >/dev/null 2>"$T/x.err"
+expect_eq "B shows A's task of no record" "anvilctl: forbidden: task $TASK belongs to another user" "$(cat "$T/x.err")"
