@@ -1,5 +1,12 @@
 /* Stored results: DIR/results/<run_id>.json, the RunResult JSON of DESIGN §4 (the same
- * rendering as `anvilctl run --json`), pretty-printed, mode 0640.
+ * rendering as `anvilctl run --json`), pretty-printed, mode 0640; beside it
+ * DIR/results/<run_id>.meta, whose it is (the client's uid, the tool's name, its status and
+ * artifacts: what serve.c reads to answer listings, shows and artifact copies), written first
+ * so that no result is ever there without its owner. A task's runs that end ok with artifacts
+ * have them copied into DIR/tasks/<task_id>.runs/<run_id>/ by the same job, before the task
+ * hears of the result; the task's end keeps its deliverable's copy as
+ * DIR/tasks/<task_id>.artifacts/ (keep_deliverable), which the supervisor's --keep-runs
+ * cannot remove.
  *
  * Each is rendered and written on libuv's thread pool, so a large result never stalls the
  * loop: to a temporary file in the same directory, fsync'd, then renamed over the final
@@ -11,7 +18,8 @@
  * stored result (or task), a prune is queued on the thread pool, after the result has gone
  * to its client: it lists the directory, sorts the names (run ids and task ids begin with
  * their UTC time to the microsecond, so names sort by age) and removes the oldest beyond the
- * count. One prune of each kind at a time; one asked for meanwhile runs when it is done. */
+ * count, each with its .meta (and a task's trace, source and artifacts' copies). One prune of
+ * each kind at a time; one asked for meanwhile runs when it is done. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
