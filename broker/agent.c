@@ -22,7 +22,8 @@
  *   A6  its result is a step; an action that called final_answer() ends the task; else its
  *       observation (broker/prompt.c) is the next message (A3)
  *   A7  the end: "ok" with a deliverable (the last action that ran to status ok and wrote an
- *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py),
+ *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py,
+ *       its artifacts in DIR/tasks/<task_id>.artifacts/, copied when its run was stored),
  *       or "failed" with a clear error, or "cancelled"; the TaskResult is written to
  *       DIR/tasks/<task_id>.json, then sent to the client
  *

@@ -378,7 +378,7 @@ int main(int argc, char **argv)
 {
         if (argc != 3)
                 return fail("usage: frametool SOCKET hello|truncated|oversize|wrongtype|missing|deep|trailing|"
-                            "unknowntype|zero:FIELD|nil:FIELD");
+                            "unknowntype|zero:FIELD|nil:FIELD|artifact:ID:PATH");
         deadline = now_ms() + TIMEOUT_MS;
         struct anvil_err err = ANVIL_ERR_INIT;
         _cleanup_free_ uint8_t *frame = NULL;
