@@ -110,3 +110,22 @@ expect_eq "root: A's artifacts copied" "$(sha256sum <"$T/outA/sub/deeper/blob.bi
 # ---- a run whose directory the supervisor no longer keeps ----
 out=$(as_uid $A "$FRAMETOOL" "$SOCK" "artifact:20200101T000000000000-0000000000000000:x" 2>&1)
 expect_eq "an id nothing is stored under" "error code=not_found field=artifact_request.id message=no run 20200101T000000000000-0000000000000000 is stored here" "$out"
+
+# ---- a large artifact: streamed in chunks, the broker's memory bounded by its queue ----
+tool big.py <<'PY'
+import os
+with open("artifacts/big.bin", "wb") as f:
+    for _ in range(48):
+        f.write(os.urandom(1024 * 1024))
+PY
+ctl_as $A run "$T/big.py" --json >"$T/result.json" 2>"$T/ctl.err" || fail "the big run: $(cat "$T/ctl.err")"
+BIG=$(j .run_id)
+hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$BRO_PID/status"; }
+before=$(hwm)
+outdir outBig $A
+ctl_as $A show "$BIG" -o "$T/outBig" >/dev/null 2>"$T/ctl.err" || fail "show -o of the big run: $(cat "$T/ctl.err")"
+after=$(hwm)
+expect_eq "48 MiB copied out, its sha256" "$(j '.artifacts[0].sha256')" "$(sha256sum "$T/outBig/big.bin" | cut -d' ' -f1)"
+echo "the broker's peak RSS: $before kB before the copy, $after kB after"
+[ $((after - before)) -lt 16384 ] || fail "the broker's peak RSS grew by $((after - before)) kB copying 48 MiB out"
+echo "ok: the broker's peak RSS grew by $((after - before)) kB (< 16 MiB) copying 48 MiB out"
