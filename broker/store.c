@@ -442,6 +442,12 @@ static void files_work(uv_work_t *w)
         job->failed = i - 1;
         for (size_t k = 0; k + 1 < i; k++)
                 (void)unlinkat(job->dirfd, job->files[k].name, 0);
+        if (job->task_id[0]) { /* the deliverable's copy goes with the result it belonged to */
+                char kept[PROTO_ID_MAX + 16];
+                struct anvil_err err = ANVIL_ERR_INIT;
+                snprintf(kept, sizeof(kept), "%s.artifacts", job->task_id);
+                (void)fd_rm_tree_at(job->dirfd, kept, 16, &err);
+        }
 }
 
 static void files_done(uv_work_t *w, int status)
