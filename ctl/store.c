@@ -300,8 +300,8 @@ int ctl_cmd_runs(int argc, char **argv)
                 } else if (c == 'h') {
                         printf("usage: anvilctl %s [-n N] [--json]\n"
                                "Your stored %s, newest first (root: everyone's): id, status, when, uid, %s.\n"
-                               "  -n, --limit N  at most N (1..%u; default all the broker keeps, at most %u)\n"
-                               "  --json         one object: {\"kind\", \"entries\": [{id, status, time, tool, uid}]}\n",
+                               "  -n, --limit N      at most N (1..%u; default all the broker keeps, at most %u)\n"
+                               "  --json             one object: {\"kind\", \"entries\": [{id, status, time, tool, uid}]}\n",
                                argv[0], argv[0], strcmp(argv[0], "tasks") == 0 ? "the task's first words" : "the tool",
                                PROTO_LIST_MAX, PROTO_LIST_MAX);
                         return 0;
@@ -392,8 +392,8 @@ int ctl_cmd_show(int argc, char **argv)
                 else if (c == 'h') {
                         printf("usage: anvilctl show ID [--json] [-o DIR]\n"
                                "A stored run (its run id) or task (task-...) of yours, printed as run or submit printed it.\n"
-                               "  --json         the RunResult or TaskResult as one JSON object\n"
-                               "  -o, --output DIR  copy its artifacts (a task's: its deliverable's) into DIR\n");
+                               "  --json             the RunResult or TaskResult as one JSON object\n"
+                               "  -o, --output DIR   copy its artifacts (a task's: its deliverable's) into DIR\n");
                         return 0;
                 } else {
                         fprintf(stderr, "usage: anvilctl show ID [--json] [-o DIR]\n");
