@@ -22,7 +22,8 @@
  *   A6  its result is a step; an action that called final_answer() ends the task; else its
  *       observation (broker/prompt.c) is the next message (A3)
  *   A7  the end: "ok" with a deliverable (the last action that ran to status ok and wrote an
- *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py),
+ *       artifact; its source in its artifacts as tool.py and in DIR/tasks/<task_id>.tool.py,
+ *       its artifacts in DIR/tasks/<task_id>.artifacts/, copied when its run was stored),
  *       or "failed" with a clear error, or "cancelled"; the TaskResult is written to
  *       DIR/tasks/<task_id>.json, then sent to the client
  *
@@ -99,6 +100,8 @@ static const char describe_py[] =
         "    out.append(d)\n"
         "print(json.dumps({'inputs': out}))\n";
 
+#define TASK_TOOL_MAX 60 /* bytes of the task's first line a listing shows */
+
 enum task_state { T_DESCRIBE, T_MODEL, T_RUN, T_SAVING, T_DONE };
 
 struct bro_task {
@@ -106,6 +109,7 @@ struct bro_task {
         struct bro_client *client; /* NULL once gone */
         struct bro_task *next, **pprev;
         char id[PROTO_ID_MAX + 1];
+        uid_t uid; /* its client's (SO_PEERCRED): the owner of its runs, result and trace */
         char *request_id;
         struct proto_task_submit sub; /* taken over from the task_submit */
         struct bro_model_cfg model;   /* the broker's settings, or the task's url and name */
@@ -494,20 +498,30 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         json_t *j = proto_to_json(proto_schemas[PROTO_TASK_RESULT], &res);
         char *text = j ? json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
         json_decref(j);
-        struct bro_save_file files[2] = { { 0 } };
+        struct bro_save_file files[3] = { { 0 } };
         size_t n = 0;
-        char result_name[PROTO_ID_MAX + 8], source_name[PROTO_ID_MAX + 16];
+        char result_name[PROTO_ID_MAX + 8], source_name[PROTO_ID_MAX + 16], meta_name[PROTO_ID_MAX + 8];
         snprintf(result_name, sizeof(result_name), "%s.json", t->id);
         snprintf(source_name, sizeof(source_name), "%s.tool.py", t->id);
+        snprintf(meta_name, sizeof(meta_name), "%s" BRO_META_SUFFIX, t->id);
         if (ds)
                 files[n++] = (struct bro_save_file){ source_name, strdup(ds->code) };
+        /* Whose it is, and what a listing shows of it: the task's first line, cut. */
+        char tool[TASK_TOOL_MAX + 4];
+        const char *task = t->sub.task + strspn(t->sub.task, " \t\r\n");
+        size_t len = strcspn(task, "\r\n"), cut = utf8_prefix_len(task, len < TASK_TOOL_MAX ? len : TASK_TOOL_MAX);
+        snprintf(tool, sizeof(tool), "%.*s%s", (int)cut, task, cut < len ? "..." : "");
+        char *meta = bro_task_meta_text(t->uid, tool, status, ds ? d.run_id : NULL, ds ? &d.artifacts : NULL);
+        files[n++] = (struct bro_save_file){ meta_name, meta };
         files[n++] = (struct bro_save_file){ result_name, text };
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (!text || bro_store_files(t->srv, t->srv->tasks_dirfd, files, n, on_result_saved, t, &err) < 0) {
+        if (!text || !meta ||
+            bro_store_files(t->srv, t->srv->tasks_dirfd, files, n, t->id, ds ? d.run_id : NULL, on_result_saved, t,
+                            &err) < 0) {
                 for (size_t i = 0; i < n; i++)
                         free(files[i].text);
-                on_result_saved(t, text ? -(err.code ? err.code : EIO) : -ENOMEM, result_name,
-                                text ? err.msg : "out of memory");
+                on_result_saved(t, text && meta ? -(err.code ? err.code : EIO) : -ENOMEM, result_name,
+                                text && meta ? err.msg : "out of memory");
         }
 }
 
@@ -797,7 +811,9 @@ static void run_action(struct bro_task *t, const char *code)
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
-        struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t };
+        char what[32];
+        snprintf(what, sizeof(what), "step %u", t->step);
+        struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t, t->uid, t->id, what };
         start_relay(t, &m, &o);
 }
 
@@ -983,7 +999,7 @@ static void describe(struct bro_task *t)
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
-        struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t };
+        struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t, t->uid, t->id, "describe" };
         start_relay(t, &m, &o);
 }
 
@@ -1075,6 +1091,7 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         }
         t->srv = srv;
         t->client = c;
+        t->uid = c->uid;
         t->trace_fd = -1;
         t->t0 = now_ms();
         t->sub = *sub;

@@ -62,6 +62,7 @@ enum bro_prune { BRO_PRUNE_RESULTS, BRO_PRUNE_TASKS, _BRO_PRUNE_MAX };
 struct bro_client;
 struct bro_relay;
 struct bro_task;
+struct bro_xfer;
 
 struct bro_server {
         uv_loop_t *loop;
@@ -101,6 +102,7 @@ struct bro_client {
         pid_t pid;
         unsigned n_inflight;      /* relays whose request has not ended */
         struct bro_relay *relays; /* every relay still attached, ended or not */
+        struct bro_xfer *xfers;   /* artifacts being copied out to it (serve.c) */
         struct bro_client *next, **pprev;
 };
 
@@ -111,6 +113,11 @@ struct bro_relay_owner {
         void (*result)(void *data, struct proto_msg *m);             /* takes over the run_result */
         void (*error)(void *data, const char *code, const char *message);
         void *data;
+        /* Whose run it is, stored beside its result (store.c's DIR/results/<run_id>.meta): the
+         * task's client's uid, the task's id, what the run is to the task ("describe", "step 2"). */
+        uid_t uid;
+        const char *task_id;
+        const char *tool;
 };
 
 /* One client request carried to the supervisor on a connection of its own. Lives until both
@@ -137,6 +144,11 @@ struct bro_relay {
         bool ended;         /* the client has had its last frame for this request (or is gone) */
         bool stream_closed; /* the supervisor connection's close callback has run */
         bool store_pending; /* a run_result is being written on the thread pool */
+        /* Whose run: the client's uid (SO_PEERCRED) and its name for the tool, or the task's;
+         * stored with the result (store.c), and what decides who may see it (serve.c). */
+        uid_t uid;
+        char task_id[PROTO_ID_MAX + 1];
+        char tool[PROTO_NAME_MAX + 1];
 };
 
 /* clients.c */
@@ -208,14 +220,35 @@ int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err 
  * or none (a failure removes those written before it); then cb(data, 0 or -errno, the name
  * of the file that failed or NULL, the error). Takes over each text once queued (returns 0);
  * on an error return the texts stay the caller's and cb is not called. */
-#define BRO_SAVE_FILES_MAX 2
+#define BRO_SAVE_FILES_MAX 3
 struct bro_save_file {
         char *name;
         char *text;
 };
 typedef void (*bro_saved_cb)(void *data, int rc, const char *failed, const char *error);
-int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
-                    void *data, struct anvil_err *err);
+/* task_id non-NULL (dirfd is DIR/tasks): first the copy of its deliverable's artifacts is
+ * kept as tasks/<task_id>.artifacts/ (deliverable_run NULL: none is) and its other runs'
+ * copies are removed (store.c). */
+int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n,
+                    const char *task_id, const char *deliverable_run, bro_saved_cb cb, void *data,
+                    struct anvil_err *err);
+/* Whose a stored result or task is: DIR/results/<run_id>.meta, DIR/tasks/<task_id>.meta, one
+ * JSON object {"uid", "tool", "status", "time", "task_id", "artifacts_dir", "deliverable_run",
+ * "artifacts"} written before the result it describes and removed with it (serve.c reads it). */
+#define BRO_META_SUFFIX ".meta"
+/* Now, UTC, as "2026-12-02T07:40:00Z". */
+void bro_store_time(char *buf, size_t size);
+/* A task's .meta text (malloc'd), or NULL. */
+char *bro_task_meta_text(uid_t uid, const char *tool, const char *status, const char *deliverable_run,
+                         const struct proto_array *artifacts);
+
+/* serve.c: what a client may read of the store, its own (root: everyone's). Each takes over
+ * nothing; answers or sends an error frame. */
+void bro_serve_artifact(struct bro_client *c, const struct proto_artifact_request *req);
+void bro_serve_list(struct bro_client *c, const struct proto_list_request *req);
+void bro_serve_show(struct bro_client *c, const struct proto_show_request *req);
+/* The client has gone, or writes were taken: its copies in flight are ended or go on. */
+void bro_serve_client_gone(struct bro_client *c);
 
 /* recover.c: at start-up, before the socket is opened: every task with a trace and no result
  * (the broker was killed while it ran) is ended "interrupted": its trace is given its end and

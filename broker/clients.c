@@ -66,6 +66,7 @@ static void on_client_closed(struct proto_stream *s)
         struct bro_client *c = s->data;
         bro_relays_client_gone(c);
         bro_tasks_client_gone(c);
+        bro_serve_client_gone(c);
         LIST_REMOVE(c);
         c->srv->n_clients--;
         if (c->admitted) {
@@ -129,6 +130,15 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 return; /* m taken over */
         case PROTO_TRACE_REQUEST:
                 bro_trace_replay(c, &m->u.trace_request);
+                break;
+        case PROTO_ARTIFACT_REQUEST:
+                bro_serve_artifact(c, &m->u.artifact_request);
+                break;
+        case PROTO_LIST_REQUEST:
+                bro_serve_list(c, &m->u.list_request);
+                break;
+        case PROTO_SHOW_REQUEST:
+                bro_serve_show(c, &m->u.show_request);
                 break;
         default: {
                 /* Frames only a server sends (run_event, run_result, error...) and the runner's

@@ -12,8 +12,10 @@
  *
  * Processes: one, single-threaded on a libuv loop (libcurl's multi interface is driven by
  * the loop's poll and timer handles), plus libuv's thread pool for writing results, task
- * results and their sources to disk (store.c). Traces are appended on the loop (small
- * writes to a local file) and replayed from it, bounded (agent.c).
+ * results and their sources to disk, and copying a task's runs' artifacts (store.c). Traces
+ * are appended on the loop (small writes to a local file) and replayed from it, bounded
+ * (agent.c); what clients read back of the store (listings, shows, artifacts in chunks, each
+ * only to its owner or root) is read on the loop too (serve.c).
  *
  * Sockets:
  *   --listen      clients (anvilctl, later the UI); 0660; bounded per uid and in all (clients.c).

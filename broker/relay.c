@@ -391,6 +391,20 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
         if (o)
                 r->owner = *o;
         r->kind = m->type;
+        if (c)
+                r->uid = c->uid;
+        if (o) {
+                r->uid = o->uid;
+                snprintf(r->task_id, sizeof(r->task_id), "%s", o->task_id ? o->task_id : "");
+                snprintf(r->tool, sizeof(r->tool), "%s", o->tool ? o->tool : "");
+        }
+        if (m->type == PROTO_RUN_REQUEST && m->u.run_request.tool_name) {
+                /* The broker's to keep, not the supervisor's to see. */
+                if (c)
+                        snprintf(r->tool, sizeof(r->tool), "%s", m->u.run_request.tool_name);
+                free(m->u.run_request.tool_name);
+                m->u.run_request.tool_name = NULL;
+        }
         r->req = *m; /* taken over */
         r->req_held = true;
         r->seq = ++srv->next_seq;

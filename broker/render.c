@@ -199,7 +199,7 @@ int bro_render(struct proto_msg *m)
  * openat2, or, where it is missing or filtered (ENOSYS: a kernel before 5.6, or a seccomp
  * filter that does not know it, as systemd's SystemCallFilter= under Debian 12 answers the
  * broker's unit), one component at a time with O_NOFOLLOW, refusing "", "." and "..". */
-static int open_beneath(int dfd, const char *path)
+int bro_open_beneath(int dfd, const char *path)
 {
         struct open_how how = { .flags = O_RDONLY | O_NOFOLLOW | O_CLOEXEC,
                                 .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH };
@@ -236,7 +236,7 @@ static int open_beneath(int dfd, const char *path)
 
 static int hash_file(int dfd, const char *path, char hex[SHA256_DIGEST_STRING_LENGTH], uint64_t *bytes)
 {
-        _cleanup_close_ int fd = open_beneath(dfd, path);
+        _cleanup_close_ int fd = bro_open_beneath(dfd, path);
         if (fd < 0)
                 return -errno;
         SHA2_CTX h;

@@ -20,3 +20,8 @@ int bro_render(struct proto_msg *m);
  * claim) and is said in *failed (the first). 0, or -ENOMEM. Blocking: the broker calls it on
  * its thread pool (store.c), anvilctl inline. */
 int bro_hash_artifacts(struct proto_run_result *res, char *failed, size_t size);
+
+/* path (relative, as a result lists it) opened read-only below dfd, no symlink followed on the
+ * way or at its end, never above dfd ("..", "/"): the fd, or -1 with errno set. Also what the
+ * broker's store copies and serves artifacts by (store.c, serve.c). */
+int bro_open_beneath(int dfd, const char *path);

@@ -1,5 +1,12 @@
 /* Stored results: DIR/results/<run_id>.json, the RunResult JSON of DESIGN §4 (the same
- * rendering as `anvilctl run --json`), pretty-printed, mode 0640.
+ * rendering as `anvilctl run --json`), pretty-printed, mode 0640; beside it
+ * DIR/results/<run_id>.meta, whose it is (the client's uid, the tool's name, its status and
+ * artifacts: what serve.c reads to answer listings, shows and artifact copies), written first
+ * so that no result is ever there without its owner. A task's runs that end ok with artifacts
+ * have them copied into DIR/tasks/<task_id>.runs/<run_id>/ by the same job, before the task
+ * hears of the result; the task's end keeps its deliverable's copy as
+ * DIR/tasks/<task_id>.artifacts/ (keep_deliverable), which the supervisor's --keep-runs
+ * cannot remove.
  *
  * Each is rendered and written on libuv's thread pool, so a large result never stalls the
  * loop: to a temporary file in the same directory, fsync'd, then renamed over the final
@@ -11,7 +18,8 @@
  * stored result (or task), a prune is queued on the thread pool, after the result has gone
  * to its client: it lists the directory, sorts the names (run ids and task ids begin with
  * their UTC time to the microsecond, so names sort by age) and removes the oldest beyond the
- * count. One prune of each kind at a time; one asked for meanwhile runs when it is done. */
+ * count, each with its .meta (and a task's trace, source and artifacts' copies). One prune of
+ * each kind at a time; one asked for meanwhile runs when it is done. */
 #define _GNU_SOURCE
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +30,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "broker/broker.h"
@@ -38,9 +47,14 @@ struct store_job {
         uv_work_t work;
         struct bro_relay *relay;
         struct proto_msg msg; /* the run_result */
-        int dirfd;
+        int dirfd, tasks_dirfd;
         char name[PROTO_ID_MAX + 8];
         char tmp[PROTO_ID_MAX + 64];
+        char meta_name[PROTO_ID_MAX + 8];
+        char meta_tmp[PROTO_ID_MAX + 64];
+        uid_t uid;                       /* the relay's: whose run */
+        char task_id[PROTO_ID_MAX + 1];  /* a task's run: its id */
+        char tool[PROTO_NAME_MAX + 1];
         int rc;
         struct anvil_err err;
         char hash_failed[PROTO_PATH_MAX + 128]; /* the first artifact not hashed, and why */
@@ -171,15 +185,169 @@ static int write_result(struct store_job *job)
         return write_text(job->dirfd, job->name, job->tmp, text, err);
 }
 
+/* ---- the record beside each result: whose it is (DIR/results/<id>.meta, tasks/<id>.meta) ---- */
+
+void bro_store_time(char *buf, size_t size)
+{
+        struct timespec ts;
+        struct tm tm;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        gmtime_r(&ts.tv_sec, &tm);
+        strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* {"uid", "tool", "status", "time", "task_id", "artifacts_dir", "artifacts"}: what a listing,
+ * a show and an artifact's copy read instead of the result, which may be megabytes. */
+static char *meta_text(uid_t uid, const char *tool, const char *task_id, const char *status, const char *dir,
+                       const struct proto_array *artifacts, const char *deliverable_run)
+{
+        char when[32];
+        bro_store_time(when, sizeof(when));
+        json_t *arts = json_array();
+        const struct proto_artifact *a = artifacts ? artifacts->items : NULL;
+        for (size_t i = 0; arts && artifacts && i < artifacts->n; i++)
+                json_array_append_new(arts, json_pack("{s:s, s:I, s:s}", "path", a[i].path, "bytes",
+                                                      (json_int_t)a[i].bytes, "sha256", a[i].sha256 ? a[i].sha256 : ""));
+        json_t *o = json_pack("{s:I, s:s, s:s, s:s, s:s?, s:s?, s:s?, s:o?}", "uid", (json_int_t)uid, "tool",
+                              tool ? tool : "", "status", status ? status : "", "time", when, "task_id",
+                              task_id && *task_id ? task_id : NULL, "artifacts_dir", dir, "deliverable_run",
+                              deliverable_run, "artifacts", arts);
+        char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
+        json_decref(o);
+        return text;
+}
+
+char *bro_task_meta_text(uid_t uid, const char *tool, const char *status, const char *deliverable_run,
+                         const struct proto_array *artifacts)
+{
+        return meta_text(uid, tool, NULL, status, NULL, artifacts, deliverable_run);
+}
+
+/* ---- a task's deliverable, kept by the broker (DESIGN §6, Retention) ----
+ * Each run of a task's that ends ok with artifacts has them copied, as its result is stored
+ * and before the task learns of it, to tasks/<task_id>.runs/<run_id>/; at the task's end its
+ * deliverable's copy becomes tasks/<task_id>.artifacts/ and the others go. The supervisor's
+ * retention may then remove the run's directory: the task's artifacts are the broker's. */
+
+/* dst/path made of regular files and directories only: no link followed on either side. */
+static int copy_one(int sfd, int dfd, const struct proto_artifact *a)
+{
+        _cleanup_close_ int in = bro_open_beneath(sfd, a->path);
+        struct stat st;
+        if (in < 0 || fstat(in, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != a->bytes)
+                return -ESTALE;
+        _cleanup_free_ char *copy = strdup(a->path);
+        if (!copy)
+                return -ENOMEM;
+        _cleanup_close_ int cur = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
+        char *save = NULL, *c = strtok_r(copy, "/", &save);
+        while (c && cur >= 0) {
+                char *next = strtok_r(NULL, "/", &save);
+                if (!next) {
+                        _cleanup_close_ int out =
+                                openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+                        if (out < 0)
+                                return -errno;
+                        uint8_t buf[65536];
+                        uint64_t left = a->bytes;
+                        struct anvil_err err = ANVIL_ERR_INIT;
+                        while (left > 0) {
+                                ssize_t n = read(in, buf, left < sizeof(buf) ? left : sizeof(buf));
+                                if (n < 0 && errno == EINTR)
+                                        continue;
+                                if (n <= 0)
+                                        return n < 0 ? -errno : -ESTALE;
+                                if (fd_write_all(out, buf, (size_t)n, &err) < 0)
+                                        return -err.code;
+                                left -= (uint64_t)n;
+                        }
+                        return 0;
+                }
+                if (mkdirat(cur, c, 0750) < 0 && errno != EEXIST)
+                        return -errno;
+                int nfd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                (void)close(cur);
+                cur = nfd;
+                c = next;
+        }
+        return cur < 0 ? -errno : -EINVAL;
+}
+
+static int copy_task_run_to(struct store_job *job, const struct proto_run_result *res)
+{
+        char runs[PROTO_ID_MAX + 8];
+        snprintf(runs, sizeof(runs), "%s.runs", job->task_id);
+        if (mkdirat(job->tasks_dirfd, runs, 0750) < 0 && errno != EEXIST)
+                return -errno;
+        _cleanup_close_ int rfd = openat(job->tasks_dirfd, runs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (rfd < 0 || mkdirat(rfd, res->run_id, 0750) < 0)
+                return -errno;
+        _cleanup_close_ int dfd = openat(rfd, res->run_id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (dfd < 0)
+                return -errno;
+        _cleanup_close_ int sfd = open(res->artifacts_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (sfd < 0)
+                return -errno;
+        const struct proto_artifact *a = res->artifacts.items;
+        for (size_t i = 0; i < res->artifacts.n; i++) {
+                int r = copy_one(sfd, dfd, &a[i]);
+                if (r < 0)
+                        log_warn("task %s: run %s: %s not kept: %s", job->task_id, res->run_id, a[i].path, strerror(-r));
+        }
+        return 0;
+}
+
+static void copy_task_run(struct store_job *job)
+{
+        const struct proto_run_result *res = &job->msg.u.run_result;
+        if (!job->task_id[0] || !res->status || strcmp(res->status, "ok") != 0 || !res->artifacts.n ||
+            !res->artifacts_dir)
+                return;
+        int r = copy_task_run_to(job, res);
+        if (r < 0)
+                log_warn("task %s: the artifacts of run %s are not kept: %s", job->task_id, res->run_id, strerror(-r));
+}
+
+/* At the task's end (on the thread pool, before its files): the deliverable's copy kept, the
+ * rest removed. */
+static void keep_deliverable(int tasks_dirfd, const char *task_id, const char *run_id)
+{
+        char runs[PROTO_ID_MAX + 8], kept[PROTO_ID_MAX + 16];
+        snprintf(runs, sizeof(runs), "%s.runs", task_id);
+        snprintf(kept, sizeof(kept), "%s.artifacts", task_id);
+        _cleanup_close_ int rfd = openat(tasks_dirfd, runs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (rfd >= 0 && run_id && renameat(rfd, run_id, tasks_dirfd, kept) < 0)
+                log_warn("task %s: its deliverable's artifacts are not kept: %s", task_id, strerror(errno));
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (fd_rm_tree_at(tasks_dirfd, runs, 16, &err) < 0)
+                log_warn("task %s: %s, ignoring", task_id, err.msg);
+}
+
 static void store_work(uv_work_t *w)
 {
         struct store_job *job = w->data;
+        struct proto_run_result *res = &job->msg.u.run_result;
         /* The artifacts' hashes first, off the loop: they are stored and sent with the result. */
-        if (bro_hash_artifacts(&job->msg.u.run_result, job->hash_failed, sizeof(job->hash_failed)) < 0) {
+        if (bro_hash_artifacts(res, job->hash_failed, sizeof(job->hash_failed)) < 0) {
                 job->rc = anvil_err_set(&job->err, ENOMEM, "Out of memory hashing the artifacts");
                 return;
         }
-        job->rc = write_result(job);
+        /* Whose it is, first: a result is never there without its owner. */
+        _cleanup_free_ char *meta =
+                meta_text(job->uid, job->tool, job->task_id, res->status, res->artifacts_dir, &res->artifacts, NULL);
+        if (!meta) {
+                job->rc = anvil_err_set(&job->err, ENOMEM, "Out of memory");
+                return;
+        }
+        if ((job->rc = write_text(job->dirfd, job->meta_name, job->meta_tmp, meta, &job->err)) < 0)
+                return;
+        if ((job->rc = write_result(job)) < 0) {
+                (void)unlinkat(job->dirfd, job->meta_name, 0);
+                return;
+        }
+        copy_task_run(job);
 }
 
 void bro_not_stored(char **slot, const char *dir, const char *name, int code)
@@ -222,8 +390,15 @@ int bro_store_result(struct bro_relay *r, struct proto_msg *m, struct anvil_err 
                 return anvil_err_set(err, ENOMEM, "Out of memory");
         job->relay = r;
         job->dirfd = srv->results_dirfd;
+        job->tasks_dirfd = srv->tasks_dirfd;
+        job->uid = r->uid;
+        snprintf(job->task_id, sizeof(job->task_id), "%s", r->task_id);
+        snprintf(job->tool, sizeof(job->tool), "%s", r->tool);
         snprintf(job->name, sizeof(job->name), "%s.json", run_id);
         snprintf(job->tmp, sizeof(job->tmp), ".%s.%d.%" PRIu64 TMP_SUFFIX, run_id, (int)getpid(), ++srv->next_tmp);
+        snprintf(job->meta_name, sizeof(job->meta_name), "%s" BRO_META_SUFFIX, run_id);
+        snprintf(job->meta_tmp, sizeof(job->meta_tmp), ".%s.meta.%d.%" PRIu64 TMP_SUFFIX, run_id, (int)getpid(),
+                 ++srv->next_tmp);
         job->msg = *m;
         job->work.data = job;
         int e = uv_queue_work(srv->loop, &job->work, store_work, store_done);
@@ -249,6 +424,7 @@ struct files_job {
         void *data;
         int rc;
         struct anvil_err err;
+        char task_id[PROTO_ID_MAX + 1], deliverable[PROTO_ID_MAX + 1]; /* keep_deliverable's */
 };
 
 /* All or none: a file that fails takes those written before it in the same job away (a
@@ -257,6 +433,8 @@ static void files_work(uv_work_t *w)
 {
         struct files_job *job = w->data;
         size_t i;
+        if (job->task_id[0])
+                keep_deliverable(job->dirfd, job->task_id, job->deliverable[0] ? job->deliverable : NULL);
         for (i = 0; i < job->n && job->rc == 0; i++)
                 job->rc = write_text(job->dirfd, job->files[i].name, job->tmp[i], job->files[i].text, &job->err);
         if (job->rc == 0)
@@ -264,6 +442,12 @@ static void files_work(uv_work_t *w)
         job->failed = i - 1;
         for (size_t k = 0; k + 1 < i; k++)
                 (void)unlinkat(job->dirfd, job->files[k].name, 0);
+        if (job->task_id[0]) { /* the deliverable's copy goes with the result it belonged to */
+                char kept[PROTO_ID_MAX + 16];
+                struct anvil_err err = ANVIL_ERR_INIT;
+                snprintf(kept, sizeof(kept), "%s.artifacts", job->task_id);
+                (void)fd_rm_tree_at(job->dirfd, kept, 16, &err);
+        }
 }
 
 static void files_done(uv_work_t *w, int status)
@@ -282,8 +466,9 @@ static void files_done(uv_work_t *w, int status)
                 bro_store_prune(srv, BRO_PRUNE_TASKS);
 }
 
-int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n, bro_saved_cb cb,
-                    void *data, struct anvil_err *err)
+int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_file *files, size_t n,
+                    const char *task_id, const char *deliverable_run, bro_saved_cb cb, void *data,
+                    struct anvil_err *err)
 {
         if (n > BRO_SAVE_FILES_MAX)
                 return anvil_err_set(err, E2BIG, "Too many files to save at once");
@@ -294,6 +479,8 @@ int bro_store_files(struct bro_server *srv, int dirfd, const struct bro_save_fil
         job->dirfd = dirfd;
         job->cb = cb;
         job->data = data;
+        snprintf(job->task_id, sizeof(job->task_id), "%s", task_id ? task_id : "");
+        snprintf(job->deliverable, sizeof(job->deliverable), "%s", deliverable_run ? deliverable_run : "");
         for (size_t i = 0; i < n; i++) {
                 job->files[i].name = strdup(files[i].name);
                 job->files[i].text = files[i].text;
@@ -392,6 +579,15 @@ static void prune_unlink(struct prune_job *job, int dirfd, const char *stem, con
                 job->rc = -errno;
 }
 
+static void prune_tree(struct prune_job *job, const char *stem, const char *suffix)
+{
+        char name[PATH_MAX];
+        struct anvil_err err = ANVIL_ERR_INIT;
+        snprintf(name, sizeof(name), "%s%s", stem, suffix);
+        if (fd_rm_tree_at(job->dirfd, name, 16, &err) < 0 && job->rc == 0)
+                job->rc = -err.code;
+}
+
 /* results/: <run_id>.json. tasks/: an ended task is its <task_id>.json, or its
  * <task_id>.unstored when its result could not be written (a running task has neither yet,
  * and is never pruned), with its trace and its deliverable's source: the trace goes first,
@@ -412,7 +608,10 @@ static void prune_work(uv_work_t *w)
                                 prune_unlink(job, job->traces_dirfd, stems[i], ".jsonl");
                                 prune_unlink(job, job->dirfd, stems[i], ".tool.py");
                                 prune_unlink(job, job->dirfd, stems[i], BRO_UNSTORED_SUFFIX);
+                                prune_tree(job, stems[i], ".artifacts");
+                                prune_tree(job, stems[i], ".runs");
                         }
+                        prune_unlink(job, job->dirfd, stems[i], BRO_META_SUFFIX);
                         prune_unlink(job, job->dirfd, stems[i], ".json");
                 }
                 free(stems[i]);

@@ -31,15 +31,18 @@
 #include "proto/proto.h"
 
 #include "ctl/client.h"
+#include "ctl/store.h"
 #include "ctl/verify.h"
 #include "proto/names.h"
 
 static void usage(FILE *f)
 {
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "                    [--cap NAME]... [--variables FILE.json] [--json]\n"
-                   "       anvilctl submit TASK.json [--verbose] [--json]\n"
-                   "       anvilctl trace TASK_ID\n"
+                   "                    [--cap NAME]... [--variables FILE.json] [--json] [-o DIR]\n"
+                   "       anvilctl submit TASK.json [--verbose] [--json] [-o DIR]\n"
+                   "       anvilctl runs|tasks [-n N] [--json]\n"
+                   "       anvilctl show ID [--json] [-o DIR]\n"
+                   "       anvilctl trace TASK_ID|RUN_ID\n"
                    "       anvilctl probe [--json]\n"
                    "       anvilctl verify [--scripted-model]\n"
                    "       anvilctl help\n"
@@ -287,6 +290,10 @@ static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
                 print_human(&in->u.run_result);
                 *rc = 0;
         }
+        fflush(stdout);
+        int out = ctl_out_run(&in->u.run_result); /* -o DIR */
+        if (out)
+                *rc = out;
         return 0;
 }
 
@@ -297,6 +304,7 @@ static int cmd_run(int argc, char **argv)
                 { "cpu", required_argument, NULL, 'c' },   { "memory", required_argument, NULL, 'm' },
                 { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
                 { "variables", required_argument, NULL, 'v' },
+                { "output", required_argument, NULL, 'o' },
                 { "help", no_argument, NULL, 'h' },        { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
@@ -305,8 +313,11 @@ static int cmd_run(int argc, char **argv)
         bool json = false;
         int c, rc = EXIT_USAGE;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
                 switch (c) {
+                case 'o':
+                        ctl_out_dir = optarg;
+                        break;
                 case 'i': {
                         if (req->inputs.n >= PROTO_INPUTS_MAX) {
                                 rc = die_usage("at most %d --input files", PROTO_INPUTS_MAX);
@@ -376,6 +387,9 @@ static int cmd_run(int argc, char **argv)
                 goto out;
         }
         req->source = (char *)src;
+        char *tool_path = strdup(argv[optind]); /* its name, for `anvilctl runs` */
+        req->tool_name = tool_path ? strndup(basename(tool_path), PROTO_NAME_MAX) : NULL;
+        free(tool_path);
         if (memchr(src, 0, len) || !utf8_valid(src, len)) {
                 rc = die_usage("%s: the tool's source must be UTF-8 text", argv[optind]);
                 goto out;
@@ -731,6 +745,10 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
                 print_task_result(&in->u.task_result);
                 *rc = 0;
         }
+        fflush(stdout);
+        int out = ctl_out_task(&in->u.task_result); /* -o DIR */
+        if (out)
+                *rc = out;
         return 0;
 }
 
@@ -738,13 +756,16 @@ static int cmd_submit(int argc, char **argv)
 {
         static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
                                                { "verbose", no_argument, NULL, 'v' },
+                                               { "output", required_argument, NULL, 'o' },
                                                { "help", no_argument, NULL, 'h' },
                                                { 0 } };
         bool json = false, verbose = false;
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-                if (c == 'j')
+        while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+                if (c == 'o')
+                        ctl_out_dir = optarg;
+                else if (c == 'j')
                         json = true;
                 else if (c == 'v')
                         verbose = true;
@@ -789,7 +810,9 @@ static int cmd_trace(int argc, char **argv)
                 return 0;
         }
         if (argc != 2 || argv[1][0] == '-')
-                return die_usage("trace: expected one TASK_ID");
+                return die_usage("trace: expected one TASK_ID or RUN_ID");
+        if (argv[1][0] >= '0' && argv[1][0] <= '9') /* run ids begin with their time */
+                return ctl_trace_run(argv[1]); /* a run's events, from its stored result */
         struct proto_msg m = { .type = PROTO_TRACE_REQUEST };
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());
@@ -827,7 +850,33 @@ int main(int argc, char **argv)
                 return cmd_trace(argc - 1, argv + 1);
         if (strcmp(argv[1], "verify") == 0)
                 return ctl_verify(argc - 1, argv + 1);
+        if (strcmp(argv[1], "runs") == 0 || strcmp(argv[1], "tasks") == 0)
+                return ctl_cmd_runs(argc - 1, argv + 1);
+        if (strcmp(argv[1], "show") == 0)
+                return ctl_cmd_show(argc - 1, argv + 1);
         fprintf(stderr, "anvilctl: unknown command '%s'\n", argv[1]);
         usage(stderr);
         return EXIT_USAGE;
+}
+
+/* For ctl/store.c (show): a stored result printed as run and submit print theirs. */
+void ctl_print_run(const struct proto_run_result *r, bool json)
+{
+        if (json)
+                (void)print_json(PROTO_RUN_RESULT, r);
+        else
+                print_human(r);
+}
+
+void ctl_print_task(const struct proto_task_result *r, bool json)
+{
+        if (json)
+                (void)print_json(PROTO_TASK_RESULT, r);
+        else
+                print_task_result(r);
+}
+
+void ctl_print_event(const struct proto_event *e)
+{
+        print_event(e);
 }

@@ -236,6 +236,16 @@
         /* task_result.trace_incomplete: lines not written (unsigned long long), the system's  \
          * error for the first */                                                               \
         X(TRACE_INCOMPLETE, "the trace is incomplete: %llu of its lines could not be written (%s)") \
+        /* What a client may read of the broker's store (broker/serve.c), each an error frame: \
+         * "run" or "task", its id                                                              \
+         * (STORE_NOT_FOUND: not_found; STORE_FORBIDDEN, STORE_NO_OWNER: forbidden) */          \
+        X(STORE_NOT_FOUND, "no %s %s is stored here")                                           \
+        X(STORE_FORBIDDEN, "%s %s belongs to another user")                                     \
+        X(STORE_NO_OWNER, "%s %s was stored before the broker recorded whose results are: only root may read it") \
+        /* an artifact's path as asked (cut), "run" or "task", its id: bad_request */           \
+        X(ARTIFACT_NOT_OF, "'%s' is not an artifact of %s %s")                                  \
+        /* the path, "run" or "task", its id, the system's error: not_found */                 \
+        X(ARTIFACT_GONE, "'%s' of %s %s is no longer kept (%s)")                                \
         /* The broker cannot reach the supervisor (broker/relay.c's error frame "unavailable", \
          * and the broker's start-up warning): its socket's path, the system's error, a       \
          * SUP_HINT_ (lib/startup.c picks it by the error) */                                   \

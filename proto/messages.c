@@ -57,6 +57,7 @@ static const struct proto_field run_request_f[] = {
           PROTO_CAPS_MAX, NULL),
         F(struct proto_run_request, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
         F(struct proto_run_request, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
+        F(struct proto_run_request, tool_name, "tool_name", PF_STR, OPT, PROTO_NAME_MAX, NULL),
 };
 static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
 
@@ -285,6 +286,56 @@ static const struct proto_field trace_request_f[] = {
         F(struct proto_trace_request, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
 };
 static SCHEMA(trace_request_s, struct proto_trace_request, "trace_request", trace_request_f);
+
+static const struct proto_field artifact_request_f[] = {
+        F(struct proto_artifact_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_artifact_request, id, "id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_artifact_request, path, "path", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+};
+static SCHEMA(artifact_request_s, struct proto_artifact_request, "artifact_request", artifact_request_f);
+
+static const struct proto_field artifact_data_f[] = {
+        F(struct proto_artifact_data, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_artifact_data, data, "data", PF_BIN, REQ, PROTO_CHUNK_MAX, NULL),
+};
+static SCHEMA(artifact_data_s, struct proto_artifact_data, "artifact_data", artifact_data_f);
+
+static const struct proto_field artifact_end_f[] = {
+        F(struct proto_artifact_end, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_artifact_end, path, "path", PF_STR, REQ, PROTO_PATH_MAX, NULL),
+        F(struct proto_artifact_end, bytes, "bytes", PF_UINT, REQ, 0, NULL),
+        F(struct proto_artifact_end, sha256, "sha256", PF_STR, REQ, 64, NULL),
+};
+static SCHEMA(artifact_end_s, struct proto_artifact_end, "artifact_end", artifact_end_f);
+
+static const struct proto_field list_request_f[] = {
+        F(struct proto_list_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_list_request, kind, "kind", PF_STR, REQ, 8, NULL),
+        F(struct proto_list_request, limit, "limit", PF_UINT, OPT, PROTO_LIST_MAX, NULL),
+};
+static SCHEMA(list_request_s, struct proto_list_request, "list_request", list_request_f);
+
+static const struct proto_field list_entry_f[] = {
+        F(struct proto_list_entry, id, "id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_list_entry, status, "status", PF_STR, REQ, 32, NULL),
+        F(struct proto_list_entry, time, "time", PF_STR, REQ, 32, NULL),
+        F(struct proto_list_entry, tool, "tool", PF_STR, REQ, PROTO_NAME_MAX, NULL),
+        F(struct proto_list_entry, uid, "uid", PF_OPT_INT, OPT, 0, NULL),
+};
+static SCHEMA(list_entry_s, struct proto_list_entry, "list_entry", list_entry_f);
+
+static const struct proto_field list_result_f[] = {
+        F(struct proto_list_result, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_list_result, kind, "kind", PF_STR, REQ, 8, NULL),
+        F(struct proto_list_result, entries, "entries", PF_ARRAY, OPT, PROTO_LIST_MAX, &list_entry_s),
+};
+static SCHEMA(list_result_s, struct proto_list_result, "list_result", list_result_f);
+
+static const struct proto_field show_request_f[] = {
+        F(struct proto_show_request, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_show_request, id, "id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+};
+static SCHEMA(show_request_s, struct proto_show_request, "show_request", show_request_f);
 
 static const struct proto_field cancel_f[] = {
         F(struct proto_cancel, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),

@@ -58,6 +58,12 @@
         X(TASK_EVENT, task_event)        \
         X(TASK_RESULT, task_result)      \
         X(TRACE_REQUEST, trace_request)  \
+        X(ARTIFACT_REQUEST, artifact_request) \
+        X(ARTIFACT_DATA, artifact_data)  \
+        X(ARTIFACT_END, artifact_end)    \
+        X(LIST_REQUEST, list_request)    \
+        X(LIST_RESULT, list_result)      \
+        X(SHOW_REQUEST, show_request)    \
         X(CANCEL, cancel)                \
         X(ERROR, error)                  \
         X(RUN_SPEC, run_spec)            \
@@ -117,6 +123,8 @@ struct proto_run_request {
         char *variables; /* optional JSON text, for agent steps */
         bool save_source; /* an agent step: the source saved as artifacts/tool.py (POL_SOURCE_ARTIFACT)
                            * when the tool ends well having written an artifact */
+        char *tool_name;  /* optional, the client's name for the tool ("report.py"): the broker
+                           * keeps it for `anvilctl runs` and does not pass it on */
 };
 
 struct proto_event {
@@ -332,6 +340,57 @@ struct proto_task_result {
 struct proto_trace_request {
         char *request_id;
         char *task_id;
+};
+
+/* An artifact of a stored run (id: a run id) or of a task's deliverable (id: a task id),
+ * copied out to a client allowed to see it (the broker's, broker/serve.c): answered by
+ * artifact_data frames of at most PROTO_CHUNK_MAX bytes each, then an artifact_end with the
+ * size and SHA-256 the broker counted over what it sent; or an error frame. */
+#define PROTO_CHUNK_MAX (256u * 1024)
+struct proto_artifact_request {
+        char *request_id;
+        char *id;
+        char *path; /* as the result lists it, relative to its artifacts_dir */
+};
+
+struct proto_artifact_data {
+        char *request_id;
+        struct proto_bytes data;
+};
+
+struct proto_artifact_end {
+        char *request_id;
+        char *path;
+        uint64_t bytes;
+        char *sha256;
+};
+
+/* The caller's stored runs or tasks (root: everyone's), newest first. */
+#define PROTO_LIST_MAX 1000
+struct proto_list_request {
+        char *request_id;
+        char *kind;     /* "runs" or "tasks" */
+        uint64_t limit; /* at most this many, 0: PROTO_LIST_MAX */
+};
+
+struct proto_list_entry {
+        char *id;
+        char *status;
+        char *time;  /* when it was stored, UTC, ISO 8601 */
+        char *tool;  /* the tool's name, a task's first words; "" unknown */
+        struct proto_opt_int uid; /* its owner; null: stored before owners were (root's only) */
+};
+
+struct proto_list_result {
+        char *request_id;
+        char *kind;
+        struct proto_array entries; /* of struct proto_list_entry */
+};
+
+/* A stored run (answered by its run_result) or task (its task_result). */
+struct proto_show_request {
+        char *request_id;
+        char *id;
 };
 
 struct proto_cancel {

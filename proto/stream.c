@@ -248,6 +248,8 @@ static void on_written(uv_write_t *req, int status)
         }
         if (status < 0 || close_after)
                 proto_stream_close(s);
+        else if (s->on_drain && !s->closing && !s->paused)
+                s->on_drain(s);
 }
 
 /* Whether a frame of len bytes may be queued: a peer that leaves too much unread is told so

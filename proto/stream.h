@@ -77,6 +77,8 @@ struct proto_stream {
         proto_stream_msg_cb on_msg;
         proto_stream_close_cb on_close;
         proto_stream_bad_cb on_bad; /* optional */
+        void (*on_drain)(struct proto_stream *s); /* optional: a write has completed (the broker's
+                                                      artifact copies send their next chunk) */
         void *data;
         size_t max_queue; /* without a quota: a peer that lets more than this pile up unread is dropped */
         bool closing;

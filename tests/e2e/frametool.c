@@ -10,6 +10,10 @@
  *                            sends a well-formed run_request with limits {FIELD: 0} (or nil),
  *                            which no client built with proto_encode sends for an unset limit,
  *                            and prints the first reply like hello does.
+ *   frametool SOCKET artifact:ID:PATH
+ *                            sends an artifact_request for PATH of the stored run or task ID
+ *                            (the path as a tool might have named it, not as a result lists
+ *                            it) and prints the first reply like hello does.
  *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
  * classes of tests/unit/test_proto.c). The malformed frames are packed by hand, since
@@ -206,12 +210,27 @@ static int encode_limit(const char *field, bool zero, uint8_t **out, size_t *len
         return 0;
 }
 
+/* artifact:ID:PATH */
+static int encode_artifact(const char *spec, uint8_t **out, size_t *len, struct anvil_err *err)
+{
+        _cleanup_free_ char *id = strdup(spec);
+        char *path = id ? strchr(id, ':') : NULL;
+        if (!path)
+                return anvil_err_set(err, EINVAL, "expected artifact:ID:PATH");
+        *path++ = 0;
+        struct proto_msg m = { .type = PROTO_ARTIFACT_REQUEST };
+        m.u.artifact_request = (struct proto_artifact_request){ .request_id = "frametool", .id = id, .path = path };
+        return proto_encode(&m, out, len, err);
+}
+
 /* The bytes to send for CLASS, and whether to shut our side down after them. */
 static int build(const char *cls, uint8_t **out, size_t *len, bool *shut, struct anvil_err *err)
 {
         *shut = false;
         if (strcmp(cls, "hello") == 0)
                 return encode_hello(out, len, err);
+        if (strncmp(cls, "artifact:", 9) == 0)
+                return encode_artifact(cls + 9, out, len, err);
         if (strncmp(cls, "zero:", 5) == 0 || strncmp(cls, "nil:", 4) == 0)
                 return encode_limit(strchr(cls, ':') + 1, cls[0] == 'z', out, len, err);
         if (strcmp(cls, "truncated") == 0) {
@@ -359,7 +378,7 @@ int main(int argc, char **argv)
 {
         if (argc != 3)
                 return fail("usage: frametool SOCKET hello|truncated|oversize|wrongtype|missing|deep|trailing|"
-                            "unknowntype|zero:FIELD|nil:FIELD");
+                            "unknowntype|zero:FIELD|nil:FIELD|artifact:ID:PATH");
         deadline = now_ms() + TIMEOUT_MS;
         struct anvil_err err = ANVIL_ERR_INIT;
         _cleanup_free_ uint8_t *frame = NULL;

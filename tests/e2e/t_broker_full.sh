@@ -78,7 +78,7 @@ no_files_left "nearly full: a half-written result"
 run_json "$T/hello.py"
 [ -f "$SD/results/$(j .run_id).json" ] || fail "nearly full: a small result is not stored in the space left (the control)"
 echo "ok: nearly full: a small result is stored in the space left (the control: there was room to begin)"
-rm "$SD/results/$(j .run_id).json"
+rm "$SD/results/$(j .run_id).json" "$SD/results/$(j .run_id).meta" # the result and its record
 dd if=/dev/zero of="$MNT/filler" bs=4k oflag=append conv=notrunc 2>/dev/null
 expect_eq "free space on the tmpfs, filled again" 0 "$(df --output=avail "$MNT" | tail -1 | tr -d ' ')"
 

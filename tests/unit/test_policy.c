@@ -853,6 +853,21 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_TRACE_INCOMPLETE:
                 POL_REASON(buf, size, TRACE_INCOMPLETE, 3ULL, "No space left on device");
                 return;
+        case POL_STORE_NOT_FOUND:
+                POL_REASON(buf, size, STORE_NOT_FOUND, "run", "20261202T074000123456-0011223344556677");
+                return;
+        case POL_STORE_FORBIDDEN:
+                POL_REASON(buf, size, STORE_FORBIDDEN, "task", "task-20261202T074000123456-0011223344556677");
+                return;
+        case POL_STORE_NO_OWNER:
+                POL_REASON(buf, size, STORE_NO_OWNER, "run", "r1");
+                return;
+        case POL_ARTIFACT_NOT_OF:
+                POL_REASON(buf, size, ARTIFACT_NOT_OF, "../x", "run", "r1");
+                return;
+        case POL_ARTIFACT_GONE:
+                POL_REASON(buf, size, ARTIFACT_GONE, "out.csv", "run", "r1", "No such file or directory");
+                return;
         case _POL_REASON_MAX:
                 break;
         }
@@ -1024,6 +1039,11 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
                            "could not be written (No space left on device)",
         [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
+        [POL_STORE_NOT_FOUND] = "no run 20261202T074000123456-0011223344556677 is stored here",
+        [POL_STORE_FORBIDDEN] = "task task-20261202T074000123456-0011223344556677 belongs to another user",
+        [POL_STORE_NO_OWNER] = "run r1 was stored before the broker recorded whose results are: only root may read it",
+        [POL_ARTIFACT_NOT_OF] = "'../x' is not an artifact of run r1",
+        [POL_ARTIFACT_GONE] = "'out.csv' of run r1 is no longer kept (No such file or directory)",
 };
 
 /* The start-up messages (POL_STARTUP): each one line, distinct; t_startup_errors.sh asserts

@@ -1001,6 +1001,40 @@ static void test_run_result_json(void **state)
                 "\"stderr_bytes\":0,\"stderr_truncated\":false,\"stdout\":\"h\\u00E9llo\\n\",\"stdout_bytes\":0,"
                 "\"stdout_truncated\":false,\"variables\":\"{\\\"n\\\":3}\",\"variables_dropped\":[{\"name\":\"df\","
                 "\"reason\":\"is not JSON-serialisable\",\"type\":\"DataFrame\"}],\"wall_ms\":10005}");
+
+        /* Back from JSON (the broker's show_request reads its stored results so): the same
+         * rendering again, field for field. */
+        struct proto_run_result back = { 0 };
+        assert_int_equal(proto_from_json(&proto_run_result_schema, j, &back), 0);
+        json_t *j2 = proto_to_json(&proto_run_result_schema, &back);
+        _cleanup_free_ char *s2 = json_dumps(j2, JSON_COMPACT | JSON_SORT_KEYS | JSON_ENSURE_ASCII);
+        assert_string_equal(s2, s);
+        assert_true(back.exit_code.set == false && back.events.n == 2 && back.peak_rss_mb == 612.5);
+        json_decref(j2);
+        proto_schema_free(&proto_run_result_schema, &back);
+        /* Each field's type and bound checked: a wrong type, a string over its bound, a
+         * required field missing are refused, not taken for another value. */
+        const char *bad[] = { "status", "run_id", "cpu_ms" };
+        json_t *vals[] = { json_integer(3), json_string("x"), json_integer(-1) };
+        char big[PROTO_ID_MAX + 2];
+        memset(big, 'a', sizeof(big) - 1);
+        big[sizeof(big) - 1] = 0;
+        json_decref(vals[1]);
+        vals[1] = json_string(big);
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                json_t *c = json_deep_copy(j);
+                json_object_set_new(c, bad[i], vals[i]);
+                struct proto_run_result b = { 0 };
+                assert_int_equal(proto_from_json(&proto_run_result_schema, c, &b), -EINVAL);
+                proto_schema_free(&proto_run_result_schema, &b);
+                json_decref(c);
+        }
+        json_t *c = json_deep_copy(j);
+        json_object_del(c, "run_id");
+        struct proto_run_result b = { 0 };
+        assert_int_equal(proto_from_json(&proto_run_result_schema, c, &b), -EINVAL);
+        proto_schema_free(&proto_run_result_schema, &b);
+        json_decref(c);
         json_decref(j);
 }
 
