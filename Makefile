@@ -98,7 +98,9 @@ $(BUILD)/.kind:
 	@mkdir -p $(dir $@)
 	@echo $(BUILD_KIND) >$@
 
-PROJECT_CFLAGS := -DANVIL_VERSION=\"0.1\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
+# The one version string: each program's --version, its hello frame, the man pages.
+VERSION := 0.1
+PROJECT_CFLAGS := -DANVIL_VERSION=\"$(VERSION)\" -std=gnu11 $(WARN) $(HARDEN) -I. -MMD -MP
 override CFLAGS := $(PROJECT_CFLAGS) $(CFLAGS) $(TEST_CFLAGS)
 # The same for LDFLAGS: a caller's are added after -pie and full RELRO, never instead.
 override LDFLAGS := -pie -Wl,-z,relro,-z,now -Wl,--as-needed $(LDFLAGS)
@@ -380,13 +382,13 @@ MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD
 
 $(BUILD)/man/%.8: $(BUILD)/%
 	@mkdir -p $(dir $@)
-	help2man --no-info --no-discard-stderr --version-string=0.1 --section=8 \
+	help2man --no-info --no-discard-stderr --section=8 \
 		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,the unprivileged daemon between clients and the supervisor)" \
 		--output=$@ $<
 
 $(BUILD)/man/%.1: $(BUILD)/%
 	@mkdir -p $(dir $@)
-	help2man --no-info --no-discard-stderr --version-string=0.1 --section=1 --help-option=help \
+	help2man --no-info --no-discard-stderr --section=1 \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
 INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl \
