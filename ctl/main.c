@@ -58,13 +58,14 @@
 /* On a usage error (stderr), and atop `anvilctl help`. */
 static void usage(FILE *f)
 {
+        /* "or:" lines, as help2man reads a usage (the man page is made from --help). */
         fprintf(f, "usage: anvilctl run TOOL.py|- [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "                    [--cap NAME]... [--variables FILE.json] [--json]\n"
-                   "       anvilctl submit TASK.json [--verbose] [--json]\n"
-                   "       anvilctl trace TASK_ID\n"
-                   "       anvilctl probe [--json]\n"
-                   "       anvilctl verify [--scripted-model]\n"
-                   "       anvilctl help [COMMAND] | -h | --help | --version\n");
+                   "           [--cap NAME]... [--variables FILE.json] [--json]\n"
+                   "  or:  anvilctl submit TASK.json [--verbose] [--json]\n"
+                   "  or:  anvilctl trace TASK_ID\n"
+                   "  or:  anvilctl probe [--json]\n"
+                   "  or:  anvilctl verify [--scripted-model]\n"
+                   "  or:  anvilctl help [COMMAND] | -h | --help | --version\n");
 }
 
 /* The help's words on where the broker is, and on the exit status (the table atop this file,

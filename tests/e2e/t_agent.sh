@@ -227,11 +227,11 @@ for want in "task $id_totals" "code action:" "final_answer: {\"regions\":3}" "en
 done
 expect_eq "the replay: the model's replies in full" 2 "$(grep -c '^the model replied:' "$T/replay")"
 "$CTL" trace task-20260101T000000-0000000000000000 >"$T/replay.none" 2>&1
-expect_eq "trace of no task: exit" 1 "$?"
+expect_eq "trace of no task: exit (refused)" 123 "$?"
 expect_eq "trace of no task: why" "anvilctl: not_found: no trace of task task-20260101T000000-0000000000000000 here" \
         "$(cat "$T/replay.none")"
 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$CTL" trace "$id_totals" >"$T/replay.other" 2>&1
-expect_eq "trace by another user: exit" 1 "$?"
+expect_eq "trace by another user: exit (refused)" 123 "$?"
 expect_eq "trace by another user: refused" "anvilctl: forbidden: this task's trace belongs to another user" \
         "$(cat "$T/replay.other")"
 "$CTL" trace ../../etc/passwd >"$T/replay.bad" 2>&1

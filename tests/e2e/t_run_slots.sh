@@ -32,7 +32,7 @@ for i in $(seq $LOOPS); do
                 if [ "$rc" = 0 ] && [ "$(jq -r .status "$T/r.$i.$n.json")" = ok ] &&
                         [ "$(jq -r .stdout "$T/r.$i.$n.json")" = quick ]; then
                         ok=$((ok + 1))
-                elif [ "$rc" = 1 ] && [ "$(cat "$T/e.$i.$n")" = "anvilctl: busy: All 2 run slots are in use; try again later" ]; then
+                elif [ "$rc" = 123 ] && [ "$(cat "$T/e.$i.$n")" = "anvilctl: busy: All 2 run slots are in use; try again later" ]; then
                         busy=$((busy + 1))
                 else
                         fail "client $i, run $n: exit $rc: $(cat "$T/e.$i.$n") $(head -c 300 "$T/r.$i.$n.json")"
