@@ -388,9 +388,17 @@ $(BUILD)/man/%.8: $(BUILD)/%
 		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,the unprivileged daemon between clients and the supervisor)" \
 		--output=$@ $<
 
-$(BUILD)/man/%.1: $(BUILD)/%
+# anvilctl's page also holds each command's own help (anvilctl help COMMAND), as it prints it.
+$(BUILD)/man/anvilctl.h2m: $(BUILD)/anvilctl
 	@mkdir -p $(dir $@)
-	help2man --no-info --no-discard-stderr --section=1 \
+# (the tail every command's help shares, the broker and the exit status, is the page's once)
+	{ for c in run submit trace probe verify; do printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
+		$< help $$c | sed -e '/^The broker is reached at/,$$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"; \
+		printf '.fi\n'; done; } >$@
+
+$(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/man/%.h2m
+	@mkdir -p $(dir $@)
+	help2man --no-info --no-discard-stderr --section=1 --include=$(BUILD)/man/$*.h2m \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
 INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl \

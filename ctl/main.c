@@ -59,8 +59,7 @@
 static void usage(FILE *f)
 {
         /* "or:" lines, as help2man reads a usage (the man page is made from --help). */
-        fprintf(f, "usage: anvilctl run TOOL.py|- [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "           [--cap NAME]... [--variables FILE.json] [--json]\n"
+        fprintf(f, "Usage: anvilctl run TOOL.py|- [--input FILE]... [--timeout S] [--cpu S] [--memory MB] [OPTION]...\n"
                    "  or:  anvilctl submit TASK.json [--verbose] [--json]\n"
                    "  or:  anvilctl trace TASK_ID\n"
                    "  or:  anvilctl probe [--json]\n"
@@ -107,8 +106,8 @@ static void help_main(void)
 
 static void help_run(void)
 {
-        printf("usage: anvilctl run TOOL.py [OPTION]...\n"
-               "       anvilctl run - [OPTION]... < TOOL.py\n"
+        printf("Usage: anvilctl run TOOL.py [OPTION]...\n"
+               "  or:  anvilctl run - [OPTION]... < TOOL.py\n"
                "Runs TOOL.py in a jail of its own and prints what it did: the trace (every event, each\n"
                "refusal with its layer), its stdout and stderr, its artifacts and the blast radius (what it\n"
                "could have read, written, reached and started). TOOL.py is UTF-8 text of at most %u bytes;\n"
@@ -158,7 +157,7 @@ static void help_run(void)
 
 static void help_submit(void)
 {
-        printf("usage: anvilctl submit TASK.json [--verbose] [--json]\n"
+        printf("Usage: anvilctl submit TASK.json [--verbose] [--json]\n"
                "Gives a task to the broker's agent: a model writes tools, each run in a jail, until one\n"
                "delivers (its artifacts) or the task fails. The task's events are printed as they come,\n"
                "then its result. Ctrl-C cancels the task (a second one ends anvilctl at once).\n"
@@ -180,7 +179,7 @@ static void help_submit(void)
 
 static void help_trace(void)
 {
-        printf("usage: anvilctl trace TASK_ID\n"
+        printf("Usage: anvilctl trace TASK_ID\n"
                "Replays a stored task's trace, as submit --verbose printed it (your own tasks; root: all).\n"
                "\nOptions:\n"
                "  -h, --help  this text\n");
@@ -189,7 +188,7 @@ static void help_trace(void)
 
 static void help_probe(void)
 {
-        printf("usage: anvilctl probe [--json]\n"
+        printf("Usage: anvilctl probe [--json]\n"
                "Probes the isolation the supervisor can give: each mechanism, whether it is available,\n"
                "probed and in force, with its evidence, and the tier they make.\n"
                "\nOptions:\n"

@@ -572,7 +572,7 @@ static const struct {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: anvilctl verify [--scripted-model]\n"
+        fprintf(f, "Usage: anvilctl verify [--scripted-model]\n"
                    "Runs every check through the broker at $ANVIL_SOCKET (default /run/anvil.sock); see docs/verify.md.\n"
                    "  --scripted-model  check 1 asks anvilctl's bundled scripted model, even if the broker has one\n"
                    "  -h, --help        this text\n"

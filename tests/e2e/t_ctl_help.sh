@@ -35,7 +35,7 @@ echo "ok: anvilctl -h, --help, help: the same help, each command listed"
 for c in run submit trace probe verify; do
         help_of "anvilctl help $c" help "$c"
         cp "$T/help" "$T/$c.help"
-        head -1 "$T/$c.help" | grep -q "^usage: anvilctl $c" || fail "anvilctl help $c: not $c's: $(head -1 "$T/$c.help")"
+        head -1 "$T/$c.help" | grep -q "^Usage: anvilctl $c" || fail "anvilctl help $c: not $c's: $(head -1 "$T/$c.help")"
         for a in --help -h; do
                 help_of "anvilctl $c $a" "$c" "$a"
                 cmp -s "$T/help" "$T/$c.help" || fail "anvilctl $c $a differs from anvilctl help $c"

@@ -51,6 +51,9 @@ for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1; do
 done
 grep -q '^\.SH "EXIT STATUS"\|^\.SS "Exit status:"\|Exit status' "$D/usr/share/man/man1/anvilctl.1" ||
         fail "anvilctl.1: no exit status, which anvilctl --help has"
+for want in '^\.SH "COMMAND RUN"' 'the --input files, read-only' '^\.SH "COMMAND SUBMIT"' '^\.SH "COMMAND VERIFY"'; do
+        grep -q -- "$want" "$D/usr/share/man/man1/anvilctl.1" || fail "anvilctl.1: no line matches /$want/ (each command's help)"
+done
 grep -q "$(sed -n 's/^VERSION := //p' "$TOP/Makefile")" "$D/usr/share/man/man1/anvilctl.1" ||
         fail "anvilctl.1: not the version anvilctl --version says"
 echo "ok: the three man pages are the programs' own --help"
