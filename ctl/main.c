@@ -568,7 +568,7 @@ static int cmd_run(int argc, char **argv)
                         if (req->capabilities_requested.n >= PROTO_CAPS_MAX ||
                             proto_strv_push(&req->capabilities_requested, optarg) < 0 ||
                             proto_strv_push(&req->capabilities_approved, optarg) < 0) {
-                                rc = die_usage("--cap: '%s' is not a capability name", optarg);
+                                rc = die_usage("at most %d --cap", PROTO_CAPS_MAX);
                                 goto out;
                         }
                         break;
@@ -1066,7 +1066,9 @@ int main(int argc, char **argv)
                         help_main();
                         return 0;
                 }
-                int r = argc == 3 ? help_for(argv[2]) : -1;
+                if (argc > 3)
+                        return die_usage("help: expected one command (run, submit, trace, probe, verify)");
+                int r = help_for(argv[2]);
                 if (r < 0)
                         return die_usage("help: expected one command (run, submit, trace, probe, verify), not '%s'",
                                          argv[2]);
