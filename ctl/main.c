@@ -539,20 +539,22 @@ static int cmd_run(int argc, char **argv)
                 }
                 case 't':
                         if (parse_seconds(optarg, POL_WALL_S_MAX, &req->limits.wall_s) < 0) {
-                                rc = die_usage("--timeout: expected whole seconds, 1..3600, not '%s'", optarg);
+                                rc = die_usage("--timeout: expected whole seconds, %d..%d, not '%s'", POL_WALL_S_MIN, POL_WALL_S_MAX,
+                                               optarg);
                                 goto out;
                         }
                         break;
                 case 'c':
                         if (parse_seconds(optarg, POL_CPU_S_MAX, &req->limits.cpu_s) < 0) {
-                                rc = die_usage("--cpu: expected whole seconds, 1..3600, not '%s'", optarg);
+                                rc = die_usage("--cpu: expected whole seconds, %d..%d, not '%s'", POL_CPU_S_MIN, POL_CPU_S_MAX, optarg);
                                 goto out;
                         }
                         break;
                 case 'm':
                         if (parse_seconds(optarg, POL_MEMORY_MB_MAX, &req->limits.memory_mb) < 0 ||
                             req->limits.memory_mb < POL_MEMORY_MB_MIN) {
-                                rc = die_usage("--memory: expected megabytes, 64..65536, not '%s'", optarg);
+                                rc = die_usage("--memory: expected megabytes, %d..%d, not '%s'", POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX,
+                                               optarg);
                                 goto out;
                         }
                         break;
