@@ -386,7 +386,7 @@ static int read_input(const char *what, const char *path, struct proto_input *in
 }
 
 /* A request must fit in one frame (PROTO_FRAME_MAX): found here, before connecting, it is the
- * user's to fix (exit 2), not a server that cannot be reached. The encoding is the one that
+ * user's to fix (EXIT_USAGE, 125), not a server that cannot be reached. The encoding is the one that
  * will be sent. what: "the run", "the task". */
 static int check_frame(const struct proto_msg *m, const char *what, const struct proto_array *inputs)
 {
