@@ -1050,14 +1050,9 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         for (size_t i = 0; i < sub->capabilities_approved.n; i++) {
                 const char *name = sub->capabilities_approved.items[i];
                 if (pol_cap_from_name(name) < 0) {
-                        char shown[64], known[128] = "";
-                        pol_var_show(name, strlen(name), shown, sizeof(shown));
-                        for (int k = 0; k < _POL_CAP_MAX; k++)
-                                snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", k ? ", " : "",
-                                         pol_cap_name((enum pol_cap)k));
-                        refuse(c, m, "bad_request", "task_submit.capabilities_approved",
-                               "task_submit.capabilities_approved: '%s' is not a capability (there are: %s)", shown,
-                               known);
+                        char msg[256];
+                        refuse(c, m, "bad_request", "task_submit.capabilities_approved", "%s",
+                               pol_cap_unknown("task_submit.capabilities_approved", name, msg, sizeof(msg)));
                         return;
                 }
         }

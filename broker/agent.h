@@ -2,9 +2,10 @@
 #pragma once
 
 #include "broker/broker.h"
+#include "policy/limits.h"
 
-#define BRO_TASK_STEPS_DEFAULT 6
-#define BRO_TASK_BUDGET_S_DEFAULT 600
+#define BRO_TASK_STEPS_DEFAULT POL_TASK_STEPS_DEFAULT
+#define BRO_TASK_BUDGET_S_DEFAULT POL_TASK_BUDGET_S_DEFAULT
 /* A trace line replayed: a code action of PROTO_SOURCE_MAX bytes escaped as JSON (\u0001 is
  * 6 bytes) fits. A replay is read on the loop and queued to the client whole: bounded so
  * (agent.c); recover.c reads a trace within the same bounds. */

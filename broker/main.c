@@ -98,7 +98,8 @@ static void usage(FILE *f)
                    "  --frame-timeout S         a frame begun and not completed; an error frame left unread (%u)\n"
                    "  --max-partial-bytes N     bytes of frames begun and not completed, per uid (%zu)\n"
                    "  --max-unread-bytes N      bytes sent and not yet read, per uid (%zu)\n"
-                   "  --help              this text\n",
+                   "  --help              this text\n"
+                   "  --version           print the version (" ANVIL_VERSION ") and exit\n",
                 BRO_MAX_CONNS_DEFAULT, BRO_MAX_CONNS_PER_UID_DEFAULT, BRO_MAX_INFLIGHT_PER_UID_DEFAULT, BRO_MAX_INFLIGHT,
                 BRO_IDLE_S_DEFAULT, BRO_FRAME_S_DEFAULT, BRO_MAX_PARTIAL_DEFAULT, BRO_MAX_UNREAD_DEFAULT);
 }
@@ -173,6 +174,7 @@ enum {
         O_MODEL_TEMPERATURE,
         O_MODEL_RETRIES,
         O_HELP,
+        O_VERSION,
 };
 
 /* Each option, and its key in the file: [broker] the option's name with '_', [model] the
@@ -201,6 +203,7 @@ static const struct cfg_opt opts[] = {
         M("model-temperature", "temperature", O_MODEL_TEMPERATURE),
         M("model-retries", "retries", O_MODEL_RETRIES),
         { "help", NULL, NULL, O_HELP, 0 },
+        { "version", NULL, NULL, O_VERSION, 0 },
 };
 #undef B
 #undef M
@@ -375,6 +378,10 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
         int r = cfg_args(&d, argc, argv, &res, &err);
         if (res.help) {
                 usage(stdout);
+                exit(0);
+        }
+        if (res.version) {
+                printf("anvil-broker " ANVIL_VERSION "\n");
                 exit(0);
         }
         if (r < 0 && res.in_file) { /* it names the file and line: --help would not help */

@@ -53,7 +53,7 @@ static int closed_while_sending(int fd, const char *what)
         int rc = EXIT_CONNECT;
         if (k == 1 && in.type == PROTO_ERROR) {
                 fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
-                rc = EXIT_REFUSED;
+                rc = ctl_error_exit(in.u.error.code);
         } else {
                 fprintf(stderr, "anvilctl: the broker closed the connection before it took %s\n", what);
         }
@@ -109,6 +109,11 @@ static void say_read_failed(int k, const struct anvil_err *err, const char *what
                 say(failed, "%s", err->msg);
 }
 
+int ctl_error_exit(const char *code)
+{
+        return code && strcmp(code, "sandbox_failed") == 0 ? EXIT_SANDBOX : EXIT_REFUSED;
+}
+
 int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char **failed)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
@@ -135,7 +140,7 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
                         fprintf(stderr, "anvilctl: an artifact is not hashed: %s\n", unhashed);
                 if (in.type == PROTO_ERROR) {
                         say(failed, "%s: %s", in.u.error.code, in.u.error.message);
-                        rc = EXIT_REFUSED;
+                        rc = ctl_error_exit(in.u.error.code);
                         r = 0;
                 } else if ((r = on_frame(fd, &in, ctx, &rc)) < 0) {
                         say(failed, "unexpected %s from the server", proto_type_name(in.type));

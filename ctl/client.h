@@ -7,9 +7,18 @@
 
 #include "proto/proto.h"
 
-#define EXIT_REFUSED 1
-#define EXIT_USAGE 2
-#define EXIT_CONNECT 3
+/* anvilctl's exit status (docs/cli.md, "Exit status"; the table atop ctl/main.c): 0 and the
+ * tool's own code for what the tool did, 128+N for a signal it died of; 120..127 are Anvil's
+ * own outcomes alone (a tool's exit code in that range is reported as 1). */
+#define EXIT_BLOCKED 120 /* a layer refused an operation and the tool ended: status blocked */
+#define EXIT_KILLED 121  /* killed by Anvil, but not for time: memory, cpu, cancelled, stopping */
+#define EXIT_SANDBOX 122 /* the sandbox failed: an error frame "sandbox_failed" */
+#define EXIT_REFUSED 123 /* any other error frame: bad request, busy, unavailable ... */
+#define EXIT_TIMEOUT 124 /* killed: timeout (as timeout(1)) */
+#define EXIT_USAGE 125   /* the command line, or a request that cannot be made */
+#define EXIT_CONNECT 126 /* the broker cannot be reached, or the connection broke */
+#define EXIT_ANVIL_MIN 120
+#define EXIT_ANVIL_MAX 127
 
 /* $ANVIL_SOCKET, or /run/anvil.sock. */
 const char *ctl_socket_path(void);
@@ -24,7 +33,11 @@ int ctl_send_request(const struct proto_msg *m, const char *what);
 typedef int (*ctl_frame_fn)(int fd, struct proto_msg *in, void *ctx, int *rc);
 
 /* Reads the broker's frames for one request until on_frame ends it: the connection closing
- * first (what: "the run" ended), an error frame (exit 1), a frame on_frame does not expect.
+ * first (what: "the run" ended), an error frame (EXIT_SANDBOX or EXIT_REFUSED), a frame on_frame does not expect.
  * Each is said on stderr, or, with failed non-NULL, kept there as one line (malloc'd: an
  * error frame as "code: message") for the caller to show. Returns the exit status. */
 int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char **failed);
+
+/* The exit status for an error frame's code: EXIT_SANDBOX for "sandbox_failed", else
+ * EXIT_REFUSED. */
+int ctl_error_exit(const char *code);

@@ -1,12 +1,28 @@
 /* anvilctl: the command line. Talks to the broker at $ANVIL_SOCKET (default /run/anvil.sock).
  *
- * Exit status: 0 when the run (or submit's task) was carried out, whatever the tool did (its
- * status, and the task's, is in the output); 1 when the server refused or could not carry it
- * out (an error frame, printed: also when the broker refuses the connection over one of its
- * bounds); 2 for a usage error, which includes a request that cannot be made (a file that
- * cannot be read, inputs too large for one frame: found before anything is sent); 3 when the
- * server cannot be reached or the connection broke ("the broker closed the connection ...",
- * when it closed without an error frame). */
+ * Exit status, as `docker run` and timeout(1) have it (docs/cli.md, "Exit status"; the
+ * values are ctl/client.h's EXIT_*). 120..127 are Anvil's own outcomes, so no tool's exit can
+ * be taken for one: a tool's own exit code in that range is reported as 1 (its summary says
+ * the real code).
+ *   0        run: the tool exited 0. submit: the task delivered (status ok). Every other
+ *            command: it was carried out.
+ *   1..119, 128..255 the tool's own exit code (120..127 reported as 1); 128+N: the tool died
+ *            of signal N that Anvil did not send
+ *   1        verify: a check failed
+ *   120      blocked: a layer refused an operation and the tool ended (status blocked).
+ *            submit: the task failed
+ *   121      killed by Anvil for another reason than time: memory, cpu, cancelled, stopping.
+ *            submit: cancelled or interrupted
+ *   122      the sandbox failed (an error frame "sandbox_failed": never the tool's result)
+ *   123      the server refused the request: any other error frame (bad_request, busy,
+ *            unavailable, ...), also when the broker refuses the connection over a bound
+ *   124      killed: timeout
+ *   125      a usage error, which includes a request that cannot be made (a file that cannot
+ *            be read, an unknown --cap, inputs too large for one frame: found before
+ *            anything is sent)
+ *   126      the broker cannot be reached, or the connection broke ("the broker closed the
+ *            connection ...", when it closed without an error frame)
+ * Help (-h, --help, help [COMMAND], COMMAND --help) and --version print on stdout and exit 0. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
@@ -27,6 +43,7 @@
 #include "lib/fd.h"
 #include "lib/utf8.h"
 #include "policy/limits.h"
+#include "policy/rules.h"
 #include "proto/json.h"
 #include "proto/proto.h"
 
@@ -35,18 +52,180 @@
 #include "ctl/verify.h"
 #include "proto/names.h"
 
+#ifndef ANVIL_VERSION
+#error "ANVIL_VERSION comes from the Makefile's VERSION"
+#endif
+
+/* On a usage error (stderr), and atop `anvilctl help`. */
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "                    [--cap NAME]... [--variables FILE.json] [--json] [-o DIR]\n"
-                   "       anvilctl submit TASK.json [--verbose] [--json] [-o DIR]\n"
-                   "       anvilctl runs|tasks [-n N] [--json]\n"
-                   "       anvilctl show ID [--json] [-o DIR]\n"
-                   "       anvilctl trace TASK_ID|RUN_ID\n"
-                   "       anvilctl probe [--json]\n"
-                   "       anvilctl verify [--scripted-model]\n"
-                   "       anvilctl help\n"
-                   "The broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n");
+        /* "or:" lines, as help2man reads a usage (the man page is made from --help). */
+        fprintf(f, "Usage: anvilctl run TOOL.py|- [--input FILE]... [--timeout S] [--cpu S] [--memory MB] [OPTION]...\n"
+                   "  or:  anvilctl submit TASK.json [--verbose] [--json] [-o DIR]\n"
+                   "  or:  anvilctl runs|tasks [-n N] [--json]\n"
+                   "  or:  anvilctl show ID [--json] [-o DIR]\n"
+                   "  or:  anvilctl trace TASK_ID|RUN_ID\n"
+                   "  or:  anvilctl probe [--json]\n"
+                   "  or:  anvilctl verify [--scripted-model]\n"
+                   "  or:  anvilctl help [COMMAND] | -h | --help | --version\n");
+}
+
+/* The help's words on where the broker is, and on the exit status (the table atop this file,
+ * which docs/cli.md has in full). */
+static void help_tail(void)
+{
+        printf("\nThe broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n"
+               "\nExit status:\n"
+               "  0        the tool exited 0 (submit: the task delivered; other commands: done)\n"
+               "  N        the tool's own exit code N; one in 120..127 is reported as 1\n"
+               "  128+N    the tool died of signal N, not sent by Anvil\n"
+               "  120      blocked: a layer refused an operation (submit: the task failed)\n"
+               "  121      killed by Anvil: memory, cpu, cancelled, stopping (submit: cancelled)\n"
+               "  122      the sandbox failed\n"
+               "  123      the server refused the request (an error frame)\n"
+               "  124      killed: timeout\n"
+               "  125      a usage error\n"
+               "  126      the broker cannot be reached, or the connection broke\n"
+               "\nanvilctl " ANVIL_VERSION "; see docs/cli.md.\n");
+}
+
+static void help_main(void)
+{
+        usage(stdout);
+        printf("\nRuns model-written Python tools in Anvil's sandbox, one jail per run, and agent tasks\n"
+               "whose tools it runs so.\n"
+               "\nCommands:\n"
+               "  run TOOL.py       run one tool in a jail: its trace, output, artifacts, blast radius\n"
+               "  submit TASK.json  give a task to the agent: a model writes tools, each run in a jail\n"
+               "  runs, tasks       your stored runs or tasks, newest first (root: everyone's)\n"
+               "  show ID           a stored run or task, printed as run or submit printed it\n"
+               "  trace ID          replay a stored task's trace, or a run's events\n"
+               "  probe             the isolation in force here: each mechanism, with its evidence\n"
+               "  verify            check the running service end to end\n"
+               "  help [COMMAND]    this text, or a command's options (as COMMAND --help)\n"
+               "\nOptions:\n"
+               "  -h, --help        this text\n"
+               "  --version         print anvilctl's version and exit\n");
+        help_tail();
+}
+
+static void help_run(void)
+{
+        printf("Usage: anvilctl run TOOL.py [OPTION]...\n"
+               "  or:  anvilctl run - [OPTION]... < TOOL.py\n"
+               "Runs TOOL.py in a jail of its own and prints what it did: the trace (every event, each\n"
+               "refusal with its layer), its stdout and stderr, its artifacts and the blast radius (what it\n"
+               "could have read, written, reached and started). TOOL.py is UTF-8 text of at most %u bytes;\n"
+               "\"-\" reads it from stdin, within the same bound (messages then name the tool \"-\").\n",
+               PROTO_SOURCE_MAX);
+        printf("\nOptions (a default is the server's as built: its configuration's [limits] may move a\n"
+               "default and lower a maximum, and the RunResult says the limits in force):\n"
+               "  --input FILE        a file the tool reads as ./inputs/NAME, NAME the file's own name\n"
+               "                      ([A-Za-z0-9._-], not starting with '.'); at most %d, sent with the\n"
+               "                      request in one frame of at most %u bytes\n",
+               PROTO_INPUTS_MAX, PROTO_FRAME_MAX);
+        printf("  --timeout S         wall-clock seconds, %d..%d (default %d); then killed: timeout\n"
+               "  --cpu S             CPU seconds, %d..%d (default %d)\n"
+               "  --memory MB         memory in MB, %d..%d (default %d)\n",
+               POL_WALL_S_MIN, POL_WALL_S_MAX, POL_WALL_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX, POL_CPU_S_DEFAULT,
+               POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, POL_MEMORY_MB_DEFAULT);
+        printf("  --cap NAME          request and approve a capability (at most %d); whether it is granted\n"
+               "                      is the server's policy, which says why not. Today:\n",
+               PROTO_CAPS_MAX);
+        for (int c = 0; c < _POL_CAP_MAX; c++) {
+                enum pol_why w = pol_cap_server_policy((enum pol_cap)c);
+                printf("                        %s: %s\n", pol_cap_name((enum pol_cap)c),
+                       w == POL_WHY_NONE ? "granted when approved" : pol_why_text(w));
+        }
+        printf("  --variables FILE.json  a JSON object of at most %u bytes: the tool's variables (an\n"
+               "                      agent's state from the step before)\n"
+               "  --json              print the RunResult as one JSON object instead (docs/results.md)\n"
+               "  -o, --output DIR    copy the run's artifacts into DIR, as you (nothing there is\n"
+               "                      overwritten or followed; docs/cli.md)\n"
+               "  -h, --help          this text\n",
+               PROTO_VARIABLES_MAX);
+        printf("Not set from here: stdout and stderr, %u bytes each kept (the rest counted); the\n"
+               "artifacts, and /tmp, %llu bytes; %d processes and threads.\n",
+               POL_OUTPUT_DEFAULT, (unsigned long long)POL_FILES_DEFAULT, POL_PIDS_DEFAULT);
+        printf("\nThe tool's contract:\n"
+               "  cwd          its work directory (/work in a jail with namespaces), holding:\n"
+               "  ./inputs     the --input files, read-only\n"
+               "  ./artifacts  read and write: what is kept. Each regular file left there is copied out\n"
+               "               of the jail and listed with its size and SHA-256 under \"artifacts:\"\n"
+               "  /tmp         private to the run, thrown away with it\n"
+               "  /usr         the interpreter and its libraries, read-only\n"
+               "  refused      reading or writing any other path; the network (no socket but AF_UNIX);\n"
+               "               new processes (fork, exec, subprocess); signals to other processes;\n"
+               "               native code (ctypes); imports and calls outside the policy. Each\n"
+               "               refusal is an event of the trace, with the layer that refused it\n"
+               "               (docs/security.md). A tool that ends on one is \"blocked\".\n");
+        help_tail();
+}
+
+static void help_submit(void)
+{
+        printf("Usage: anvilctl submit TASK.json [--verbose] [--json]\n"
+               "Gives a task to the broker's agent: a model writes tools, each run in a jail, until one\n"
+               "delivers (its artifacts) or the task fails. The task's events are printed as they come,\n"
+               "then its result. Ctrl-C cancels the task (a second one ends anvilctl at once).\n"
+               "\nOptions:\n"
+               "  --verbose   the model's replies, the prompt and the observations in full\n"
+               "  --json      print the TaskResult as one JSON object (docs/results.md)\n"
+               "  -o DIR      copy the deliverable's artifacts into DIR, as you (--output DIR)\n"
+               "  -h, --help  this text\n");
+        printf("\nTASK.json (docs/agent.md), every key known:\n"
+               "  task                   the task's sentence (required)\n"
+               "  inputs                 file paths, relative to TASK.json's directory (at most %d)\n"
+               "  capabilities_approved  capability names the tools may be granted (at most %d)\n"
+               "  max_steps              1..%d (default %d)\n"
+               "  time_budget_s          1..%d (default %d)\n"
+               "  model                  {\"url\", \"name\"}: another model than the broker's own\n",
+               PROTO_INPUTS_MAX, PROTO_CAPS_MAX, POL_TASK_STEPS_MAX, POL_TASK_STEPS_DEFAULT, POL_TASK_BUDGET_S_MAX,
+               POL_TASK_BUDGET_S_DEFAULT);
+        help_tail();
+}
+
+static void help_trace(void)
+{
+        printf("Usage: anvilctl trace TASK_ID|RUN_ID\n"
+               "Replays a stored task's trace, as submit --verbose printed it, or a stored run's events\n"
+               "(an id starting with a digit is a run's; your own; root: all).\n"
+               "\nOptions:\n"
+               "  -h, --help  this text\n");
+        help_tail();
+}
+
+static void help_probe(void)
+{
+        printf("Usage: anvilctl probe [--json]\n"
+               "Probes the isolation the supervisor can give: each mechanism, whether it is available,\n"
+               "probed and in force, with its evidence, and the tier they make.\n"
+               "\nOptions:\n"
+               "  --json      print the ProbeResult as one JSON object\n"
+               "  -h, --help  this text\n");
+        help_tail();
+}
+
+/* `anvilctl help COMMAND`, `anvilctl COMMAND --help`: 0, or -1 for no such command. */
+static int help_for(const char *cmd)
+{
+        if (strcmp(cmd, "run") == 0)
+                help_run();
+        else if (strcmp(cmd, "submit") == 0)
+                help_submit();
+        else if (strcmp(cmd, "trace") == 0)
+                help_trace();
+        else if (strcmp(cmd, "probe") == 0)
+                help_probe();
+        else if (strcmp(cmd, "verify") == 0)
+                return ctl_verify(2, (char *[]){ "verify", "--help", NULL });
+        else if (strcmp(cmd, "runs") == 0 || strcmp(cmd, "tasks") == 0 || strcmp(cmd, "show") == 0)
+                return ctl_store_help(cmd);
+        else if (strcmp(cmd, "help") == 0)
+                help_main();
+        else
+                return -1;
+        return 0;
 }
 
 static int die_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -218,7 +397,7 @@ static int read_input(const char *what, const char *path, struct proto_input *in
 }
 
 /* A request must fit in one frame (PROTO_FRAME_MAX): found here, before connecting, it is the
- * user's to fix (exit 2), not a server that cannot be reached. The encoding is the one that
+ * user's to fix (EXIT_USAGE, 125), not a server that cannot be reached. The encoding is the one that
  * will be sent. what: "the run", "the task". */
 static int check_frame(const struct proto_msg *m, const char *what, const struct proto_array *inputs)
 {
@@ -275,6 +454,47 @@ static int read_variables(const char *path, char **out)
         return 0;
 }
 
+/* A signal's number from the RunResult's name of it (supervisor/result.c: "SIGSEGV", or
+ * "signal 40" for one with no name); 0 if it names none. */
+static int signal_number(const char *name)
+{
+        if (!name)
+                return 0;
+        if (strncmp(name, "SIG", 3) == 0) {
+                for (int sig = 1; sig < 65; sig++) {
+                        const char *abbrev = sigabbrev_np(sig);
+                        if (abbrev && strcmp(abbrev, name + 3) == 0)
+                                return sig;
+                }
+                return 0;
+        }
+        int sig = 0, n = 0;
+        if (sscanf(name, "signal %d%n", &sig, &n) == 1 && name[n] == '\0' && sig > 0 && sig < 65)
+                return sig;
+        return 0;
+}
+
+/* The exit status for a run's result (the table atop this file): what the tool did, or what
+ * Anvil did to it. A tool's own code in 120..127 is 1: those are Anvil's. */
+static int run_exit(const struct proto_run_result *r)
+{
+        const char *st = r->status ? r->status : "";
+        if (strcmp(st, "ok") == 0)
+                return 0;
+        if (strcmp(st, "blocked") == 0)
+                return EXIT_BLOCKED;
+        if (strcmp(st, "killed") == 0 || r->killed)
+                return r->killed && strcmp(r->killed, pol_reason_format(POL_KILLED_TIMEOUT)) == 0 ? EXIT_TIMEOUT
+                                                                                                     : EXIT_KILLED;
+        if (r->exit_code.set) {
+                int64_t v = r->exit_code.v;
+                return v >= 1 && v <= 255 && !(v >= EXIT_ANVIL_MIN && v <= EXIT_ANVIL_MAX) ? (int)v : 1;
+        }
+        int sig = signal_number(r->signal);
+        /* Neither an exit nor a signal: the sandbox did not say what the tool did. */
+        return sig ? 128 + sig : EXIT_SANDBOX;
+}
+
 /* A run's frames: its events (not shown: the result carries them), then its result. */
 static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
@@ -284,14 +504,22 @@ static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
                 return 1;
         if (in->type != PROTO_RUN_RESULT)
                 return -1;
+        const struct proto_run_result *r = &in->u.run_result;
         if (json) {
-                *rc = print_json(PROTO_RUN_RESULT, &in->u.run_result);
+                *rc = print_json(PROTO_RUN_RESULT, r);
         } else {
-                print_human(&in->u.run_result);
+                print_human(r);
                 *rc = 0;
         }
+        if (*rc == 0)
+                *rc = run_exit(r);
+        if (!json && r->exit_code.set && r->exit_code.v >= EXIT_ANVIL_MIN && r->exit_code.v <= EXIT_ANVIL_MAX &&
+            strcmp(r->status ? r->status : "", "error") == 0)
+                printf("note: the tool exited %" PRId64 ", in %d..%d, which anvilctl keeps for Anvil's own outcomes: it "
+                       "exits 1\n",
+                       r->exit_code.v, EXIT_ANVIL_MIN, EXIT_ANVIL_MAX);
         fflush(stdout);
-        int out = ctl_out_run(&in->u.run_result); /* -o DIR */
+        int out = ctl_out_run(r); /* -o DIR */
         if (out)
                 *rc = out;
         return 0;
@@ -313,7 +541,7 @@ static int cmd_run(int argc, char **argv)
         bool json = false;
         int c, rc = EXIT_USAGE;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'o':
                         ctl_out_dir = optarg;
@@ -330,30 +558,38 @@ static int cmd_run(int argc, char **argv)
                 }
                 case 't':
                         if (parse_seconds(optarg, POL_WALL_S_MAX, &req->limits.wall_s) < 0) {
-                                rc = die_usage("--timeout: expected whole seconds, 1..3600, not '%s'", optarg);
+                                rc = die_usage("--timeout: expected whole seconds, %d..%d, not '%s'", POL_WALL_S_MIN, POL_WALL_S_MAX,
+                                               optarg);
                                 goto out;
                         }
                         break;
                 case 'c':
                         if (parse_seconds(optarg, POL_CPU_S_MAX, &req->limits.cpu_s) < 0) {
-                                rc = die_usage("--cpu: expected whole seconds, 1..3600, not '%s'", optarg);
+                                rc = die_usage("--cpu: expected whole seconds, %d..%d, not '%s'", POL_CPU_S_MIN, POL_CPU_S_MAX, optarg);
                                 goto out;
                         }
                         break;
                 case 'm':
                         if (parse_seconds(optarg, POL_MEMORY_MB_MAX, &req->limits.memory_mb) < 0 ||
                             req->limits.memory_mb < POL_MEMORY_MB_MIN) {
-                                rc = die_usage("--memory: expected megabytes, 64..65536, not '%s'", optarg);
+                                rc = die_usage("--memory: expected megabytes, %d..%d, not '%s'", POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX,
+                                               optarg);
                                 goto out;
                         }
                         break;
                 case 'p':
                         /* The user at the command line asks for it and approves it: whether it
-                         * is granted is then the server's policy, which says why not. */
-                        if (strlen(optarg) == 0 || strlen(optarg) > 32 || req->capabilities_requested.n >= PROTO_CAPS_MAX ||
+                         * is granted is then the server's policy, which says why not. A name
+                         * that is no capability is a typo, refused as task.json's is. */
+                        if (pol_cap_from_name(optarg) < 0) {
+                                char msg[256];
+                                rc = die_usage("%s", pol_cap_unknown("--cap", optarg, msg, sizeof(msg)));
+                                goto out;
+                        }
+                        if (req->capabilities_requested.n >= PROTO_CAPS_MAX ||
                             proto_strv_push(&req->capabilities_requested, optarg) < 0 ||
                             proto_strv_push(&req->capabilities_approved, optarg) < 0) {
-                                rc = die_usage("--cap: '%s' is not a capability name", optarg);
+                                rc = die_usage("at most %d --cap", PROTO_CAPS_MAX);
                                 goto out;
                         }
                         break;
@@ -367,7 +603,7 @@ static int cmd_run(int argc, char **argv)
                                 goto out;
                         break;
                 case 'h':
-                        usage(stdout);
+                        help_run();
                         rc = 0;
                         goto out;
                 default:
@@ -376,13 +612,15 @@ static int cmd_run(int argc, char **argv)
                 }
         }
         if (optind != argc - 1) {
-                rc = die_usage("run: expected one TOOL.py");
+                rc = die_usage("run: expected one TOOL.py (or -, the source on stdin)");
                 goto out;
         }
         struct anvil_err err = ANVIL_ERR_INIT;
         uint8_t *src;
         size_t len;
-        if (fd_read_file(argv[optind], PROTO_SOURCE_MAX, &src, &len, &err) < 0) {
+        /* "-": the source on stdin (a pipe, a file, a terminal), within the same bound. */
+        if ((strcmp(argv[optind], "-") == 0 ? fd_read_all(STDIN_FILENO, "-", PROTO_SOURCE_MAX, &src, &len, &err)
+                                            : fd_read_file(argv[optind], PROTO_SOURCE_MAX, &src, &len, &err)) < 0) {
                 fprintf(stderr, "anvilctl: %s\n", err.msg);
                 goto out;
         }
@@ -444,11 +682,11 @@ static int cmd_probe(int argc, char **argv)
         bool json = false;
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 if (c == 'j')
                         json = true;
                 else if (c == 'h') {
-                        usage(stdout);
+                        help_probe();
                         return 0;
                 } else {
                         usage(stderr);
@@ -612,7 +850,7 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                         }
                 } else if (strcmp(key, "max_steps") == 0 || strcmp(key, "time_budget_s") == 0) {
                         bool steps = key[0] == 'm';
-                        json_int_t max = steps ? 100 : 86400;
+                        json_int_t max = steps ? POL_TASK_STEPS_MAX : POL_TASK_BUDGET_S_MAX;
                         if (!json_is_integer(v) || json_integer_value(v) < 1 || json_integer_value(v) > max) {
                                 fprintf(stderr, "anvilctl: %s: \"%s\" must be a whole number, 1..%lld\n", path, key,
                                         (long long)max);
@@ -721,6 +959,20 @@ struct task_view {
         bool json, verbose, replay;
 };
 
+/* The exit status for a task's result (the table atop this file): 0 only for one that
+ * delivered. */
+static int task_exit(const struct proto_task_result *r)
+{
+        const char *st = r->status ? r->status : "";
+        if (strcmp(st, "ok") == 0)
+                return 0;
+        if (strcmp(st, "failed") == 0)
+                return EXIT_BLOCKED;
+        if (strcmp(st, "cancelled") == 0 || strcmp(st, "interrupted") == 0)
+                return EXIT_KILLED;
+        return EXIT_REFUSED; /* a status this anvilctl does not know: not a delivery */
+}
+
 static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
         const struct task_view *v = ctx;
@@ -745,6 +997,8 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
                 print_task_result(&in->u.task_result);
                 *rc = 0;
         }
+        if (*rc == 0)
+                *rc = task_exit(&in->u.task_result);
         fflush(stdout);
         int out = ctl_out_task(&in->u.task_result); /* -o DIR */
         if (out)
@@ -762,7 +1016,7 @@ static int cmd_submit(int argc, char **argv)
         bool json = false, verbose = false;
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
                 if (c == 'o')
                         ctl_out_dir = optarg;
                 else if (c == 'j')
@@ -770,7 +1024,7 @@ static int cmd_submit(int argc, char **argv)
                 else if (c == 'v')
                         verbose = true;
                 else if (c == 'h') {
-                        usage(stdout);
+                        help_submit();
                         return 0;
                 } else {
                         usage(stderr);
@@ -806,7 +1060,7 @@ static int cmd_submit(int argc, char **argv)
 static int cmd_trace(int argc, char **argv)
 {
         if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-                usage(stdout);
+                help_trace();
                 return 0;
         }
         if (argc != 2 || argv[1][0] == '-')
@@ -840,8 +1094,21 @@ int main(int argc, char **argv)
                 return cmd_run(argc - 1, argv + 1);
         if (strcmp(argv[1], "probe") == 0)
                 return cmd_probe(argc - 1, argv + 1);
-        if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0) {
-                usage(stdout);
+        if (strcmp(argv[1], "help") == 0 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0) {
+                if (argc == 2 || argv[1][0] == '-') {
+                        help_main();
+                        return 0;
+                }
+                if (argc > 3)
+                        return die_usage("help: expected one command (run, submit, trace, probe, verify)");
+                int r = help_for(argv[2]);
+                if (r < 0)
+                        return die_usage("help: expected one command (run, submit, trace, probe, verify), not '%s'",
+                                         argv[2]);
+                return r;
+        }
+        if (strcmp(argv[1], "--version") == 0) {
+                printf("anvilctl " ANVIL_VERSION "\n");
                 return 0;
         }
         if (strcmp(argv[1], "submit") == 0)
@@ -854,7 +1121,7 @@ int main(int argc, char **argv)
                 return ctl_cmd_runs(argc - 1, argv + 1);
         if (strcmp(argv[1], "show") == 0)
                 return ctl_cmd_show(argc - 1, argv + 1);
-        fprintf(stderr, "anvilctl: unknown command '%s'\n", argv[1]);
+        fprintf(stderr, "anvilctl: unknown command '%s' (anvilctl --help lists them)\n", argv[1]);
         usage(stderr);
         return EXIT_USAGE;
 }

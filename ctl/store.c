@@ -284,7 +284,7 @@ int ctl_cmd_runs(int argc, char **argv)
         uint64_t limit = 0;
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "n:", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "n:h", opts, NULL)) != -1) {
                 char *end;
                 if (c == 'j')
                         json = true;
@@ -384,7 +384,7 @@ int ctl_cmd_show(int argc, char **argv)
         struct show s = { 0 };
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "o:", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
                 if (c == 'j')
                         s.json = true;
                 else if (c == 'o')
@@ -411,4 +411,10 @@ int ctl_trace_run(const char *run_id)
 {
         struct show s = { .trace = true };
         return show(run_id, &s);
+}
+
+int ctl_store_help(const char *cmd)
+{
+        char *argv[] = { (char *)cmd, "--help", NULL };
+        return strcmp(cmd, "show") == 0 ? ctl_cmd_show(2, argv) : ctl_cmd_runs(2, argv);
 }

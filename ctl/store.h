@@ -16,6 +16,7 @@ int ctl_out_task(const struct proto_task_result *r);
 
 int ctl_cmd_runs(int argc, char **argv);  /* anvilctl runs, anvilctl tasks */
 int ctl_cmd_show(int argc, char **argv);  /* anvilctl show ID [--json] [-o DIR] */
+int ctl_store_help(const char *cmd);       /* anvilctl help runs|tasks|show */
 int ctl_trace_run(const char *run_id);    /* anvilctl trace RUN_ID */
 
 /* ctl/main.c's: a run's or a task's result as run and submit print it; one event. */

@@ -572,9 +572,12 @@ static const struct {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: anvilctl verify [--scripted-model]\n"
+        fprintf(f, "Usage: anvilctl verify [--scripted-model]\n"
                    "Runs every check through the broker at $ANVIL_SOCKET (default /run/anvil.sock); see docs/verify.md.\n"
-                   "  --scripted-model  check 1 asks anvilctl's bundled scripted model, even if the broker has one\n");
+                   "  --scripted-model  check 1 asks anvilctl's bundled scripted model, even if the broker has one\n"
+                   "  -h, --help        this text\n"
+                   "Exit status: 0 when every check passed, 1 when one failed, 125 for a usage error, 126 when\n"
+                   "the broker cannot be reached at all.\n");
 }
 
 /* The checks' runs have small time limits (a 1 s CPU limit, a 2 s wall clock) that an
@@ -609,7 +612,7 @@ int ctl_verify(int argc, char **argv)
         struct vfy v = { .root = geteuid() == 0 };
         int c;
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
                 if (c == 's') {
                         v.scripted_model = true;
                 } else if (c == 'h') {

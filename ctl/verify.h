@@ -9,8 +9,8 @@
 #include "proto/names.h"
 #include "proto/proto.h"
 
-/* argv[0] is "verify". Exit status: 0 when every check passed, 1 when one failed, 2 for a
- * usage error, 3 when the broker cannot be reached at all. */
+/* argv[0] is "verify". Exit status: 0 when every check passed, 1 when one failed,
+ * EXIT_USAGE (125) for a usage error, EXIT_CONNECT (126) when the broker cannot be reached. */
 int ctl_verify(int argc, char **argv);
 
 /* ---- inside verify ---- */

@@ -290,6 +290,10 @@ int cfg_args(const struct cfg_daemon *d, int argc, char **argv, struct cfg_resul
                                 res->help = true;
                                 return 0;
                         }
+                        if (strcmp(d->opts[c - OPT_BASE].opt, "version") == 0) {
+                                res->version = true;
+                                return 0;
+                        }
                         given[n_given++] = (struct given){ (unsigned)(c - OPT_BASE), optarg };
                 } else {
                         res->bad_usage = true;

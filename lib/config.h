@@ -70,6 +70,7 @@ struct cfg_daemon {
 struct cfg_result {
         const char *path; /* the file read; NULL if none (the default one does not exist) */
         bool help;        /* --help (the daemon has a "help" option): nothing else was applied */
+        bool version;     /* --version (the daemon has a "version" option): likewise */
         bool bad_usage;   /* an unknown option, a missing value, a stray argument */
         bool in_file;     /* the error is the file's (it names the file and line) */
 };

@@ -60,31 +60,36 @@ int fd_read_file(const char *path, size_t max, uint8_t **out, size_t *out_len, s
                 return anvil_err_sys(err, errno, "Failed to stat %s", path);
         if (!S_ISREG(st.st_mode))
                 return anvil_err_set(err, EINVAL, "%s is not a regular file", path);
+        return fd_read_all(fd, path, max, out, out_len, err);
+}
+
+int fd_read_all(int fd, const char *name, size_t max, uint8_t **out, size_t *out_len, struct anvil_err *err)
+{
         size_t cap = 4096, len = 0;
         _cleanup_free_ uint8_t *buf = malloc(cap + 1);
         if (!buf)
-                return anvil_err_set(err, ENOMEM, "Out of memory reading %s", path);
+                return anvil_err_set(err, ENOMEM, "Out of memory reading %s", name);
         for (;;) {
                 if (len == cap) {
                         if (cap > max)
-                                return anvil_err_set(err, EFBIG, "%s is larger than %zu bytes", path, max);
+                                return anvil_err_set(err, EFBIG, "%s is larger than %zu bytes", name, max);
                         cap *= 2;
                         uint8_t *nb = realloc(buf, cap + 1);
                         if (!nb)
-                                return anvil_err_set(err, ENOMEM, "Out of memory reading %s", path);
+                                return anvil_err_set(err, ENOMEM, "Out of memory reading %s", name);
                         buf = nb;
                 }
                 ssize_t n = read(fd, buf + len, cap - len);
                 if (n < 0) {
                         if (errno == EINTR)
                                 continue;
-                        return anvil_err_sys(err, errno, "Failed to read %s", path);
+                        return anvil_err_sys(err, errno, "Failed to read %s", name);
                 }
                 if (n == 0)
                         break;
                 len += (size_t)n;
                 if (len > max)
-                        return anvil_err_set(err, EFBIG, "%s is larger than %zu bytes", path, max);
+                        return anvil_err_set(err, EFBIG, "%s is larger than %zu bytes", name, max);
         }
         buf[len] = 0;
         *out = TAKE_PTR(buf);

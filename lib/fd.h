@@ -17,6 +17,9 @@ int fd_read_exact(int fd, void *buf, size_t len, struct anvil_err *err);
 /* Reads a whole file of at most max bytes into a malloc'd, NUL-terminated buffer.
  * A file larger than max is an error (-EFBIG), never silently cut. */
 int fd_read_file(const char *path, size_t max, uint8_t **out, size_t *out_len, struct anvil_err *err);
+/* The same from an open fd (a pipe too: `anvilctl run -` reads stdin), up to its end of file;
+ * name is what messages call it. The fd stays the caller's. */
+int fd_read_all(int fd, const char *name, size_t max, uint8_t **out, size_t *out_len, struct anvil_err *err);
 
 /* A small file (/proc, /sys, cgroupfs) into buf, NUL-terminated: reads until end of file,
  * retrying on EINTR and short reads (a /proc file may come in pieces). Returns its length, or

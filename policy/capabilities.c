@@ -1,6 +1,8 @@
+#include <stdio.h>
 #include <string.h>
 
 #include "policy/rules.h"
+#include "policy/variables.h"
 
 static const char *const cap_names[_POL_CAP_MAX] = {
 #define X(id, name) [POL_CAP_##id] = name,
@@ -19,6 +21,16 @@ int pol_cap_from_name(const char *name)
                 if (strcmp(cap_names[c], name) == 0)
                         return c;
         return -1;
+}
+
+char *pol_cap_unknown(const char *field, const char *name, char *buf, size_t size)
+{
+        char shown[64], known[128] = "";
+        pol_var_show(name, strlen(name), shown, sizeof(shown));
+        for (int k = 0; k < _POL_CAP_MAX; k++)
+                snprintf(known + strlen(known), sizeof(known) - strlen(known), "%s%s", k ? ", " : "",
+                         pol_cap_name((enum pol_cap)k));
+        return POL_REASON(buf, size, CAP_NOT_A_CAPABILITY, field, shown, known);
 }
 
 enum pol_why pol_cap_server_policy(enum pol_cap c)

@@ -28,6 +28,12 @@
 #define POL_PIDS_DEFAULT 64
 #define POL_PIDS_MIN 8
 #define POL_PIDS_MAX 1024
+/* A task's (task.json, task_submit): its steps and its time budget, when the task gives none,
+ * and the most it may ask for (anvilctl checks them; the broker applies the defaults). */
+#define POL_TASK_STEPS_DEFAULT 6
+#define POL_TASK_STEPS_MAX 100
+#define POL_TASK_BUDGET_S_DEFAULT 600
+#define POL_TASK_BUDGET_S_MAX 86400
 /* An agent step's source, saved beside what it wrote (run_request.save_source). */
 #define POL_SOURCE_ARTIFACT "tool.py"
 

@@ -230,6 +230,10 @@
         /* The broker (broker/relay.c, store.c, agent.c). A run its stop cancelled at the      \
          * supervisor: the RunResult's killed, in place of the supervisor's KILLED_CANCELLED. */ \
         X(KILLED_BROKER_STOPPING, "killed: the broker is stopping")                             \
+        /* a capability name that is none (pol_cap_unknown): where it was given ("--cap",     \
+         * "task_submit.capabilities_approved"), the name as shown (pol_var_show), the names  \
+         * there are, parted by ", " */                                                        \
+        X(CAP_NOT_A_CAPABILITY, "%s: '%s' is not a capability (there are: %s)")                 \
         /* A result sent to its client but not stored (run_result.not_stored,                  \
          * task_result.not_stored): the file (results/<run_id>.json), the system's error */     \
         X(NOT_STORED, "the broker could not store this result: %s could not be written (%s)")  \

@@ -39,6 +39,11 @@ struct pol_caps {
 const char *pol_cap_name(enum pol_cap c);
 /* -1 for an unknown name. */
 int pol_cap_from_name(const char *name);
+/* The message for a name that is no capability (POL_CAP_NOT_A_CAPABILITY), given at `field`
+ * ("--cap", "task_submit.capabilities_approved"): the name cut and cleaned as shown, with
+ * the names there are. Into buf, cut to size; returns buf. anvilctl's --cap and the broker's
+ * task_submit say it alike. */
+char *pol_cap_unknown(const char *field, const char *name, char *buf, size_t size);
 
 /* The server's policy for one capability: POL_WHY_NONE if it may be granted, else why not.
  * process: never. network: not until egress through the broker exists. */

@@ -57,6 +57,8 @@ static void usage(FILE *f)
                 "  --max-partial-bytes N  bytes of frames begun and not completed, per uid (default\n"
                 "                      (max-runs + 1) x 16 MiB: a request for every slot at once)\n"
                 "  --max-unread-bytes N   bytes sent and not yet read, per uid (default as above)\n"
+                "  --help              this text\n"
+                "  --version           print the version (" ANVIL_VERSION ") and exit\n"
                 "Each run's limits (their defaults and maxima) are set in the file's [limits].\n",
                 SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT, SUP_MAX_CONNS_MIN, SUP_CONNS_HEADROOM,
                 SUP_IDLE_S_DEFAULT, SUP_FRAME_S_DEFAULT);
@@ -107,6 +109,7 @@ enum {
         O_TEST_NO_CAP_DROP,
         O_TEST_CAP_WITHHOLD,
         O_HELP,
+        O_VERSION,
 };
 
 #define S(opt, key, id, flags) { opt, "supervisor", key, id, flags }
@@ -151,6 +154,7 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-cap-drop", O_TEST_NO_CAP_DROP, 0),
         CMD("test-cap-withhold", O_TEST_CAP_WITHHOLD, CFG_ARG | CFG_REPEATABLE),
         CMD("help", O_HELP, 0),
+        CMD("version", O_VERSION, 0),
 };
 #undef S
 #undef LIM
@@ -471,6 +475,10 @@ int sup_parse_args(int argc, char **argv, struct sup_config *cfg)
         int r = cfg_args(&d, argc, argv, &res, &err);
         if (res.help) {
                 usage(stdout);
+                exit(0);
+        }
+        if (res.version) {
+                printf("anvil-supervisor " ANVIL_VERSION "\n");
                 exit(0);
         }
         if (r < 0 && res.bad_usage) {

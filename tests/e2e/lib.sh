@@ -88,9 +88,40 @@ fail() {
         exit 1
 }
 
-# run_json TOOL.py [anvilctl run options...]: the RunResult JSON in $T/result.json
+# run_exit FILE: the exit status anvilctl gives for the RunResult in FILE (docs/cli.md, "Exit
+# status"): 0 ok, 120 blocked, 124 killed: timeout, 121 killed otherwise, the tool's own
+# code (1 for one in 120..127), 128+N for a signal.
+run_exit() {
+        local st code sig
+        st=$(jq -r '.status' "$1")
+        case $st in
+        ok) echo 0 ;;
+        blocked) echo 120 ;;
+        killed) [ "$(jq -r '.killed' "$1")" = "killed: timeout" ] && echo 124 || echo 121 ;;
+        *)
+                code=$(jq -r '.exit_code // empty' "$1")
+                sig=$(jq -r '.signal // empty' "$1")
+                if [ -n "$code" ]; then
+                        if [ "$code" -ge 120 ] && [ "$code" -le 127 ]; then echo 1; else echo "$code"; fi
+                elif [ -n "$sig" ]; then
+                        echo $((128 + $(kill -l "$sig")))
+                else
+                        echo 122
+                fi
+                ;;
+        esac
+}
+
+# run_json TOOL.py [anvilctl run options...]: the RunResult JSON in $T/result.json. anvilctl's
+# exit status must be the one the result gives (run_exit): a run refused (an error frame, no
+# result) fails the test.
 run_json() {
-        "$CTL" run "$@" --json >"$T/result.json" 2>"$T/ctl.err" || fail "anvilctl run $* exited $?: $(cat "$T/ctl.err")"
+        local rc=0
+        "$CTL" run "$@" --json >"$T/result.json" 2>"$T/ctl.err" || rc=$?
+        [ -s "$T/result.json" ] || fail "anvilctl run $* exited $rc: $(cat "$T/ctl.err")"
+        local want
+        want=$(run_exit "$T/result.json")
+        [ "$rc" = "$want" ] || fail "anvilctl run $* exited $rc, its result ($(jq -c '{status, exit_code, signal, killed}' "$T/result.json")) gives $want: $(cat "$T/ctl.err")"
 }
 
 # j FILTER: a jq filter on the last result

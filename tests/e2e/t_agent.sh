@@ -139,10 +139,19 @@ task() {
                 >"$T/$1.task.json"
 }
 # submit NAME: anvilctl submit --json into $T/NAME.json (and the human output, from the same
-# task's trace, in $T/NAME.trace)
+# task's trace, in $T/NAME.trace). Its exit status is the task's (docs/cli.md, "Exit status"):
+# 0 ok, 120 failed, 121 cancelled or interrupted; no TaskResult fails the test.
 submit() {
-        "$CTL" submit "$T/$1.task.json" --json >"$T/$1.json" 2>"$T/$1.err" ||
-                fail "$1: anvilctl submit exited $?: $(cat "$T/$1.err")"
+        local rc=0 want
+        "$CTL" submit "$T/$1.task.json" --json >"$T/$1.json" 2>"$T/$1.err" || rc=$?
+        [ -s "$T/$1.json" ] || fail "$1: anvilctl submit exited $rc: $(cat "$T/$1.err")"
+        case $(jq -r .status "$T/$1.json") in
+        ok) want=0 ;;
+        failed) want=120 ;;
+        cancelled | interrupted) want=121 ;;
+        *) want="none (status $(jq -r .status "$T/$1.json"))" ;;
+        esac
+        [ "$rc" = "$want" ] || fail "$1: anvilctl submit exited $rc; its task's status gives $want"
 }
 tj() { # NAME FILTER
         jq -r "$2" "$T/$1.json"
@@ -218,11 +227,11 @@ for want in "task $id_totals" "code action:" "final_answer: {\"regions\":3}" "en
 done
 expect_eq "the replay: the model's replies in full" 2 "$(grep -c '^the model replied:' "$T/replay")"
 "$CTL" trace task-20260101T000000-0000000000000000 >"$T/replay.none" 2>&1
-expect_eq "trace of no task: exit" 1 "$?"
+expect_eq "trace of no task: exit (refused)" 123 "$?"
 expect_eq "trace of no task: why" "anvilctl: not_found: no trace of task task-20260101T000000-0000000000000000 here" \
         "$(cat "$T/replay.none")"
 setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$CTL" trace "$id_totals" >"$T/replay.other" 2>&1
-expect_eq "trace by another user: exit" 1 "$?"
+expect_eq "trace by another user: exit (refused)" 123 "$?"
 expect_eq "trace by another user: refused" "anvilctl: forbidden: this task's trace belongs to another user" \
         "$(cat "$T/replay.other")"
 "$CTL" trace ../../etc/passwd >"$T/replay.bad" 2>&1
@@ -348,14 +357,14 @@ for _ in $(seq 100); do [ -f "$T/broker/tasks/$cid.json" ] && break; sleep 0.1; 
 expect_eq "cancel: stored as cancelled" "cancelled|cancelled by the client's disconnection" \
         "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$cid.json")"
 # Ctrl-C (here SIGTERM, which anvilctl takes the same way): a cancel frame; the task ends
-# and anvilctl prints its result and exits 0, as for any task carried to its end.
+# and anvilctl prints its result and exits 121, as for any task cancelled.
 task ctrlc
 "$CTL" submit "$T/ctrlc.task.json" --json >"$T/ctrlc.json" 2>"$T/ctrlc.err" &
 C=$!
 wait_asked ctrlc
 kill -TERM "$C"
 wait "$C"
-expect_eq "ctrl-c: anvilctl's exit" 0 "$?"
+expect_eq "ctrl-c: anvilctl's exit (cancelled)" 121 "$?"
 expect_eq "ctrl-c: the task's result" "cancelled|cancelled by the client" "$(tj ctrlc '.status + "|" + .error')"
 expect_eq "ctrl-c: stored the same" "cancelled" "$(jq -r .status "$T/broker/tasks/$(tj ctrlc .task_id).json")"
 
@@ -397,18 +406,18 @@ if [ -z "$ROOTLESS_USER" ]; then
         task nocode # this broker has no model of its own: the task names one
         jq '.model.name = "scripted"' "$T/nocode.task.json" >"$T/forbid.task.json"
         ANVIL_SOCKET="$T/nb/broker.sock" timeout 60 "$CTL" submit "$T/forbid.task.json" --json >"$T/forbid.json" 2>"$T/forbid.err"
-        expect_eq "forbidden: anvilctl's exit (a task carried to its result, as for run)" 0 "$?"
+        expect_eq "forbidden: anvilctl's exit (the task failed)" 120 "$?"
         expect_eq "forbidden: the task's error" \
                 "the sandbox could not carry out a run: forbidden: This uid may not use the supervisor (see --allow-uid)" \
                 "$(jq -r '.status + ": " + .error' "$T/forbid.json" | sed 's/^failed: //')"
         # The control: the same task, its runs allowed, was ok above (nocode).
 fi
 
-# ---- task.json: every bad input a clear error, exit 2, nothing sent ----
+# ---- task.json: every bad input a clear error, exit 125, nothing sent ----
 bad_task() { # WHAT JSON EXPECTED
         printf '%s' "$2" >"$T/bad.task.json"
         "$CTL" submit "$T/bad.task.json" >"$T/bad.out" 2>&1
-        expect_eq "task.json $1: exit" 2 "$?"
+        expect_eq "task.json $1: exit (usage)" 125 "$?"
         expect_eq "task.json $1: why" "$3" "$(cat "$T/bad.out")"
 }
 B="$T/bad.task.json"
@@ -433,7 +442,7 @@ bad_task "an input twice" '{"task": "x", "inputs": ["data/sales.csv", "data/sale
 # approved "network", accepted by the same broker).
 printf '{"task": "x", "capabilities_approved": ["netwrok"], "model": {"url": "http://127.0.0.1:1/v1"}}' >"$B"
 "$CTL" submit "$B" >"$T/bad.out" 2>&1
-expect_eq "task.json an unknown capability: exit" 1 "$?"
+expect_eq "task.json an unknown capability: exit (refused)" 123 "$?"
 expect_eq "task.json an unknown capability: why" \
         "anvilctl: bad_request: task_submit.capabilities_approved: 'netwrok' is not a capability (there are: network, process)" \
         "$(cat "$T/bad.out")"
@@ -447,7 +456,7 @@ sid=$(task_id_of "$T/stopping.human")
 kill -TERM "$BRO_PID"
 timeout 20 tail --pid="$BRO_PID" -f /dev/null || fail "stopping: the broker did not stop within 20 s"
 wait "$C"
-expect_eq "stopping: anvilctl got the task's result (exit 0)" 0 "$?"
+expect_eq "stopping: anvilctl got the task's result (exit 121: cancelled)" 121 "$?"
 expect_eq "stopping: stored as cancelled" "cancelled|cancelled by the broker, stopping" \
         "$(jq -r '.status + "|" + .error' "$T/broker/tasks/$sid.json")"
 grep -q "^task $sid: cancelled: cancelled by the broker, stopping\$" "$T/stopping.human" ||

@@ -20,14 +20,14 @@ expect_eq "uid B served while uid A holds its cap" "ok served" "$(jq -r '"\(.sta
 UIDCAP="anvilctl: busy: too many connections from uid $A to the broker: at most 4 at once (--max-conns-per-uid); close one and try again"
 out=$(ANVIL_SOCKET="$SOCK" as_uid $A "$CTL" run "$T/hello.py" 2>&1)
 rc=$?
-expect_eq "uid A's next connection: anvilctl's exit status" 1 "$rc"
+expect_eq "uid A's next connection: anvilctl's exit status (refused)" 123 "$rc"
 expect_eq "uid A's next connection: the broker's error, printed" "$UIDCAP" "$out"
 # A request larger than the socket's buffers: the broker refuses the connection and closes it
 # while anvilctl is still writing (EPIPE), and its error frame is still read and printed.
 head -c $((8 * 1024 * 1024)) /dev/zero >"$T/big.bin"
 out=$(ANVIL_SOCKET="$SOCK" as_uid $A "$CTL" run "$T/hello.py" --input "$T/big.bin" 2>&1)
 rc=$?
-expect_eq "uid A, a large request: anvilctl's exit status" 1 "$rc"
+expect_eq "uid A, a large request: anvilctl's exit status (refused)" 123 "$rc"
 expect_eq "uid A, a large request: the broker's error, printed" "$UIDCAP" "$out"
 release a-idle
 release a-part
@@ -41,7 +41,7 @@ SOCK="$T/flat.sock"
 hold a-flat $A "$SOCK" 4
 out=$(ANVIL_SOCKET="$SOCK" as_uid $B "$CTL" run "$T/hello.py" 2>&1)
 rc=$?
-expect_eq "control: uid B locked out: exit status" 1 "$rc"
+expect_eq "control: uid B locked out: exit status (refused)" 123 "$rc"
 expect_eq "control: uid B locked out: the broker's error" \
         "anvilctl: busy: too many connections to the broker: at most 4 at once from all users (--max-conns); try again later" "$out"
 release a-flat

@@ -47,7 +47,7 @@ grep -q ": started for client pid $BRO " "$ANVIL_E2E_STATE/supervisor.log" || fa
 sleep 1 # the tool prints
 kill -TERM "$BRO"
 wait "$C"
-expect_eq "anvilctl's exit status (a run carried out to its result)" 0 "$?"
+expect_eq "anvilctl's exit status (a run carried out to its result: killed by Anvil)" 121 "$?"
 wait_gone "$BRO" 20
 expect_eq "the broker's exit status" 0 "$GONE_RC"
 expect_eq "the run's status" killed "$(j .status)"
@@ -110,7 +110,7 @@ expect_eq "a second SIGTERM: the broker's exit status" 0 "$GONE_RC"
 grep -q "stopping at once: signal 15 again; 1 requests in flight abandoned" "$T/again.log" ||
         fail "a second SIGTERM: the log does not say so: $(cat "$T/again.log")"
 wait "$C"
-expect_eq "a second SIGTERM: anvilctl's exit (an error frame)" 1 "$?"
+expect_eq "a second SIGTERM: anvilctl's exit (an error frame)" 123 "$?"
 expect_eq "a second SIGTERM: the client is told" \
         "anvilctl: unavailable: The broker stopped before this request ended (signal 15 again)" "$(cat "$T/again.ctl.err")"
 

@@ -65,8 +65,26 @@ run_json "$T/noop.py" --cap process
 expect_eq "process: never grantable" "capability process denied: never grantable" \
         "$(j '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "process: the tool still ran" ran "$(j .stdout)"
-run_json "$T/noop.py" --cap gpu
-expect_eq "an unknown capability" "capability gpu denied: unknown capability" \
-        "$(j '.events[] | select(.kind == "capability_denied") | .message')"
+# An unknown name: anvilctl refuses it as a typo (a usage error, nothing sent: t_ctl_help.sh);
+# the server's own denial is then seen through a client that sends it, the agent, whose model
+# declares it (the broker keeps unknown names for the server to deny, docs/agent.md).
+"$CTL" run "$T/noop.py" --cap gpu >"$T/out" 2>"$T/err"
+expect_eq "--cap gpu: anvilctl's usage error" "125 anvilctl: --cap: 'gpu' is not a capability (there are: network, process)" \
+        "$? $(cat "$T/err")"
+. "$(dirname "$0")/agent_lib.sh"
+model_script gpu <<'PY'
+[reply('{"capabilitiesRequested": ["gpu"]}\nThought: a look.\n```py\nprint("ran")\n```\n'),
+ code('with open("artifacts/g.txt", "w") as f:\n    f.write("g\\n")\nfinal_answer("g")\n')]
+PY
+start_model gpu
+printf '{"task": "x", "max_steps": 2, "model": {"url": "http://127.0.0.1:%s/v1", "name": "scripted"}}\n' "$PORT_gpu" \
+        >"$T/gpu.task.json"
+"$CTL" submit "$T/gpu.task.json" --json >"$T/gpu.json" 2>"$T/gpu.err"
+rc=$?
+kill "${OWN_PIDS[-1]}" # the model server (this test's EXIT trap is its own, above)
+wait "${OWN_PIDS[-1]}" 2>/dev/null
+expect_eq "the task whose model asks for gpu: exit (delivered)" 0 "$rc"
+expect_eq "an unknown capability, denied by the server" "capability gpu denied: unknown capability" \
+        "$(jq -r '.steps[0].run.events[] | select(.kind == "capability_denied") | .message' "$T/gpu.json")"
 run_json "$T/noop.py"
 expect_eq "nothing requested: nothing decided" 0 "$(j '[.events[] | select(.layer == "policy")] | length')"

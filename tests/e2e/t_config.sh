@@ -276,11 +276,11 @@ fi
 # ---- the shipped file ----
 SHIP="$TOP/etc/anvil.conf"
 for opt in $("$SUP" --help | grep -oE '^  --[a-z-]+' | sed 's/^  --//'); do
-        case $opt in help | config | enable-kernel-audit | test-*) continue ;; esac
+        case $opt in help | version | config | enable-kernel-audit | test-*) continue ;; esac
         grep -qE "^#?${opt//-/_} = " "$SHIP" || fail "the shipped file has no key for --$opt"
 done
 for opt in $("$BRO" --help | grep -oE '^  --[a-z-]+' | sed 's/^  --//'); do
-        case $opt in help | config) continue ;; model) opt=name ;; model-*) opt=${opt#model-} ;; esac
+        case $opt in help | version | config) continue ;; model) opt=name ;; model-*) opt=${opt#model-} ;; esac
         grep -qE "^#?${opt//-/_} = " "$SHIP" || fail "the shipped file has no key for the broker's --$opt"
 done
 for l in wall_s cpu_s memory_mb output_bytes files_bytes pids; do

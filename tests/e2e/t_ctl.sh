@@ -1,4 +1,4 @@
-# anvilctl's surface: usage and connection errors (exit 2 and 3, one line on stderr each);
+# anvilctl's surface: usage and connection errors (exit 125 and 126, one line on stderr each);
 # the --json RunResult's keys, exactly those of the schema (proto/messages.c run_result_f),
 # and each event's keys; the human output's status line, trace, stdout and artifact paths.
 . "$(dirname "$0")/lib.sh"
@@ -32,28 +32,28 @@ one_line() { # what
         expect_eq "$1: lines on stderr" 1 "$nerr"
 }
 
-ctl_fails "no arguments" 2 --
-ctl_fails "run with no tool" 2 -- run
+ctl_fails "no arguments" 125 --
+ctl_fails "run with no tool" 125 -- run
 one_line "run with no tool"
-ctl_fails "--timeout 0" 2 -- run "$T/ok.py" --timeout 0
+ctl_fails "--timeout 0" 125 -- run "$T/ok.py" --timeout 0
 one_line "--timeout 0"
-ctl_fails "--timeout abc" 2 -- run "$T/ok.py" --timeout abc
+ctl_fails "--timeout abc" 125 -- run "$T/ok.py" --timeout abc
 one_line "--timeout abc"
-ctl_fails "--memory 10" 2 -- run "$T/ok.py" --memory 10
+ctl_fails "--memory 10" 125 -- run "$T/ok.py" --memory 10
 one_line "--memory 10"
-ctl_fails "unknown command" 2 -- frobnicate
-ctl_fails "a tool that does not exist" 2 -- run "$T/nonexistent.py"
+ctl_fails "unknown command" 125 -- frobnicate
+ctl_fails "a tool that does not exist" 125 -- run "$T/nonexistent.py"
 one_line "a tool that does not exist"
 printf 'print("caf\xe9")\n' >"$T/latin1.py"
-ctl_fails "a non-UTF-8 tool" 2 -- run "$T/latin1.py"
+ctl_fails "a non-UTF-8 tool" 125 -- run "$T/latin1.py"
 one_line "a non-UTF-8 tool"
 expect_match "a non-UTF-8 tool: the message" "UTF-8" "$(cat "$T/err")"
-ctl_fails "ANVIL_SOCKET=/nonexistent" 3 ANVIL_SOCKET=/nonexistent -- run "$T/ok.py"
+ctl_fails "ANVIL_SOCKET=/nonexistent" 126 ANVIL_SOCKET=/nonexistent -- run "$T/ok.py"
 one_line "ANVIL_SOCKET=/nonexistent"
 expect_match "ANVIL_SOCKET=/nonexistent: the message names the path" "/nonexistent" "$(cat "$T/err")"
 # Something that is not an Anvil socket at all: a plain file.
 touch "$T/not-a-socket"
-ctl_fails "ANVIL_SOCKET at a plain file" 3 ANVIL_SOCKET="$T/not-a-socket" -- run "$T/ok.py"
+ctl_fails "ANVIL_SOCKET at a plain file" 126 ANVIL_SOCKET="$T/not-a-socket" -- run "$T/ok.py"
 one_line "ANVIL_SOCKET at a plain file"
 # Control: with the right socket and the same tool, the run is carried out.
 "$CTL" run "$T/ok.py" >/dev/null 2>"$T/err" || fail "control: anvilctl run ok.py exited $?: $(cat "$T/err")"

@@ -91,7 +91,7 @@ mkdir -p "$T/elsewhere" && chown $A "$T/elsewhere"
 ln -s "$T/elsewhere" "$T/outA2/sub"        # a directory of theirs, a link
 ctl_as $A show "$RUN" -o "$T/outA2" >"$T/show.out" 2>"$T/show.err"
 rc=$?
-expect_eq "show -o into a DIR with links: exit" 2 "$rc"
+expect_eq "show -o into a DIR with links: exit (usage)" 125 "$rc"
 expect_eq "what it said of report.csv" "anvilctl: -o $T/outA2: report.csv: not written: File exists" \
         "$(grep ': report.csv: ' "$T/show.err")"
 expect_eq "what it said of sub/deeper/blob.bin" "anvilctl: -o $T/outA2: sub/deeper/blob.bin: not written: Too many levels of symbolic links" \
@@ -105,7 +105,7 @@ out=$(as_uid $B "$FRAMETOOL" "$SOCK" "artifact:$RUN:report.csv" 2>&1)
 expect_eq "user B asks for A's artifact" "error code=forbidden field=artifact_request.id message=run $RUN belongs to another user" "$out"
 outdir outB $B
 ctl_as $B show "$RUN" -o "$T/outB" >"$T/b.out" 2>"$T/b.err"
-expect_eq "user B: show -o A's run: exit" 1 "$?"
+expect_eq "user B: show -o A's run: exit (refused)" 123 "$?"
 expect_eq "user B: what anvilctl said" "anvilctl: forbidden: run $RUN belongs to another user" "$(cat "$T/b.err")"
 expect_eq "user B: nothing copied" "" "$(ls -A "$T/outB")"
 outdir outRoot 0

@@ -56,11 +56,11 @@ expect_eq "show --json: the same run, its request id aside" "$(jq -r .run_id "$T
 
 # ---- another user's: refused (show, trace, the listing); root's: all ----
 ctl_as $B show "${ids[0]}" >"$T/x.out" 2>"$T/x.err"
-expect_eq "B shows A's run: exit" 1 "$?"
+expect_eq "B shows A's run: exit (refused)" 123 "$?"
 expect_eq "B shows A's run: refused" "anvilctl: forbidden: run ${ids[0]} belongs to another user" "$(cat "$T/x.err")"
 expect_eq "B shows A's run: nothing printed" "" "$(cat "$T/x.out")"
 ctl_as $B trace "${ids[0]}" >"$T/x.out" 2>"$T/x.err"
-expect_eq "B traces A's run: exit" 1 "$?"
+expect_eq "B traces A's run: exit (refused)" 123 "$?"
 expect_eq "B traces A's run: refused" "anvilctl: forbidden: run ${ids[0]} belongs to another user" "$(cat "$T/x.err")"
 ctl_as $A trace "${ids[0]}" >"$T/trace.out" 2>"$T/x.err" || fail "A traces its run: $(cat "$T/x.err")"
 expect_eq "A traces its run: the first line" "run ${ids[0]}: ok" "$(head -1 "$T/trace.out")"

@@ -2,7 +2,7 @@
 # tool = sha256 on the host), and not writable (write, append, create, remove, rename, chmod
 # all fail; the host's copy is unchanged). Control: the same tool on the host, over a
 # scratch ./inputs, does every one of those writes. anvilctl refuses two inputs with the same
-# name and a name starting with '.' (exit 2, one line).
+# name and a name starting with '.' (exit 125, one line).
 # Against the supervisor with the Python layers off (bare_json, a test build's mode): what is
 # checked here is the jail's kernel layers, which must hold without the pre-check and audit hook.
 . "$(dirname "$0")/lib.sh"
@@ -67,7 +67,7 @@ usage_refused() { # what, anvilctl run arguments...
         shift
         "$CTL" run "$@" >"$T/out" 2>"$T/err"
         local rc=$?
-        expect_eq "$what: exit code" 2 "$rc"
+        expect_eq "$what: exit code (usage)" 125 "$rc"
         expect_eq "$what: lines on stderr" 1 "$(wc -l <"$T/err")"
         expect_eq "$what: nothing on stdout" "" "$(cat "$T/out")"
         echo "    stderr: $(cat "$T/err")"

@@ -21,6 +21,7 @@ expected="/usr/bin/anvilctl
 /usr/lib/sysusers.d/anvil.conf
 /usr/sbin/anvil-broker
 /usr/sbin/anvil-supervisor
+/usr/share/bash-completion/completions/anvilctl
 /usr/share/man/man1/anvilctl.1
 /usr/share/man/man8/anvil-broker.8
 /usr/share/man/man8/anvil-supervisor.8
@@ -48,7 +49,18 @@ for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1; do
         head -5 "$D/usr/share/man/$m" | grep -q '^\.TH ' || fail "$m: no .TH header: $(head -3 "$D/usr/share/man/$m")"
         grep -q 'listen\|anvilctl run' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
 done
+grep -q '^\.SH "EXIT STATUS"\|^\.SS "Exit status:"\|Exit status' "$D/usr/share/man/man1/anvilctl.1" ||
+        fail "anvilctl.1: no exit status, which anvilctl --help has"
+for want in '^\.SH "COMMAND RUN"' 'the --input files, read-only' '^\.SH "COMMAND SUBMIT"' '^\.SH "COMMAND VERIFY"'; do
+        grep -q -- "$want" "$D/usr/share/man/man1/anvilctl.1" || fail "anvilctl.1: no line matches /$want/ (each command's help)"
+done
+grep -q "$(sed -n 's/^VERSION := //p' "$TOP/Makefile")" "$D/usr/share/man/man1/anvilctl.1" ||
+        fail "anvilctl.1: not the version anvilctl --version says"
 echo "ok: the three man pages are the programs' own --help"
+cmp -s "$TOP/ctl/anvilctl.bash" "$D/usr/share/bash-completion/completions/anvilctl" ||
+        fail "the installed completion is not ctl/anvilctl.bash"
+[ "$(stat -c %a "$D/usr/share/bash-completion/completions/anvilctl")" = 644 ] || fail "the completion's mode"
+echo "ok: anvilctl's bash completion installed (t_ctl_help.sh runs it in bash)"
 
 # The installed daemons, from the tree. The supervisor has no anvil-py beside it
 # ($D/usr/sbin): it must take the installed one from $D/usr/lib/anvil.

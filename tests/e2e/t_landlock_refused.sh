@@ -37,7 +37,7 @@ expect_match "control: the ABI in force" '^[0-9]+$' "$abi"
 # The refusal is the sandbox's failure, not the tool's: an error frame, no RunResult.
 out=$(ANVIL_SOCKET="$SOCK" "$CTL" run "$T/ran.py" --json 2>&1)
 rc=$?
-expect_eq "anvilctl's exit code (the server refused the run)" 1 "$rc"
+expect_eq "anvilctl's exit code (the sandbox failed)" 122 "$rc"
 expect_eq "the refusal" \
         "anvilctl: sandbox_failed: refused: landlock not in force (the jail's root could be listed, though the run spec says ABI $abi was applied)" \
         "$out"

@@ -29,5 +29,5 @@ expect_eq "anvilctl, no limit named: the defaults in force" "10 5 512 1048576 67
 for opt in --timeout --cpu --memory; do
         "$CTL" run "$T/hello.py" "$opt" 0 >"$T/out" 2>"$T/err"
         rc=$?
-        expect_eq "anvilctl $opt 0: a usage error" 2 "$rc"
+        expect_eq "anvilctl $opt 0: a usage error" 125 "$rc"
 done

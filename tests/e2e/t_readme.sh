@@ -59,6 +59,8 @@ check_block() {
                 ;;
         "anvilctl run examples/escapes/read_passwd.py")
                 used[escapes]=1
+                expect_eq "block at $where: net_connect.py exits 120 (blocked), read_passwd.py 0" 1 \
+                        "$(grep -cx 'exit status 120' "$out")"
                 expect_lines "$out" \
                         "audit +blocked +blocked at runtime: open\('/etc/passwd', 'r'\) \(read outside ALLOWED_READ_PATHS\) \(line 16\)$" \
                         '^blocked$' '^blocked: import socket \(network denied by policy\)$' \

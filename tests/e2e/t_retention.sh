@@ -3,7 +3,7 @@
 # uids) takes runs directly (the protocol is the broker's):
 #   - 5 runs a second or more apart: only the 3 newest run directories remain;
 #   - 5 runs in quick succession (several in one second): still only the 3 newest remain;
-# and another (--max-runs 1) refuses a second run with "busy" (anvilctl exit 1) while a
+# and another (--max-runs 1) refuses a second run with "busy" (anvilctl exit 123) while a
 # first one (a 3 s sleep) is live, and takes a run again once it has ended (the control).
 . "$(dirname "$0")/lib.sh"
 
@@ -97,7 +97,7 @@ kill -0 "$first" 2>/dev/null || fail "the first run ended before the second was 
 ANVIL_SOCKET="$SOCK" "$CTL" run "$T/quick.py" --json >"$T/second.json" 2>"$T/second.err"
 rc=$?
 kill -0 "$first" 2>/dev/null || fail "the first run was no longer live when the second was refused"
-expect_eq "second run while the first is live: anvilctl exit code" 1 "$rc"
+expect_eq "second run while the first is live: anvilctl exit code (refused)" 123 "$rc"
 expect_match "second run: the refusal" '^anvilctl: busy: ' "$(cat "$T/second.err")"
 echo "    $(cat "$T/second.err")"
 expect_eq "second run: nothing on stdout" "" "$(cat "$T/second.json")"

@@ -32,7 +32,7 @@ for i in $(seq $LOOPS); do
                 if [ "$rc" = 0 ] && [ "$(jq -r .status "$T/r.$i.$n.json")" = ok ] &&
                         [ "$(jq -r .stdout "$T/r.$i.$n.json")" = quick ]; then
                         ok=$((ok + 1))
-                elif [ "$rc" = 1 ] && [ "$(cat "$T/e.$i.$n")" = "anvilctl: busy: All 2 run slots are in use; try again later" ]; then
+                elif [ "$rc" = 123 ] && [ "$(cat "$T/e.$i.$n")" = "anvilctl: busy: All 2 run slots are in use; try again later" ]; then
                         busy=$((busy + 1))
                 else
                         fail "client $i, run $n: exit $rc: $(cat "$T/e.$i.$n") $(head -c 300 "$T/r.$i.$n.json")"
@@ -59,7 +59,7 @@ for i in 1 2; do
 done
 for _ in $(seq 100); do [ "$(grep -c 'started for' "$T/slots.log")" -ge $((started + 2)) ] && break; sleep 0.1; done
 ANVIL_SOCKET="$T/slots.sock" "$CTL" probe --json >"$T/probe.json" 2>"$T/probe.err"
-expect_eq "a probe while both slots are taken: exit" 1 "$?"
+expect_eq "a probe while both slots are taken: exit (refused)" 123 "$?"
 expect_eq "its error" "anvilctl: busy: The probe needs a run slot of its own: All 2 run slots are in use; try again later" "$(cat "$T/probe.err")"
 for p in "${sl[@]}"; do kill -INT "$p"; done
 for p in "${sl[@]}"; do wait "$p"; done

@@ -27,7 +27,7 @@ import os
 print(os.path.getsize("inputs/big.bin"))
 PY
 ANVIL_SOCKET="$T/full.sock" "$CTL" run "$T/read.py" --input "$T/big.bin" --json >"$T/big.json" 2>"$T/big.err"
-expect_eq "anvilctl's exit status" 1 "$?"
+expect_eq "anvilctl's exit status (refused)" 123 "$?"
 expect_eq "the error" \
         "anvilctl: unavailable: The supervisor's state directory is full: the run's files could not be stored (No space left on device)" \
         "$(cat "$T/big.err")"

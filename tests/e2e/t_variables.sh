@@ -381,10 +381,10 @@ refusals() { # SOCKET LABEL
 refusals "$ANVIL_SOCKET" "layers on"
 refusals "$ANVIL_BARE_SOCKET" "layers off"
 
-# anvilctl checks --variables first: a usage error (exit 2), one line, nothing sent.
+# anvilctl checks --variables first: a usage error (exit 125), one line, nothing sent.
 ctl_refuses() { # WHAT FILE REGEX
         "$CTL" run "$T/marker.py" --variables "$2" >"$T/out" 2>"$T/err"
-        expect_eq "anvilctl --variables $1: exit code" 2 "$?"
+        expect_eq "anvilctl --variables $1: exit code (usage)" 125 "$?"
         expect_eq "anvilctl --variables $1: stdout" "" "$(cat "$T/out")"
         expect_match "anvilctl --variables $1: the message" "$3" "$(cat "$T/err")"
 }

@@ -474,14 +474,16 @@ def run_all(jobs, clients, ctl, env, daemons, results, phase):
                                    stderr=subprocess.PIPE, text=True, errors="replace")
                 # All run slots in use (--max-runs below the clients): the client tries again,
                 # as a real one would; each refusal is counted.
-                if p.returncode != 1 or "anvilctl: busy:" not in p.stderr or busy >= 2000 or stop.is_set():
+                if p.returncode != 123 or "anvilctl: busy:" not in p.stderr or busy >= 2000 or stop.is_set():
                     break
                 busy += 1
                 time.sleep(0.02)
             dt = time.time() - t0
             rec = {"phase": phase, "kind": job.kind, "rc": p.returncode, "latency": dt, "errors": [],
                    "tool": os.path.basename(job.argv[0]), "busy": busy}
-            if p.returncode == 0:
+            # A result came whatever the tool did (anvilctl exits with the tool's status, 120
+            # blocked, 121 or 124 killed); 122, 123, 125 and 126 are Anvil's, with no result.
+            if p.returncode not in (122, 123, 125, 126):
                 try:
                     res = json.loads(p.stdout)
                     rec["run_id"], rec["status"] = res.get("run_id"), res.get("status")

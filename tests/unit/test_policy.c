@@ -16,6 +16,7 @@
 #include "lib/cleanup.h"
 #include "lib/utf8.h"
 #include "policy/limits.h"
+#include "policy/rules.h"
 #include "policy/reasons.h"
 #include "broker/reply.h"
 #include "policy/variables.h"
@@ -844,6 +845,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_KILLED_BROKER_STOPPING:
                 POL_REASON(buf, size, KILLED_BROKER_STOPPING);
                 return;
+        case POL_CAP_NOT_A_CAPABILITY:
+                pol_cap_unknown("--cap", "gpu", buf, size);
+                return;
         case POL_TRACE_CUT:
                 POL_REASON(buf, size, TRACE_CUT, 37ULL);
                 return;
@@ -1036,6 +1040,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                  "started again",
         [POL_TRACE_CUT] = "the trace's last line, cut short when the broker ended, was removed (37 bytes)",
         [POL_KILLED_BROKER_STOPPING] = "killed: the broker is stopping",
+        [POL_CAP_NOT_A_CAPABILITY] = "--cap: 'gpu' is not a capability (there are: network, process)",
         [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
                            "could not be written (No space left on device)",
         [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
