@@ -30,7 +30,7 @@ _anvilctl() {
                 local cmds
                 cmds=$(_anvilctl_help "$w0" | sed -n '/^Commands:/,/^$/s/^  \([a-z]\+\) .*/\1/p')
                 if [[ $cur == -* ]]; then
-                        COMPREPLY=($(compgen -W "$(_anvilctl_help "$w0" | sed -nE 's/^  (-h, )?(--[a-z][a-z-]*).*/\2/p')" -- "$cur"))
+                        COMPREPLY=($(compgen -W "$(_anvilctl_help "$w0" | sed -nE 's/^  (-[a-z], )?(--[a-z][a-z-]*).*/\2/p')" -- "$cur"))
                 else
                         COMPREPLY=($(compgen -W "$cmds" -- "$cur"))
                 fi
@@ -50,6 +50,10 @@ _anvilctl() {
                 COMPREPLY=($(compgen -W "$(_anvilctl_help "$w0" run | sed -nE 's/^ {24}([a-z_]+): .*/\1/p')" -- "$cur"))
                 return 0
                 ;;
+        --output | -o)
+                COMPREPLY=($(compgen -d -- "$cur"))
+                return 0
+                ;;
         --timeout | --cpu | --memory)
                 return 0 # a number: nothing to offer
                 ;;
@@ -59,7 +63,7 @@ _anvilctl() {
                 return 0
         fi
         if [[ $cur == -* ]]; then
-                COMPREPLY=($(compgen -W "$(_anvilctl_help "$w0" "$cmd" | sed -nE 's/^  (-h, )?(--[a-z][a-z-]*).*/\2/p')" -- "$cur"))
+                COMPREPLY=($(compgen -W "$(_anvilctl_help "$w0" "$cmd" | sed -nE 's/^  (-[a-z], )?(--[a-z][a-z-]*).*/\2/p')" -- "$cur"))
                 return 0
         fi
         case $cmd in

@@ -26,7 +26,7 @@ for a in -h help; do
         help_of "anvilctl $a" "$a"
         cmp -s "$T/help" "$T/main.help" || fail "anvilctl $a differs from anvilctl --help: $(diff "$T/main.help" "$T/help")"
 done
-for c in run submit trace probe verify; do
+for c in run submit runs tasks show trace probe verify; do
         grep -qE "^  $c( |$)" "$T/main.help" || fail "anvilctl --help does not list the command $c"
 done
 grep -qx '  --version         print anvilctl'"'"'s version and exit' "$T/main.help" || fail "anvilctl --help does not name --version"
@@ -52,7 +52,7 @@ for c in run submit trace probe verify; do
                         sed 's/{ "\([a-z-]*\)".*/\1/')
                 [ -n "$opts" ] || fail "no option table found for $c in ctl/main.c"
                 for o in $opts; do
-                        grep -qE -- "^  (-h, )?--$o( |$)" "$T/$c.help" || fail "anvilctl $c --help does not list --$o"
+                        grep -qE -- "^  (-[a-z], )?--$o( |$)" "$T/$c.help" || fail "anvilctl $c --help does not list --$o"
                 done
                 echo "ok: anvilctl $c --help lists each of its options: $(echo $opts)"
         fi
@@ -130,10 +130,10 @@ SH
 (cd "$T/cwd" && PATH="$T/bin:/usr/bin:/bin" bash --norc --noprofile "$T/complete.sh" "$TOP/ctl/anvilctl.bash") >"$T/complete.out" 2>&1 ||
         fail "the completion script failed in bash: $(cat "$T/complete.out")"
 expect_eq "complete -p anvilctl" "complete -o filenames -F _anvilctl anvilctl" "$(head -1 "$T/complete.out")"
-want="anvilctl |run submit trace probe verify help
+want="anvilctl |run submit runs tasks show trace probe verify help
 anvilctl --|--help --version
 anvilctl run --ti|--timeout
-anvilctl run --|--input --timeout --cpu --memory --cap --variables --json --help
+anvilctl run --|--input --timeout --cpu --memory --cap --variables --json --output --help
 anvilctl run --cap |network process
 anvilctl run |tool.py
 anvilctl submit |task.json
