@@ -200,6 +200,15 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 }
                 proto_msg_free(m);
                 return;
+        case PROTO_RUN_OUTPUT:
+                /* Only for a run whose client asked for it (run_request.stream_output); a
+                 * task's runs do not, and would drop it (relay_forward). */
+                if (r->kind != PROTO_RUN_REQUEST || r->owner.data || !r->stream_output)
+                        break;
+                learn_run_id(r, m->u.run_output.run_id);
+                relay_forward(r, m);
+                proto_msg_free(m);
+                return;
         case PROTO_RUN_RESULT:
                 if (r->kind != PROTO_RUN_REQUEST)
                         break;
@@ -391,6 +400,7 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
         if (o)
                 r->owner = *o;
         r->kind = m->type;
+        r->stream_output = m->type == PROTO_RUN_REQUEST && m->u.run_request.stream_output;
         r->req = *m; /* taken over */
         r->req_held = true;
         r->seq = ++srv->next_seq;

@@ -37,7 +37,8 @@
 static void usage(FILE *f)
 {
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
-                   "                    [--cap NAME]... [--variables FILE.json] [--json]\n"
+                   "                    [--cap NAME]... [--variables FILE.json] [--json | --events]\n"
+                   "                    [-- ARG...]\n"
                    "       anvilctl submit TASK.json [--verbose] [--json]\n"
                    "       anvilctl trace TASK_ID\n"
                    "       anvilctl probe [--json]\n"
@@ -133,7 +134,18 @@ static void print_variables(const struct proto_run_result *r)
                 printf("  %s (%s) %s\n", d[i].name, d[i].type, d[i].reason);
 }
 
-static void print_human(const struct proto_run_result *r)
+/* What a run showed as it went (run_request.stream_output): its events and the tool's output,
+ * line by line, then its summary without them. */
+struct live_view {
+        bool json, events;     /* --json: one RunResult at the end; --events: JSON lines */
+        bool header;           /* "trace:" printed */
+        size_t n_events;       /* run_event frames shown: the first of the result's events */
+        bool out_shown, err_shown;
+        char *line[2];         /* an unfinished line of stdout, of stderr */
+        size_t line_len[2];
+};
+
+static void print_human(const struct proto_run_result *r, const struct live_view *live)
 {
         printf("run %s: %s", r->run_id, r->killed ? r->killed : r->status);
         if (r->exit_code.set)
@@ -144,12 +156,21 @@ static void print_human(const struct proto_run_result *r)
                r->peak_rss_mb, r->isolation.tier);
         if (r->not_stored) /* the broker's: the result is here, and nowhere else */
                 printf("note: %s\n", r->not_stored);
-        printf("trace:\n");
-        const struct proto_event *ev = r->events.items;
-        for (size_t i = 0; i < r->events.n; i++)
-                print_event(&ev[i]);
-        print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
-        print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        if (!live) {
+                printf("trace:\n");
+                const struct proto_event *ev = r->events.items;
+                for (size_t i = 0; i < r->events.n; i++)
+                        print_event(&ev[i]);
+        }
+        /* Shown as it came: only what was cut is said again. */
+        if (!live || !live->out_shown)
+                print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
+        else if (r->stdout_truncated)
+                printf("stdout: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stdout_bytes, strlen(r->out_text));
+        if (!live || !live->err_shown)
+                print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        else if (r->stderr_truncated)
+                printf("stderr: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stderr_bytes, strlen(r->err_text));
         if (r->final_answer)
                 printf("final answer: %s\n", r->final_answer);
         print_variables(r);
@@ -272,21 +293,139 @@ static int read_variables(const char *path, char **out)
         return 0;
 }
 
-/* A run's frames: its events (not shown: the result carries them), then its result. */
+/* ---- live output (run_request.stream_output) ---- */
+
+/* A line longer than this is shown in pieces of it. */
+#define LIVE_LINE_MAX (64 * 1024)
+
+static void live_header(struct live_view *v)
+{
+        if (!v->header)
+                printf("trace:\n");
+        v->header = true;
+}
+
+/* The unfinished line of stream i, ended here (an event comes between, or the run ended). */
+static void live_flush_line(struct live_view *v, int i)
+{
+        if (!v->line_len[i])
+                return;
+        printf("  %s| %.*s\n", i ? "stderr" : "stdout", (int)v->line_len[i], v->line[i]);
+        v->line_len[i] = 0;
+}
+
+static void live_output(struct live_view *v, const struct proto_run_output *o)
+{
+        int i = strcmp(o->stream, "stderr") == 0;
+        *(i ? &v->err_shown : &v->out_shown) = true;
+        live_header(v);
+        for (const char *p = o->text; *p;) {
+                size_t n = strcspn(p, "\n");
+                if (!v->line[i] && !(v->line[i] = malloc(LIVE_LINE_MAX)))
+                        return;
+                while (n) { /* into the line, which is shown whenever it is full */
+                        size_t take = n < LIVE_LINE_MAX - v->line_len[i] ? n : LIVE_LINE_MAX - v->line_len[i];
+                        memcpy(v->line[i] + v->line_len[i], p, take);
+                        v->line_len[i] += take;
+                        p += take;
+                        n -= take;
+                        if (v->line_len[i] == LIVE_LINE_MAX)
+                                live_flush_line(v, i);
+                }
+                if (*p == '\n') {
+                        printf("  %s| %.*s\n", i ? "stderr" : "stdout", (int)v->line_len[i], v->line[i]);
+                        v->line_len[i] = 0;
+                        p++;
+                }
+        }
+}
+
+/* One JSON line of --events: {"type": ..., the message's fields}. */
+static int print_json_line(enum proto_type type, const void *msg)
+{
+        json_t *j = proto_to_json(proto_schemas[type], msg);
+        json_t *o = json_object();
+        int r = -1;
+        if (j && o && json_object_set_new(o, "type", json_string(proto_type_name(type))) == 0 &&
+            json_object_update(o, j) == 0) {
+                char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+                if (s) {
+                        printf("%s\n", s);
+                        r = 0;
+                }
+                free(s);
+        }
+        json_decref(j);
+        json_decref(o);
+        return r < 0 ? EXIT_REFUSED : 0;
+}
+
+/* A run's frames: its events and the tool's output as they come (shown at once, unless
+ * --json), then its result. */
 static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
         (void)fd;
-        bool json = *(bool *)ctx;
-        if (in->type == PROTO_RUN_EVENT)
-                return 1;
-        if (in->type != PROTO_RUN_RESULT)
-                return -1;
-        if (json) {
-                *rc = print_json(PROTO_RUN_RESULT, &in->u.run_result);
+        struct live_view *v = ctx;
+        int r = 1;
+        if (in->type == PROTO_RUN_EVENT || in->type == PROTO_RUN_OUTPUT) {
+                if (v->json)
+                        return 1;
+                if (v->events) {
+                        (void)print_json_line(in->type, &in->u);
+                } else if (in->type == PROTO_RUN_OUTPUT) {
+                        live_output(v, &in->u.run_output);
+                } else {
+                        live_header(v);
+                        live_flush_line(v, 0);
+                        live_flush_line(v, 1);
+                        print_event(&in->u.run_event.event);
+                }
+                v->n_events += in->type == PROTO_RUN_EVENT;
+        } else if (in->type == PROTO_RUN_RESULT) {
+                const struct proto_run_result *res = &in->u.run_result;
+                if (v->json) {
+                        *rc = print_json(PROTO_RUN_RESULT, res);
+                } else if (v->events) {
+                        *rc = print_json_line(PROTO_RUN_RESULT, res);
+                } else {
+                        live_flush_line(v, 0);
+                        live_flush_line(v, 1);
+                        /* The events not streamed (the summary of those not recorded): after
+                         * those shown, in their place. */
+                        const struct proto_event *ev = res->events.items;
+                        if (v->n_events < res->events.n)
+                                live_header(v);
+                        for (size_t i = v->n_events; i < res->events.n; i++)
+                                print_event(&ev[i]);
+                        print_human(res, v->header ? v : NULL);
+                        *rc = 0;
+                }
+                r = 0;
         } else {
-                print_human(&in->u.run_result);
-                *rc = 0;
+                return -1;
         }
+        fflush(stdout);
+        return r;
+}
+
+/* The words after "--": the tool's sys.argv[1:] (run_request.args), held here to the bounds
+ * the supervisor holds them to (pol_args_check), so that a command line too long is the
+ * user's to fix before anything is sent. */
+static int set_tool_args(int n, char **words, struct proto_strv *args)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        for (int i = 0; i < n; i++) {
+                size_t len = strlen(words[i]);
+                if (len > PROTO_PATH_MAX || !utf8_valid((const uint8_t *)words[i], len))
+                        return die_usage("the tool's argument %d is not UTF-8 text of at most %u bytes", i + 1,
+                                         PROTO_PATH_MAX);
+        }
+        struct proto_strv given = { words, (size_t)n };
+        if (pol_args_check(&given, "the tool's arguments", &err) < 0)
+                return die_usage("%s", err.msg);
+        for (int i = 0; i < n; i++)
+                if (proto_strv_push(args, words[i]) < 0)
+                        return die_usage("out of memory");
         return 0;
 }
 
@@ -297,15 +436,23 @@ static int cmd_run(int argc, char **argv)
                 { "cpu", required_argument, NULL, 'c' },   { "memory", required_argument, NULL, 'm' },
                 { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
                 { "variables", required_argument, NULL, 'v' },
+                { "events", no_argument, NULL, 'e' },
                 { "help", no_argument, NULL, 'h' },        { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         struct proto_run_request *req = &m.u.run_request;
         _cleanup_close_ int fd = -EBADF;
-        bool json = false;
+        struct live_view view = { 0 };
         int c, rc = EXIT_USAGE;
+        /* What follows the first "--" is the tool's (its sys.argv[1:]), never anvilctl's. */
+        int tool_args = argc;
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--") == 0) {
+                        tool_args = i;
+                        break;
+                }
         optind = 1;
-        while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        while ((c = getopt_long(tool_args, argv, "", opts, NULL)) != -1) {
                 switch (c) {
                 case 'i': {
                         if (req->inputs.n >= PROTO_INPUTS_MAX) {
@@ -347,7 +494,10 @@ static int cmd_run(int argc, char **argv)
                         }
                         break;
                 case 'j':
-                        json = true;
+                        view.json = true;
+                        break;
+                case 'e':
+                        view.events = true;
                         break;
                 case 'v':
                         free(req->variables);
@@ -364,10 +514,17 @@ static int cmd_run(int argc, char **argv)
                         goto out;
                 }
         }
-        if (optind != argc - 1) {
+        if (optind != tool_args - 1) {
                 rc = die_usage("run: expected one TOOL.py");
                 goto out;
         }
+        if (view.json && view.events) {
+                rc = die_usage("run: --json and --events are two ways of printing the run: give one");
+                goto out;
+        }
+        if (set_tool_args(argc - tool_args - (tool_args < argc), argv + tool_args + 1, &req->args) < 0)
+                goto out;
+        req->stream_output = !view.json; /* --json waits for the one RunResult */
         struct anvil_err err = ANVIL_ERR_INIT;
         uint8_t *src;
         size_t len;
@@ -391,8 +548,10 @@ static int cmd_run(int argc, char **argv)
                 goto out;
 
         fd = ctl_send_request(&m, "the run");
-        rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &json, NULL);
+        rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &view, NULL);
 out:
+        free(view.line[0]);
+        free(view.line[1]);
         proto_msg_free(&m);
         return rc;
 }

@@ -1,0 +1,183 @@
+# anvilctl run as it goes (issue 12): the tool's output and the run's events are on
+# anvilctl's stdout while the tool runs, not only at its end; the summary at the end does not
+# show them again; --json stays one RunResult, at the end; --events is one JSON object a line,
+# each with its "type", in order, the result last. And the tool's arguments: what follows "--"
+# is its sys.argv[1:], bounded, and a request whose args are not a list of strings within the
+# bounds is refused, naming the field.
+#
+# Timing: a reader stamps each line of anvilctl's stdout with the time it arrived (stamp); the
+# tool prints a line, makes a refused call, sleeps 3 s and prints another. Control: --json
+# holds everything until the end, and the same reader shows it arriving at the end.
+. "$(dirname "$0")/lib.sh"
+
+tool slow.py <<'PY'
+import socket, time
+print("first line")
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+except Exception as e:
+    print("refused:", type(e).__name__)
+time.sleep(3)
+print("second line")
+PY
+
+# stamp: each line of stdin, prefixed by the milliseconds since the epoch when it was read.
+stamp() {
+        local l
+        while IFS= read -r l; do
+                printf '%s %s\n' "$(date +%s%3N)" "$l"
+        done
+}
+# at FILE REGEX: the stamp of the first line of FILE (stamped) whose text matches REGEX.
+at() {
+        local t
+        t=$(awk -v re="$2" '{ s = $1; sub(/^[0-9]+ /, ""); if ($0 ~ re) { print s; exit } }' "$1")
+        [ -n "$t" ] || fail "no line matching /$2/ in $1: $(cat "$1")"
+        echo "$t"
+}
+
+# ---- human output, live ----
+t0=$(date +%s%3N)
+"$CTL" run "$T/slow.py" 2>"$T/err" | stamp >"$T/human.st"
+[ "${PIPESTATUS[0]}" = 0 ] || fail "anvilctl run slow.py exited ${PIPESTATUS[0]}: $(cat "$T/err")"
+sed 's/^[0-9]* /    | /' "$T/human.st"
+t_first=$(at "$T/human.st" '^  stdout\| first line$')
+t_event=$(at "$T/human.st" '^ +[0-9]+ ms +audit +blocked +blocked at runtime: socket\.socket\(AF_INET, SOCK_STREAM\)')
+t_second=$(at "$T/human.st" '^  stdout\| second line$')
+t_end=$(at "$T/human.st" '^run [0-9]{8}T[0-9]{12}-[0-9a-f]{16}: ok \(exit code 0\)')
+echo "    first line at +$((t_first - t0)) ms, the refusal at +$((t_event - t0)) ms, second line at +$((t_second - t0)) ms, the summary at +$((t_end - t0)) ms"
+[ $((t_end - t_first)) -ge 2000 ] || fail "the first line came $((t_end - t_first)) ms before the end: not as it was printed"
+echo "ok: the tool's first line was on anvilctl's stdout $((t_end - t_first)) ms before the run's end"
+[ $((t_end - t_event)) -ge 2000 ] || fail "the refusal's event came $((t_end - t_event)) ms before the end: not as it happened"
+echo "ok: the refusal's event was on anvilctl's stdout $((t_end - t_event)) ms before the run's end"
+[ $((t_second - t_first)) -ge 2500 ] || fail "the two lines came $((t_second - t_first)) ms apart, the tool slept 3 s between them"
+echo "ok: the second line came $((t_second - t_first)) ms after the first"
+sed 's/^[0-9]* //' "$T/human.st" >"$T/human"
+expect_eq "the first line, shown once" 1 "$(grep -c 'first line' "$T/human")"
+expect_eq "the second line, shown once" 1 "$(grep -c 'second line' "$T/human")"
+expect_eq "the refusal's event, shown once" 1 "$(grep -c 'audit *blocked' "$T/human")"
+expect_eq "one trace section" 1 "$(grep -cx 'trace:' "$T/human")"
+expect_eq "no stdout section at the end (it was shown)" 0 "$(grep -cx 'stdout:' "$T/human")"
+expect_eq "the trace's end, then the summary" "finished" \
+        "$(grep -B1 '^run ' "$T/human" | head -1 | awk '{print $4}')"
+grep -q '^blast radius ' "$T/human" || fail "the summary has no blast radius"
+expect_eq "stderr: nothing from anvilctl" "" "$(cat "$T/err")"
+
+# Output that is cut at the run's cap: shown as it came up to the cap, and the cut said once
+# at the end; a line longer than a write, and a last line without its newline, whole.
+tool cut.py <<'PY'
+import sys
+sys.stdout.write("x" * 100 + "\n")
+sys.stdout.write("partial")
+sys.stderr.write("to stderr\n")
+sys.stdout.write("y" * 5000)
+PY
+"$CTL" run "$T/cut.py" --json >"$T/result.json" 2>"$T/err" || fail "cut.py --json: $(cat "$T/err")"
+"$CTL" run "$T/cut.py" >"$T/cut" 2>"$T/err" || fail "cut.py: $(cat "$T/err")"
+expect_eq "a line of 100 bytes, whole" 1 "$(grep -cx "  stdout| $(printf 'x%.0s' $(seq 100))" "$T/cut")"
+expect_eq "stderr, as a line of its own" 1 "$(grep -cx '  stderr| to stderr' "$T/cut")"
+expect_eq "the last line, without its newline, whole" 1 \
+        "$(grep -cx "  stdout| partial$(printf 'y%.0s' $(seq 5000))" "$T/cut")"
+expect_eq "no stdout or stderr section at the end" 0 "$(grep -cxE 'std(out|err):' "$T/cut")"
+
+# ---- --json: one RunResult, at the end (control for the timing above) ----
+t0=$(date +%s%3N)
+"$CTL" run "$T/slow.py" --json 2>"$T/err" | stamp >"$T/json.st"
+[ "${PIPESTATUS[0]}" = 0 ] || fail "anvilctl run --json exited ${PIPESTATUS[0]}: $(cat "$T/err")"
+t_first=$(awk 'NR == 1 { print $1 }' "$T/json.st")
+[ $((t_first - t0)) -ge 3000 ] || fail "control: --json printed its first line at +$((t_first - t0)) ms, before the tool's sleep ended"
+echo "ok: control: --json's first line came at +$((t_first - t0)) ms, after the sleep: the reader shows when lines come"
+sed 's/^[0-9]* //' "$T/json.st" >"$T/result.json"
+expect_eq "--json: one JSON value" 1 "$(jq -s length "$T/result.json")"
+expect_eq "--json: a RunResult" "object ok" "$(jq -r '"\(type) \(.status)"' "$T/result.json")"
+expect_eq "--json: its stdout whole" "first line|refused: SandboxBlocked|second line|" "$(j .stdout | tr '\n' '|')"
+expect_eq "--json: no type key (the RunResult as before)" false "$(j 'has("type")')"
+
+# ---- --events: JSON lines as they come, the result last ----
+t0=$(date +%s%3N)
+"$CTL" run "$T/slow.py" --events 2>"$T/err" | stamp >"$T/events.st"
+[ "${PIPESTATUS[0]}" = 0 ] || fail "anvilctl run --events exited ${PIPESTATUS[0]}: $(cat "$T/err")"
+sed 's/^[0-9]* //' "$T/events.st" >"$T/events"
+n=$(wc -l <"$T/events")
+i=0
+while IFS= read -r line; do
+        i=$((i + 1))
+        jq -e 'type == "object" and (.type | type == "string")' <<<"$line" >/dev/null ||
+                fail "--events: line $i is not a JSON object with a type: $line"
+done <"$T/events"
+echo "ok: --events: each of the $n lines is a JSON object with a \"type\""
+expect_eq "--events: the types seen" "run_event run_output run_result" \
+        "$(jq -r .type "$T/events" | sort -u | paste -sd' ')"
+expect_eq "--events: the last line is the result" "run_result ok" "$(tail -1 "$T/events" | jq -r '"\(.type) \(.status)"')"
+expect_eq "--events: one result" 1 "$(jq -r .type "$T/events" | grep -c run_result)"
+expect_eq "--events: the output, in order" "first line|refused: SandboxBlocked|second line|" \
+        "$(jq -j 'select(.type == "run_output" and .stream == "stdout") | .text' "$T/events" | tr '\n' '|')"
+expect_eq "--events: the events, in order of their time" true \
+        "$(jq -s '[.[] | select(.type == "run_event") | .event.t_ms] | . == sort' "$T/events")"
+expect_eq "--events: the events streamed are the result's" true \
+        "$(jq -s '[.[] | select(.type == "run_event") | .event] == (.[-1].events[:([.[] | select(.type == "run_event")] | length)])' "$T/events")"
+order=$(jq -r 'if .type == "run_output" then "out:" + (.text | rtrimstr("\n")) elif .type == "run_event" then "ev:" + .event.layer + "/" + .event.kind else .type end' "$T/events" |
+        grep -E '^out:(first|second)|^ev:audit/blocked|^run_result' | paste -sd' ')
+expect_eq "--events: output and events in the order they happened" \
+        "out:first line ev:audit/blocked out:second line run_result" "$(sed 's/out:refused[^ ]*//' <<<"$order")"
+t_first=$(awk '/"first line/ { print $1; exit }' "$T/events.st")
+t_end=$(awk 'END { print $1 }' "$T/events.st")
+[ $((t_end - t_first)) -ge 2000 ] || fail "--events: the first line came $((t_end - t_first)) ms before the result"
+echo "ok: --events: the first line came $((t_end - t_first)) ms before the result"
+usage_rc=$("$CTL" run >/dev/null 2>&1; echo $?)
+"$CTL" run "$T/slow.py" --json --events >"$T/out" 2>"$T/err"
+expect_eq "--json with --events: a usage error" "$usage_rc" "$?"
+expect_eq "--json with --events: the message" "anvilctl: run: --json and --events are two ways of printing the run: give one" "$(cat "$T/err")"
+
+# ---- the tool's arguments ----
+tool argv.py <<'PY'
+import json, sys
+print(json.dumps(sys.argv))
+PY
+# argv_json [anvilctl options...] -- ARGS: the result in $T/result.json (run_json would put its
+# --json after the "--", where it is the tool's).
+argv_json() {
+        "$CTL" run "$T/argv.py" --json "$@" >"$T/result.json" 2>"$T/ctl.err" || fail "anvilctl run argv.py $* exited $?: $(cat "$T/ctl.err")"
+}
+argv_json
+expect_eq "no args: sys.argv" '["<tool>"]' "$(j .stdout)"
+argv_json -- --month 2024-05 "two words" "" "é"
+expect_eq "args after --: sys.argv" '["<tool>", "--month", "2024-05", "two words", "", "\u00e9"]' "$(j .stdout)"
+# anvilctl's options before "--" are anvilctl's, after it the tool's.
+"$CTL" run "$T/argv.py" --json -- --events --json -- >"$T/result.json" 2>"$T/err" || fail "argv.py -- --events: $(cat "$T/err")"
+expect_eq "anvilctl's words after -- are the tool's" '["<tool>", "--events", "--json", "--"]' "$(j .stdout)"
+"$CTL" run "$T/argv.py" -- a b >"$T/human" 2>"$T/err" || fail "argv.py human: $(cat "$T/err")"
+expect_eq "the human output with args" '  stdout| ["<tool>", "a", "b"]' "$(grep '^  stdout|' "$T/human")"
+"$CTL" run "$T/argv.py" extra >"$T/out" 2>"$T/err"
+expect_eq "a word after the tool without --: a usage error" "$usage_rc" "$?"
+
+# anvilctl holds them to the server's bounds before it sends anything.
+"$CTL" run "$T/argv.py" -- $(seq 257) >"$T/out" 2>"$T/err"
+expect_eq "257 args: a usage error" "$usage_rc" "$?"
+expect_eq "257 args: the message" "anvilctl: the tool's arguments: 257 arguments is over the limit of 256" "$(cat "$T/err")"
+argv_json -- $(seq 256)
+expect_eq "256 args: the limit itself is taken" 257 "$(j '.stdout | fromjson | length')"
+long=$(head -c 4000 /dev/zero | tr '\0' a)
+"$CTL" run "$T/argv.py" -- $(for _ in $(seq 17); do echo "$long"; done) >"$T/out" 2>"$T/err"
+expect_eq "17 args of 4000 bytes: a usage error" "$usage_rc" "$?"
+expect_eq "17 args of 4000 bytes: the message" \
+        "anvilctl: the tool's arguments: 68000 bytes of arguments is over the limit of 65536" "$(cat "$T/err")"
+argv_json -- $(for _ in $(seq 16); do echo "$long"; done)
+expect_eq "16 args of 4000 bytes: taken" 17 "$(j '.stdout | fromjson | length')"
+
+# The server's own checks, on requests anvilctl would not send (frametool packs them).
+FT="$ANVIL_BUILD/tests/frametool"
+refused() { # KIND CODE FIELD MESSAGE-REGEX
+        local out
+        out=$("$FT" "$ANVIL_SOCKET" "args:$1" 2>&1)
+        expect_match "args $1: refused" "^error code=$2 field=$3 message=$4" "$out"
+}
+refused notarray bad_message 'run_request\.args' 'run_request\.args: '
+refused notstring bad_message 'run_request\.args\[1\]' 'run_request\.args\[1\]: '
+refused nul bad_message 'run_request\.args\[0\]' 'run_request\.args\[0\]: '
+refused long bad_message 'run_request\.args\[0\]' 'run_request\.args\[0\]: '
+refused overdecoder bad_message 'run_request\.args' 'run_request\.args: 1025 items is over the limit of 1024$'
+refused toomany bad_request 'run_request\.args' 'run_request\.args: 257 arguments is over the limit of 256$'
+refused total bad_request 'run_request\.args' 'run_request\.args: 68000 bytes of arguments is over the limit of 65536$'
+expect_eq "args ok (control): the run starts" "ok run_event" "$("$FT" "$ANVIL_SOCKET" args:ok 2>&1)"
+expect_serving
