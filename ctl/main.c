@@ -417,15 +417,15 @@ static int set_tool_args(int n, char **words, struct proto_strv *args)
         for (int i = 0; i < n; i++) {
                 size_t len = strlen(words[i]);
                 if (len > PROTO_PATH_MAX || !utf8_valid((const uint8_t *)words[i], len))
-                        return die_usage("the tool's argument %d is not UTF-8 text of at most %u bytes", i + 1,
-                                         PROTO_PATH_MAX);
+                        return -!!die_usage("the tool's argument %d is not UTF-8 text of at most %u bytes", i + 1,
+                                            PROTO_PATH_MAX);
         }
         struct proto_strv given = { words, (size_t)n };
         if (pol_args_check(&given, "the tool's arguments", &err) < 0)
-                return die_usage("%s", err.msg);
+                return -!!die_usage("%s", err.msg);
         for (int i = 0; i < n; i++)
                 if (proto_strv_push(args, words[i]) < 0)
-                        return die_usage("out of memory");
+                        return -!!die_usage("out of memory");
         return 0;
 }
 
