@@ -39,7 +39,7 @@ static void usage(FILE *f)
         fprintf(f, "usage: anvilctl run TOOL.py [--input FILE]... [--timeout S] [--cpu S] [--memory MB]\n"
                    "                    [--cap NAME]... [--variables FILE.json] [--json | --events]\n"
                    "                    [-- ARG...]\n"
-                   "       anvilctl submit TASK.json [--verbose] [--json]\n"
+                   "       anvilctl submit TASK.json [--verbose] [--json | --events]\n"
                    "       anvilctl trace TASK_ID\n"
                    "       anvilctl probe [--json]\n"
                    "       anvilctl verify [--scripted-model]\n"
@@ -864,6 +864,7 @@ static void arm_cancel(int fd, const char *task_id)
  * TaskResult (submit) or the trace's end (trace). */
 struct task_view {
         bool json, verbose, replay;
+        bool events; /* --events: each frame as a JSON line, as it comes */
 };
 
 static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
@@ -873,7 +874,9 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
                 const struct proto_task_event *e = &in->u.task_event;
                 if (!v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_STARTED)
                         arm_cancel(fd, e->task_id);
-                if (!v->json)
+                if (v->events)
+                        (void)print_json_line(PROTO_TASK_EVENT, e);
+                else if (!v->json)
                         print_task_event(e, v->verbose);
                 fflush(stdout);
                 if (v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_TRACE_END) {
@@ -884,7 +887,9 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
         }
         if (in->type != PROTO_TASK_RESULT || v->replay)
                 return -1;
-        if (v->json) {
+        if (v->events) {
+                *rc = print_json_line(PROTO_TASK_RESULT, &in->u.task_result);
+        } else if (v->json) {
                 *rc = print_json(PROTO_TASK_RESULT, &in->u.task_result);
         } else {
                 print_task_result(&in->u.task_result);
@@ -896,15 +901,18 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 static int cmd_submit(int argc, char **argv)
 {
         static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+                                               { "events", no_argument, NULL, 'e' },
                                                { "verbose", no_argument, NULL, 'v' },
                                                { "help", no_argument, NULL, 'h' },
                                                { 0 } };
-        bool json = false, verbose = false;
+        bool json = false, verbose = false, events = false;
         int c;
         optind = 1;
         while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
                 if (c == 'j')
                         json = true;
+                else if (c == 'e')
+                        events = true;
                 else if (c == 'v')
                         verbose = true;
                 else if (c == 'h') {
@@ -917,6 +925,8 @@ static int cmd_submit(int argc, char **argv)
         }
         if (optind != argc - 1)
                 return die_usage("submit: expected one TASK.json");
+        if (json && events)
+                return die_usage("submit: --json and --events are two ways of printing the task: give one");
         struct proto_msg m = { .type = PROTO_TASK_SUBMIT };
         if (read_task_file(argv[optind], &m.u.task_submit) < 0) {
                 proto_msg_free(&m);
@@ -937,7 +947,7 @@ static int cmd_submit(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        struct task_view v = { json, verbose, false };
+        struct task_view v = { json, verbose, false, events };
         return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 
@@ -959,7 +969,7 @@ static int cmd_trace(int argc, char **argv)
         _cleanup_close_ int fd = ctl_send_request(&m, "the request");
         if (fd < 0)
                 return -fd;
-        struct task_view v = { false, true, true };
+        struct task_view v = { false, true, true, false };
         return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 

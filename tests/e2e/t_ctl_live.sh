@@ -61,8 +61,8 @@ expect_eq "the second line, shown once" 1 "$(grep -c 'second line' "$T/human")"
 expect_eq "the refusal's event, shown once" 1 "$(grep -c 'audit *blocked' "$T/human")"
 expect_eq "one trace section" 1 "$(grep -cx 'trace:' "$T/human")"
 expect_eq "no stdout section at the end (it was shown)" 0 "$(grep -cx 'stdout:' "$T/human")"
-expect_eq "the trace's end, then the summary" "finished" \
-        "$(grep -B1 '^run ' "$T/human" | head -1 | awk '{print $4}')"
+expect_match "the trace's end, then the summary" '^ +[0-9]+ ms +[a-z]+ +[a-z_]+ ' \
+        "$(grep -B1 '^run ' "$T/human" | head -1)"
 grep -q '^blast radius ' "$T/human" || fail "the summary has no blast radius"
 expect_eq "stderr: nothing from anvilctl" "" "$(cat "$T/err")"
 
@@ -130,6 +130,82 @@ usage_rc=$("$CTL" run >/dev/null 2>&1; echo $?)
 "$CTL" run "$T/slow.py" --json --events >"$T/out" 2>"$T/err"
 expect_eq "--json with --events: a usage error" "$usage_rc" "$?"
 expect_eq "--json with --events: the message" "anvilctl: run: --json and --events are two ways of printing the run: give one" "$(cat "$T/err")"
+
+# ---- the bounds of what is streamed ----
+# A tool that writes a byte at a time: 2001 writes, gathered into a few frames (at most one
+# per stream each 50 ms, besides one before each event and one at the end), which together
+# are exactly its output.
+tool bytewise.py <<'PY'
+import sys, time
+for i in range(2000):
+    sys.stdout.write("z")
+    if i % 200 == 0:
+        time.sleep(0.02)
+sys.stdout.write("\n")
+PY
+"$CTL" run "$T/bytewise.py" --events >"$T/bytewise" 2>"$T/err" || fail "bytewise.py --events: $(cat "$T/err")"
+frames=$(jq -r 'select(.type == "run_output") | .type' "$T/bytewise" | wc -l)
+events=$(jq -r 'select(.type == "run_event") | .type' "$T/bytewise" | wc -l)
+wall=$(tail -1 "$T/bytewise" | jq .wall_ms)
+bound=$((wall / 50 + events + 2))
+echo "    2001 writes in $wall ms: $frames run_output frames ($events events; at most $bound allowed)"
+[ "$frames" -ge 1 ] && [ "$frames" -le "$bound" ] || fail "2001 writes made $frames frames, over $bound"
+echo "ok: 2001 writes of a byte made $frames frames"
+expect_eq "the frames together: the output (2001 bytes)" "$(tail -1 "$T/bytewise" | jq -j .stdout | md5sum)" \
+        "$(jq -j 'select(.type == "run_output") | .text' "$T/bytewise" | md5sum)"
+
+# Only what the run's output cap keeps is streamed: a supervisor of the test's own, with a cap
+# of 1000 bytes a stream, and a tool that writes 3000.
+OFF=1250000000 # this test's jail uids: ANVIL_E2E_UID_BASE + OFF and up
+ROOT_ONLY=""
+[ -z "$ROOTLESS_USER" ] && ROOT_ONLY=$'socket_group = 65534'
+cat >"$T/capped.conf" <<EOF
+[supervisor]
+max_runs = 2
+spares = 0
+$ROOT_ONLY
+[limits]
+output_bytes = 1000
+EOF
+SUP_CONFIG="$T/capped.conf" start_sup capped "$OFF"
+tool capped.py <<'PY'
+import sys
+for i in range(30):
+    sys.stdout.write("%04d" % i + "x" * 95 + "\n")
+PY
+ANVIL_SOCKET="$T/capped.sock" "$CTL" run "$T/capped.py" --events >"$T/capped.events" 2>"$T/err" || fail "capped.py --events: $(cat "$T/err")"
+expect_eq "capped: the result's stdout, cut" "true 3000 1000" \
+        "$(tail -1 "$T/capped.events" | jq -r '"\(.stdout_truncated) \(.stdout_bytes) \(.stdout | length)"')"
+expect_eq "capped: streamed, what the cap kept and no more" "$(tail -1 "$T/capped.events" | jq -r .stdout)" \
+        "$(jq -j 'select(.type == "run_output") | .text' "$T/capped.events")"
+ANVIL_SOCKET="$T/capped.sock" "$CTL" run "$T/capped.py" >"$T/capped.human" 2>"$T/err" || fail "capped.py: $(cat "$T/err")"
+expect_eq "capped: the lines shown" 10 "$(grep -c '^  stdout| 00[0-9][0-9]x' "$T/capped.human")"
+expect_eq "capped: the cut, said at the end" "stdout: truncated: 3000 bytes written, 1000 kept" \
+        "$(grep '^stdout: ' "$T/capped.human")"
+
+# ---- anvilctl submit --events: the task's frames as JSON lines as they come ----
+. "$(dirname "$0")/agent_lib.sh"
+model_script live <<<'[code("print(\"step one\")\nopen(\"artifacts/one.txt\", \"w\").write(\"1\")\nfinal_answer(1)\n")]'
+start_model live
+start_bro agent --model-url "http://127.0.0.1:$PORT_live/v1" --model scripted-model
+printf '{"task": "say one"}\n' >"$T/live.task.json"
+ANVIL_SOCKET="$T/agent.sock" "$CTL" submit "$T/live.task.json" --events >"$T/task.events" 2>"$T/err" ||
+        fail "submit --events exited $?: $(cat "$T/err")"
+i=0
+while IFS= read -r line; do
+        i=$((i + 1))
+        jq -e 'type == "object" and (.type | type == "string")' <<<"$line" >/dev/null ||
+                fail "submit --events: line $i is not a JSON object with a type: $line"
+done <"$T/task.events"
+echo "ok: submit --events: each of the $i lines is a JSON object with a \"type\""
+expect_eq "submit --events: the first, the task's start" "task_event started" "$(head -1 "$T/task.events" | jq -r '"\(.type) \(.kind)"')"
+expect_eq "submit --events: the last, its result" "task_result ok" "$(tail -1 "$T/task.events" | jq -r '"\(.type) \(.status)"')"
+expect_eq "submit --events: task events, then one result" "task_event:$((i - 1)) task_result:1" \
+        "$(jq -r .type "$T/task.events" | sort | uniq -c | awk '{print $2 ":" $1}' | paste -sd' ')"
+expect_eq "submit --events: the steps in order" true \
+        "$(jq -s '[.[] | select(.type == "task_event") | .step] | . == sort' "$T/task.events")"
+ANVIL_SOCKET="$T/agent.sock" "$CTL" submit "$T/live.task.json" --events --json >"$T/out" 2>"$T/err"
+expect_eq "submit --json with --events: a usage error" "$usage_rc" "$?"
 
 # ---- the tool's arguments ----
 tool argv.py <<'PY'
