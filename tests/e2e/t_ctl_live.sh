@@ -8,6 +8,10 @@
 # Timing: a reader stamps each line of anvilctl's stdout with the time it arrived (stamp); the
 # tool prints a line, makes a refused call, sleeps 3 s and prints another. Control: --json
 # holds everything until the end, and the same reader shows it arriving at the end.
+# Bounds of what is streamed: a tool writing a byte at a time makes a few frames, not one a
+# write; a run's output cap holds for what is streamed as for the result (a supervisor of the
+# test's own, its cap 1000 bytes). anvilctl submit --events: the task's frames as JSON lines
+# (a broker of the test's own and a scripted model).
 . "$(dirname "$0")/lib.sh"
 
 # socket reached through a module that imported it itself, so that the pre-check lets the call
