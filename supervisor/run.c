@@ -301,9 +301,9 @@ static void capture_add(struct capture *c, const char *data, size_t n)
  * where no character is split. Bounded twice over: only the bytes the capture keeps are ever
  * sent (the run's output cap, so never more than the result carries again), and pieces are
  * gathered for OUTPUT_FLUSH_MS before they go, so a tool that writes a byte at a time makes
- * at most one frame per stream per OUTPUT_FLUSH_MS, not one per byte. A client that reads
- * none of it meets the bound on unread replies (proto/stream.h) like one that does not read
- * its result: the supervisor holds no more for it than it would without them. */
+ * at most one frame per stream per OUTPUT_FLUSH_MS, not one per byte. A peer that reads
+ * none of it meets the bound on replies left unread (proto/stream.h), which these frames count
+ * towards as the result does: they add at most the output once more to what it may leave. */
 #define OUTPUT_FLUSH_MS 50
 
 static void send_output(struct sup_run *run, struct capture *c, const char *name, bool eof)
