@@ -549,6 +549,8 @@ static int cmd_run(int argc, char **argv)
 
         fd = ctl_send_request(&m, "the run");
         rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &view, NULL);
+        live_flush_line(&view, 0); /* what a run that ended without its result left unfinished */
+        live_flush_line(&view, 1);
 out:
         free(view.line[0]);
         free(view.line[1]);
