@@ -111,6 +111,8 @@ struct bro_relay_owner {
         void (*result)(void *data, struct proto_msg *m);             /* takes over the run_result */
         void (*error)(void *data, const char *code, const char *message);
         void *data;
+        /* Optional: a run_output, for a run whose request asked for it (stream_output). */
+        void (*output)(void *data, const struct proto_msg *m);
 };
 
 /* One client request carried to the supervisor on a connection of its own. Lives until both

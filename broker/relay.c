@@ -46,6 +46,8 @@ static void relay_forward(struct bro_relay *r, const struct proto_msg *m)
         if (r->owner.data) {
                 if (m->type == PROTO_RUN_EVENT && r->owner.event)
                         r->owner.event(r->owner.data, m);
+                if (m->type == PROTO_RUN_OUTPUT && r->owner.output)
+                        r->owner.output(r->owner.data, m);
                 return;
         }
         if (r->client)
@@ -201,9 +203,9 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 proto_msg_free(m);
                 return;
         case PROTO_RUN_OUTPUT:
-                /* Only for a run whose client asked for it (run_request.stream_output); a
-                 * task's runs do not, and would drop it (relay_forward). */
-                if (r->kind != PROTO_RUN_REQUEST || r->owner.data || !r->stream_output)
+                /* Only for a run whose client (or task: its owner's output hook) asked for it
+                 * (run_request.stream_output). */
+                if (r->kind != PROTO_RUN_REQUEST || !r->stream_output)
                         break;
                 learn_run_id(r, m->u.run_output.run_id);
                 relay_forward(r, m);

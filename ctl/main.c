@@ -867,19 +867,31 @@ static void arm_cancel(int fd, const char *task_id)
 struct task_view {
         bool json, verbose, replay;
         bool events; /* --events: each frame as a JSON line, as it comes */
+        struct live_view live; /* an action's output, line by line (run_stdout, run_stderr) */
 };
 
 static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
-        const struct task_view *v = ctx;
+        struct task_view *v = ctx;
         if (in->type == PROTO_TASK_EVENT) {
                 const struct proto_task_event *e = &in->u.task_event;
-                if (!v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_STARTED)
+                enum proto_task_kind k = proto_task_kind_from_name(e->kind);
+                if (!v->replay && k == PROTO_TASK_STARTED)
                         arm_cancel(fd, e->task_id);
-                if (v->events)
+                v->live.header = true; /* a task's output lines have no "trace:" of their own */
+                if (v->events) {
                         (void)print_json_line(PROTO_TASK_EVENT, e);
-                else if (!v->json)
+                } else if (v->json) {
+                        /* the TaskResult alone, at the end */
+                } else if (k == PROTO_TASK_RUN_STDOUT || k == PROTO_TASK_RUN_STDERR) {
+                        struct proto_run_output o = { .stream = k == PROTO_TASK_RUN_STDERR ? "stderr" : "stdout",
+                                                      .text = e->message ? e->message : "" };
+                        live_output(&v->live, &o);
+                } else {
+                        live_flush_line(&v->live, 0);
+                        live_flush_line(&v->live, 1);
                         print_task_event(e, v->verbose);
+                }
                 fflush(stdout);
                 if (v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_TRACE_END) {
                         *rc = 0;
@@ -889,6 +901,8 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
         }
         if (in->type != PROTO_TASK_RESULT || v->replay)
                 return -1;
+        live_flush_line(&v->live, 0);
+        live_flush_line(&v->live, 1);
         if (v->events) {
                 *rc = print_json_line(PROTO_TASK_RESULT, &in->u.task_result);
         } else if (v->json) {
@@ -949,8 +963,11 @@ static int cmd_submit(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        struct task_view v = { json, verbose, false, events };
-        return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
+        struct task_view v = { json, verbose, false, events, { 0 } };
+        int rc = ctl_follow(fd, "the task", on_task_frame, &v, NULL);
+        free(v.live.line[0]);
+        free(v.live.line[1]);
+        return rc;
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -971,7 +988,7 @@ static int cmd_trace(int argc, char **argv)
         _cleanup_close_ int fd = ctl_send_request(&m, "the request");
         if (fd < 0)
                 return -fd;
-        struct task_view v = { false, true, true, false };
+        struct task_view v = { false, true, true, false, { 0 } };
         return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 

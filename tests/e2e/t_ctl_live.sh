@@ -190,7 +190,9 @@ expect_eq "capped: the cut, said at the end" "stdout: truncated: 3000 bytes writ
 # ---- anvilctl submit --events: the task's frames as JSON lines as they come ----
 . "$(dirname "$0")/agent_lib.sh"
 model_script live <<<'[code("print(\"step one\")\nopen(\"artifacts/one.txt\", \"w\").write(\"1\")\nfinal_answer(1)\n")]'
+cp "$T/scripts/live.json" "$T/scripts/live2.json"
 start_model live
+start_model live2 # a script is used up by one task: the second task's
 start_bro agent --model-url "http://127.0.0.1:$PORT_live/v1" --model scripted-model
 printf '{"task": "say one"}\n' >"$T/live.task.json"
 ANVIL_SOCKET="$T/agent.sock" "$CTL" submit "$T/live.task.json" --events >"$T/task.events" 2>"$T/err" ||
@@ -208,6 +210,18 @@ expect_eq "submit --events: task events, then one result" "task_event:$((i - 1))
         "$(jq -r .type "$T/task.events" | sort | uniq -c | awk '{print $2 ":" $1}' | paste -sd' ')"
 expect_eq "submit --events: the steps in order" true \
         "$(jq -s '[.[] | select(.type == "task_event") | .step] | . == sort' "$T/task.events")"
+expect_eq "submit --events: the action's output, as it came" "run_stdout step one" \
+        "$(jq -r 'select(.type == "task_event" and (.kind | startswith("run_std"))) | "\(.kind) \(.message | rtrimstr("\n"))"' "$T/task.events" | paste -sd'|')"
+expect_eq "submit --events: its output before its run's result" "run_stdout run_result" \
+        "$(jq -r 'select(.type == "task_event" and (.kind == "run_stdout" or .kind == "run_result")) | .kind' "$T/task.events" | paste -sd' ')"
+printf '{"task": "say one", "model": {"url": "http://127.0.0.1:%s/v1"}}\n' "$PORT_live2" >"$T/live2.task.json"
+ANVIL_SOCKET="$T/agent.sock" "$CTL" submit "$T/live2.task.json" >"$T/task.human" 2>"$T/err" ||
+        fail "submit (human) exited $?: $(cat "$T/err")"
+expect_eq "submit: the action's output, a line in the human output" "  stdout| step one" "$(grep '^  stdout|' "$T/task.human")"
+tid=$(head -1 "$T/task.events" | jq -r .task_id)
+ANVIL_SOCKET="$T/agent.sock" "$CTL" trace "$tid" >"$T/task.trace" 2>"$T/err" || fail "trace $tid: $(cat "$T/err")"
+expect_eq "the stored trace: the output is its run's result's, not lines of their own" 0 "$(grep -c '^  stdout|' "$T/task.trace")"
+grep -q 'step one' "$T/task.trace" || fail "the stored trace does not hold the action's output at all: $(cat "$T/task.trace")"
 ANVIL_SOCKET="$T/agent.sock" "$CTL" submit "$T/live.task.json" --events --json >"$T/out" 2>"$T/err"
 expect_eq "submit --json with --events: a usage error" "$usage_rc" "$?"
 
