@@ -63,6 +63,7 @@
 #include "policy/reasons.h"
 #include "policy/rules.h"
 #include "policy/variables.h"
+#include "proto/names.h"
 #include "proto/json.h"
 
 #define TASK_OBSERVATION_MAX (64 * 1024)  /* what the model sees of one action */
@@ -664,6 +665,25 @@ static void on_run_event(void *data, const struct proto_msg *m)
         report(t, "run_event", NULL, NULL, e, x);
 }
 
+/* What an action's tool writes, as it writes it (run_request.stream_output), to the task's
+ * client as run_stdout and run_stderr events: sent, not written to the trace, which has it in
+ * the run's result and the observation. Bounded as the run's result is (its output cap), and
+ * by the client's bound on replies left unread. */
+static void on_run_output(void *data, const struct proto_msg *m)
+{
+        struct bro_task *t = data;
+        const struct proto_run_output *o = &m->u.run_output;
+        if (!t->client)
+                return;
+        struct proto_msg e = { .type = PROTO_TASK_EVENT };
+        e.u.task_event.task_id = t->id;
+        e.u.task_event.step = t->step;
+        e.u.task_event.kind = (char *)proto_task_kind_name(strcmp(o->stream, "stderr") == 0 ? PROTO_TASK_RUN_STDERR
+                                                                                            : PROTO_TASK_RUN_STDOUT);
+        e.u.task_event.message = o->text;
+        bro_client_send(t->client, &e);
+}
+
 static void on_run_error(void *data, const char *code, const char *message)
 {
         struct bro_task *t = data;
@@ -806,6 +826,7 @@ static void run_action(struct bro_task *t, const char *code)
         for (size_t i = 0; r == 0 && i < t->sub.capabilities_approved.n; i++)
                 r = proto_strv_push(&req->capabilities_approved, t->sub.capabilities_approved.items[i]);
         req->save_source = true;
+        req->stream_output = true; /* on_run_output */
         if (r < 0) {
                 proto_msg_free(&m);
                 fail(t, TASK_INTERNAL, "out of memory");
@@ -813,7 +834,7 @@ static void run_action(struct bro_task *t, const char *code)
         }
         char what[32];
         snprintf(what, sizeof(what), "step %u", t->step);
-        struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t, t->uid, t->id, what };
+        struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t, t->uid, t->id, what, on_run_output };
         start_relay(t, &m, &o);
 }
 
@@ -999,7 +1020,7 @@ static void describe(struct bro_task *t)
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
-        struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t, t->uid, t->id, "describe" };
+        struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t, t->uid, t->id, "describe", NULL };
         start_relay(t, &m, &o);
 }
 

@@ -118,6 +118,8 @@ struct bro_relay_owner {
         uid_t uid;
         const char *task_id;
         const char *tool;
+        /* Optional: a run_output, for a run whose request asked for it (stream_output). */
+        void (*output)(void *data, const struct proto_msg *m);
 };
 
 /* One client request carried to the supervisor on a connection of its own. Lives until both
@@ -132,6 +134,7 @@ struct bro_relay {
         enum proto_type kind;  /* PROTO_RUN_REQUEST or PROTO_PROBE_REQUEST */
         struct proto_msg req;  /* owned until it is sent */
         bool req_held;
+        bool stream_output; /* its client asked for run_output frames (run_request.stream_output) */
         char *request_id;      /* the client's, may be NULL */
         char run_id[PROTO_ID_MAX + 1]; /* learned from the supervisor's first frame about the run */
         char *cancel_request_id; /* a cancel waiting for run_id */

@@ -33,7 +33,8 @@
  *       re-encoded for the supervisor is refused ("bad_request")
  *   B2  uv_pipe_connect to the supervisor; failure -> error "unavailable" to the client
  *   B3  connected: the decoded request is re-encoded and sent (never raw client bytes)
- *   B4  run_event frames are relayed as they come; the first names the run_id, which
+ *   B4  run_event frames are relayed as they come (and run_output frames, to a client whose
+ *       request asked for them: stream_output); the first names the run_id, which
  *       lets a later cancel by request_id be forwarded with the run_id the supervisor needs
  *   B5  run_result: the supervisor connection is closed, the result is rendered as JSON and
  *       written to DIR/results/<run_id>.json on the thread pool, then relayed to the client;

@@ -46,6 +46,8 @@ static void relay_forward(struct bro_relay *r, const struct proto_msg *m)
         if (r->owner.data) {
                 if (m->type == PROTO_RUN_EVENT && r->owner.event)
                         r->owner.event(r->owner.data, m);
+                if (m->type == PROTO_RUN_OUTPUT && r->owner.output)
+                        r->owner.output(r->owner.data, m);
                 return;
         }
         if (r->client)
@@ -198,6 +200,15 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                         r->cancel_pending = false;
                         send_cancel(r, r->cancel_request_id);
                 }
+                proto_msg_free(m);
+                return;
+        case PROTO_RUN_OUTPUT:
+                /* Only for a run whose client (or task: its owner's output hook) asked for it
+                 * (run_request.stream_output). */
+                if (r->kind != PROTO_RUN_REQUEST || !r->stream_output)
+                        break;
+                learn_run_id(r, m->u.run_output.run_id);
+                relay_forward(r, m);
                 proto_msg_free(m);
                 return;
         case PROTO_RUN_RESULT:
@@ -405,6 +416,7 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
                 free(m->u.run_request.tool_name);
                 m->u.run_request.tool_name = NULL;
         }
+        r->stream_output = m->type == PROTO_RUN_REQUEST && m->u.run_request.stream_output;
         r->req = *m; /* taken over */
         r->req_held = true;
         r->seq = ++srv->next_seq;

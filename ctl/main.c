@@ -61,7 +61,8 @@ static void usage(FILE *f)
 {
         /* "or:" lines, as help2man reads a usage (the man page is made from --help). */
         fprintf(f, "Usage: anvilctl run TOOL.py|- [--input FILE]... [--timeout S] [--cpu S] [--memory MB] [OPTION]...\n"
-                   "  or:  anvilctl submit TASK.json [--verbose] [--json] [-o DIR]\n"
+                   "            [-- ARG...]\n"
+                   "  or:  anvilctl submit TASK.json [--verbose] [--json | --events] [-o DIR]\n"
                    "  or:  anvilctl runs|tasks [-n N] [--json]\n"
                    "  or:  anvilctl show ID [--json] [-o DIR]\n"
                    "  or:  anvilctl trace TASK_ID|RUN_ID\n"
@@ -112,13 +113,15 @@ static void help_main(void)
 
 static void help_run(void)
 {
-        printf("Usage: anvilctl run TOOL.py [OPTION]...\n"
-               "  or:  anvilctl run - [OPTION]... < TOOL.py\n"
-               "Runs TOOL.py in a jail of its own and prints what it did: the trace (every event, each\n"
-               "refusal with its layer), its stdout and stderr, its artifacts and the blast radius (what it\n"
-               "could have read, written, reached and started). TOOL.py is UTF-8 text of at most %u bytes;\n"
-               "\"-\" reads it from stdin, within the same bound (messages then name the tool \"-\").\n",
-               PROTO_SOURCE_MAX);
+        printf("Usage: anvilctl run TOOL.py [OPTION]... [-- ARG...]\n"
+               "  or:  anvilctl run - [OPTION]... [-- ARG...] < TOOL.py\n"
+               "Runs TOOL.py in a jail of its own and prints what it does as it does it: the trace (every\n"
+               "event, each refusal with its layer) and its stdout and stderr line by line; then the\n"
+               "summary: its status, its artifacts and the blast radius (what it could have read, written,\n"
+               "reached and started). TOOL.py is UTF-8 text of at most %u bytes; \"-\" reads it from\n"
+               "stdin, within the same bound (messages then name the tool \"-\"). The words after \"--\" are\n"
+               "the tool's sys.argv[1:] (at most %d, %d bytes in all).\n",
+               PROTO_SOURCE_MAX, POL_ARGS_MAX, POL_ARGS_BYTES_MAX);
         printf("\nOptions (a default is the server's as built: its configuration's [limits] may move a\n"
                "default and lower a maximum, and the RunResult says the limits in force):\n"
                "  --input FILE        a file the tool reads as ./inputs/NAME, NAME the file's own name\n"
@@ -140,7 +143,10 @@ static void help_run(void)
         }
         printf("  --variables FILE.json  a JSON object of at most %u bytes: the tool's variables (an\n"
                "                      agent's state from the step before)\n"
-               "  --json              print the RunResult as one JSON object instead (docs/results.md)\n"
+               "  --json              print the RunResult as one JSON object at the end, nothing else\n"
+               "                      (docs/results.md)\n"
+               "  --events            print JSON lines as the run goes, each with its \"type\", the\n"
+               "                      run_result last\n"
                "  -o, --output DIR    copy the run's artifacts into DIR, as you (nothing there is\n"
                "                      overwritten or followed; docs/cli.md)\n"
                "  -h, --help          this text\n",
@@ -165,13 +171,14 @@ static void help_run(void)
 
 static void help_submit(void)
 {
-        printf("Usage: anvilctl submit TASK.json [--verbose] [--json]\n"
+        printf("Usage: anvilctl submit TASK.json [--verbose] [--json | --events] [-o DIR]\n"
                "Gives a task to the broker's agent: a model writes tools, each run in a jail, until one\n"
                "delivers (its artifacts) or the task fails. The task's events are printed as they come,\n"
                "then its result. Ctrl-C cancels the task (a second one ends anvilctl at once).\n"
                "\nOptions:\n"
                "  --verbose         the model's replies, the prompt and the observations in full\n"
                "  --json            print the TaskResult as one JSON object (docs/results.md)\n"
+               "  --events          print JSON lines as the task goes, each with its \"type\"\n"
                "  -o, --output DIR  copy the deliverable's artifacts into DIR, as you\n"
                "  -h, --help        this text\n");
         printf("\nTASK.json (docs/agent.md), every key known:\n"
@@ -316,7 +323,18 @@ static void print_variables(const struct proto_run_result *r)
                 printf("  %s (%s) %s\n", d[i].name, d[i].type, d[i].reason);
 }
 
-static void print_human(const struct proto_run_result *r)
+/* What a run showed as it went (run_request.stream_output): its events and the tool's output,
+ * line by line, then its summary without them. */
+struct live_view {
+        bool json, events;     /* --json: one RunResult at the end; --events: JSON lines */
+        bool header;           /* "trace:" printed */
+        size_t n_events;       /* run_event frames shown: the first of the result's events */
+        bool out_shown, err_shown;
+        char *line[2];         /* an unfinished line of stdout, of stderr */
+        size_t line_len[2];
+};
+
+static void print_human(const struct proto_run_result *r, const struct live_view *live)
 {
         printf("run %s: %s", r->run_id, r->killed ? r->killed : r->status);
         if (r->exit_code.set)
@@ -327,12 +345,21 @@ static void print_human(const struct proto_run_result *r)
                r->peak_rss_mb, r->isolation.tier);
         if (r->not_stored) /* the broker's: the result is here, and nowhere else */
                 printf("note: %s\n", r->not_stored);
-        printf("trace:\n");
-        const struct proto_event *ev = r->events.items;
-        for (size_t i = 0; i < r->events.n; i++)
-                print_event(&ev[i]);
-        print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
-        print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        if (!live) {
+                printf("trace:\n");
+                const struct proto_event *ev = r->events.items;
+                for (size_t i = 0; i < r->events.n; i++)
+                        print_event(&ev[i]);
+        }
+        /* Shown as it came: only what was cut is said again. */
+        if (!live || !live->out_shown)
+                print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
+        else if (r->stdout_truncated)
+                printf("stdout: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stdout_bytes, strlen(r->out_text));
+        if (!live || !live->err_shown)
+                print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
+        else if (r->stderr_truncated)
+                printf("stderr: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stderr_bytes, strlen(r->err_text));
         if (r->final_answer)
                 printf("final answer: %s\n", r->final_answer);
         print_variables(r);
@@ -496,33 +523,150 @@ static int run_exit(const struct proto_run_result *r)
         return sig ? 128 + sig : EXIT_SANDBOX;
 }
 
-/* A run's frames: its events (not shown: the result carries them), then its result. */
+/* ---- live output (run_request.stream_output) ---- */
+
+/* A line longer than this is shown in pieces of it. */
+#define LIVE_LINE_MAX (64 * 1024)
+
+static void live_header(struct live_view *v)
+{
+        if (!v->header)
+                printf("trace:\n");
+        v->header = true;
+}
+
+/* The unfinished line of stream i, ended here (an event comes between, or the run ended). */
+static void live_flush_line(struct live_view *v, int i)
+{
+        if (!v->line_len[i])
+                return;
+        printf("  %s| %.*s\n", i ? "stderr" : "stdout", (int)v->line_len[i], v->line[i]);
+        v->line_len[i] = 0;
+}
+
+static void live_output(struct live_view *v, const struct proto_run_output *o)
+{
+        int i = strcmp(o->stream, "stderr") == 0;
+        *(i ? &v->err_shown : &v->out_shown) = true;
+        live_header(v);
+        for (const char *p = o->text; *p;) {
+                size_t n = strcspn(p, "\n");
+                if (!v->line[i] && !(v->line[i] = malloc(LIVE_LINE_MAX)))
+                        return;
+                while (n) { /* into the line, which is shown whenever it is full */
+                        size_t take = n < LIVE_LINE_MAX - v->line_len[i] ? n : LIVE_LINE_MAX - v->line_len[i];
+                        memcpy(v->line[i] + v->line_len[i], p, take);
+                        v->line_len[i] += take;
+                        p += take;
+                        n -= take;
+                        if (v->line_len[i] == LIVE_LINE_MAX)
+                                live_flush_line(v, i);
+                }
+                if (*p == '\n') {
+                        printf("  %s| %.*s\n", i ? "stderr" : "stdout", (int)v->line_len[i], v->line[i]);
+                        v->line_len[i] = 0;
+                        p++;
+                }
+        }
+}
+
+/* One JSON line of --events: {"type": ..., the message's fields}. */
+static int print_json_line(enum proto_type type, const void *msg)
+{
+        json_t *j = proto_to_json(proto_schemas[type], msg);
+        json_t *o = json_object();
+        int r = -1;
+        if (j && o && json_object_set_new(o, "type", json_string(proto_type_name(type))) == 0 &&
+            json_object_update(o, j) == 0) {
+                char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
+                if (s) {
+                        printf("%s\n", s);
+                        r = 0;
+                }
+                free(s);
+        }
+        json_decref(j);
+        json_decref(o);
+        return r < 0 ? EXIT_REFUSED : 0;
+}
+
+/* A run's frames: its events and the tool's output as they come (shown at once, unless
+ * --json), then its result. */
 static int on_run_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
         (void)fd;
-        bool json = *(bool *)ctx;
-        if (in->type == PROTO_RUN_EVENT)
-                return 1;
-        if (in->type != PROTO_RUN_RESULT)
-                return -1;
-        const struct proto_run_result *r = &in->u.run_result;
-        if (json) {
-                *rc = print_json(PROTO_RUN_RESULT, r);
+        struct live_view *v = ctx;
+        int r = 1;
+        if (in->type == PROTO_RUN_EVENT || in->type == PROTO_RUN_OUTPUT) {
+                if (v->json)
+                        return 1;
+                if (v->events) {
+                        (void)print_json_line(in->type, &in->u);
+                } else if (in->type == PROTO_RUN_OUTPUT) {
+                        live_output(v, &in->u.run_output);
+                } else {
+                        live_header(v);
+                        live_flush_line(v, 0);
+                        live_flush_line(v, 1);
+                        print_event(&in->u.run_event.event);
+                }
+                v->n_events += in->type == PROTO_RUN_EVENT;
+        } else if (in->type == PROTO_RUN_RESULT) {
+                const struct proto_run_result *res = &in->u.run_result;
+                if (v->json) {
+                        *rc = print_json(PROTO_RUN_RESULT, res);
+                } else if (v->events) {
+                        *rc = print_json_line(PROTO_RUN_RESULT, res);
+                } else {
+                        live_flush_line(v, 0);
+                        live_flush_line(v, 1);
+                        /* The events not streamed (the summary of those not recorded): after
+                         * those shown, in their place. */
+                        const struct proto_event *ev = res->events.items;
+                        if (v->n_events < res->events.n)
+                                live_header(v);
+                        for (size_t i = v->n_events; i < res->events.n; i++)
+                                print_event(&ev[i]);
+                        print_human(res, v->header ? v : NULL);
+                        *rc = 0;
+                }
+                if (*rc == 0)
+                        *rc = run_exit(res);
+                if (!v->json && !v->events && res->exit_code.set && res->exit_code.v >= EXIT_ANVIL_MIN &&
+                    res->exit_code.v <= EXIT_ANVIL_MAX && strcmp(res->status ? res->status : "", "error") == 0)
+                        printf("note: the tool exited %" PRId64 ", in %d..%d, which anvilctl keeps for Anvil's own "
+                               "outcomes: it exits 1\n",
+                               res->exit_code.v, EXIT_ANVIL_MIN, EXIT_ANVIL_MAX);
+                fflush(stdout);
+                int out = ctl_out_run(res); /* -o DIR */
+                if (out)
+                        *rc = out;
+                r = 0;
         } else {
-                print_human(r);
-                *rc = 0;
+                return -1;
         }
-        if (*rc == 0)
-                *rc = run_exit(r);
-        if (!json && r->exit_code.set && r->exit_code.v >= EXIT_ANVIL_MIN && r->exit_code.v <= EXIT_ANVIL_MAX &&
-            strcmp(r->status ? r->status : "", "error") == 0)
-                printf("note: the tool exited %" PRId64 ", in %d..%d, which anvilctl keeps for Anvil's own outcomes: it "
-                       "exits 1\n",
-                       r->exit_code.v, EXIT_ANVIL_MIN, EXIT_ANVIL_MAX);
         fflush(stdout);
-        int out = ctl_out_run(r); /* -o DIR */
-        if (out)
-                *rc = out;
+        return r;
+}
+
+/* The words after "--": the tool's sys.argv[1:] (run_request.args), held here to the bounds
+ * the supervisor holds them to (pol_args_check), so that a command line too long is the
+ * user's to fix before anything is sent. */
+static int set_tool_args(int n, char **words, struct proto_strv *args)
+{
+        struct anvil_err err = ANVIL_ERR_INIT;
+        for (int i = 0; i < n; i++) {
+                size_t len = strlen(words[i]);
+                if (len > PROTO_PATH_MAX || !utf8_valid((const uint8_t *)words[i], len))
+                        return -!!die_usage("the tool's argument %d is not UTF-8 text of at most %u bytes", i + 1,
+                                            PROTO_PATH_MAX);
+        }
+        struct proto_strv given = { words, (size_t)n };
+        if (pol_args_check(&given, "the tool's arguments", &err) < 0)
+                return -!!die_usage("%s", err.msg);
+        for (int i = 0; i < n; i++)
+                if (proto_strv_push(args, words[i]) < 0)
+                        return -!!die_usage("out of memory");
         return 0;
 }
 
@@ -534,15 +678,23 @@ static int cmd_run(int argc, char **argv)
                 { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
                 { "variables", required_argument, NULL, 'v' },
                 { "output", required_argument, NULL, 'o' },
+                { "events", no_argument, NULL, 'e' },
                 { "help", no_argument, NULL, 'h' },        { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         struct proto_run_request *req = &m.u.run_request;
         _cleanup_close_ int fd = -EBADF;
-        bool json = false;
+        struct live_view view = { 0 };
         int c, rc = EXIT_USAGE;
+        /* What follows the first "--" is the tool's (its sys.argv[1:]), never anvilctl's. */
+        int tool_args = argc;
+        for (int i = 1; i < argc; i++)
+                if (strcmp(argv[i], "--") == 0) {
+                        tool_args = i;
+                        break;
+                }
         optind = 1;
-        while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        while ((c = getopt_long(tool_args, argv, "o:h", opts, NULL)) != -1) {
                 switch (c) {
                 case 'o':
                         ctl_out_dir = optarg;
@@ -595,7 +747,10 @@ static int cmd_run(int argc, char **argv)
                         }
                         break;
                 case 'j':
-                        json = true;
+                        view.json = true;
+                        break;
+                case 'e':
+                        view.events = true;
                         break;
                 case 'v':
                         free(req->variables);
@@ -612,10 +767,17 @@ static int cmd_run(int argc, char **argv)
                         goto out;
                 }
         }
-        if (optind != argc - 1) {
+        if (optind != tool_args - 1) {
                 rc = die_usage("run: expected one TOOL.py (or -, the source on stdin)");
                 goto out;
         }
+        if (view.json && view.events) {
+                rc = die_usage("run: --json and --events are two ways of printing the run: give one");
+                goto out;
+        }
+        if (set_tool_args(argc - tool_args - (tool_args < argc), argv + tool_args + 1, &req->args) < 0)
+                goto out;
+        req->stream_output = !view.json; /* --json waits for the one RunResult */
         struct anvil_err err = ANVIL_ERR_INIT;
         uint8_t *src;
         size_t len;
@@ -644,8 +806,12 @@ static int cmd_run(int argc, char **argv)
                 goto out;
 
         fd = ctl_send_request(&m, "the run");
-        rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &json, NULL);
+        rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &view, NULL);
+        live_flush_line(&view, 0); /* what a run that ended without its result left unfinished */
+        live_flush_line(&view, 1);
 out:
+        free(view.line[0]);
+        free(view.line[1]);
         proto_msg_free(&m);
         return rc;
 }
@@ -958,6 +1124,8 @@ static void arm_cancel(int fd, const char *task_id)
  * TaskResult (submit) or the trace's end (trace). */
 struct task_view {
         bool json, verbose, replay;
+        bool events; /* --events: each frame as a JSON line, as it comes */
+        struct live_view live; /* an action's output, line by line (run_stdout, run_stderr) */
 };
 
 /* The exit status for a task's result (the table atop this file): 0 only for one that
@@ -976,13 +1144,26 @@ static int task_exit(const struct proto_task_result *r)
 
 static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 {
-        const struct task_view *v = ctx;
+        struct task_view *v = ctx;
         if (in->type == PROTO_TASK_EVENT) {
                 const struct proto_task_event *e = &in->u.task_event;
-                if (!v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_STARTED)
+                enum proto_task_kind k = proto_task_kind_from_name(e->kind);
+                if (!v->replay && k == PROTO_TASK_STARTED)
                         arm_cancel(fd, e->task_id);
-                if (!v->json)
+                v->live.header = true; /* a task's output lines have no "trace:" of their own */
+                if (v->events) {
+                        (void)print_json_line(PROTO_TASK_EVENT, e);
+                } else if (v->json) {
+                        /* the TaskResult alone, at the end */
+                } else if (k == PROTO_TASK_RUN_STDOUT || k == PROTO_TASK_RUN_STDERR) {
+                        struct proto_run_output o = { .stream = k == PROTO_TASK_RUN_STDERR ? "stderr" : "stdout",
+                                                      .text = e->message ? e->message : "" };
+                        live_output(&v->live, &o);
+                } else {
+                        live_flush_line(&v->live, 0);
+                        live_flush_line(&v->live, 1);
                         print_task_event(e, v->verbose);
+                }
                 fflush(stdout);
                 if (v->replay && proto_task_kind_from_name(e->kind) == PROTO_TASK_TRACE_END) {
                         *rc = 0;
@@ -992,7 +1173,11 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
         }
         if (in->type != PROTO_TASK_RESULT || v->replay)
                 return -1;
-        if (v->json) {
+        live_flush_line(&v->live, 0);
+        live_flush_line(&v->live, 1);
+        if (v->events) {
+                *rc = print_json_line(PROTO_TASK_RESULT, &in->u.task_result);
+        } else if (v->json) {
                 *rc = print_json(PROTO_TASK_RESULT, &in->u.task_result);
         } else {
                 print_task_result(&in->u.task_result);
@@ -1010,11 +1195,12 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 static int cmd_submit(int argc, char **argv)
 {
         static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+                                               { "events", no_argument, NULL, 'e' },
                                                { "verbose", no_argument, NULL, 'v' },
                                                { "output", required_argument, NULL, 'o' },
                                                { "help", no_argument, NULL, 'h' },
                                                { 0 } };
-        bool json = false, verbose = false;
+        bool json = false, verbose = false, events = false;
         int c;
         optind = 1;
         while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
@@ -1022,6 +1208,8 @@ static int cmd_submit(int argc, char **argv)
                         ctl_out_dir = optarg;
                 else if (c == 'j')
                         json = true;
+                else if (c == 'e')
+                        events = true;
                 else if (c == 'v')
                         verbose = true;
                 else if (c == 'h') {
@@ -1034,6 +1222,8 @@ static int cmd_submit(int argc, char **argv)
         }
         if (optind != argc - 1)
                 return die_usage("submit: expected one TASK.json");
+        if (json && events)
+                return die_usage("submit: --json and --events are two ways of printing the task: give one");
         struct proto_msg m = { .type = PROTO_TASK_SUBMIT };
         if (read_task_file(argv[optind], &m.u.task_submit) < 0) {
                 proto_msg_free(&m);
@@ -1054,8 +1244,11 @@ static int cmd_submit(int argc, char **argv)
         sigemptyset(&sa.sa_mask);
         sigaction(SIGINT, &sa, NULL);
         sigaction(SIGTERM, &sa, NULL);
-        struct task_view v = { json, verbose, false };
-        return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
+        struct task_view v = { json, verbose, false, events, { 0 } };
+        int rc = ctl_follow(fd, "the task", on_task_frame, &v, NULL);
+        free(v.live.line[0]);
+        free(v.live.line[1]);
+        return rc;
 }
 
 static int cmd_trace(int argc, char **argv)
@@ -1078,7 +1271,7 @@ static int cmd_trace(int argc, char **argv)
         _cleanup_close_ int fd = ctl_send_request(&m, "the request");
         if (fd < 0)
                 return -fd;
-        struct task_view v = { false, true, true };
+        struct task_view v = { false, true, true, false, { 0 } };
         return ctl_follow(fd, "the task", on_task_frame, &v, NULL);
 }
 
@@ -1130,10 +1323,21 @@ int main(int argc, char **argv)
 /* For ctl/store.c (show): a stored result printed as run and submit print theirs. */
 void ctl_print_run(const struct proto_run_result *r, bool json)
 {
-        if (json)
+        if (json) {
                 (void)print_json(PROTO_RUN_RESULT, r);
-        else
-                print_human(r);
+                return;
+        }
+        /* As run shows it: the trace, then the summary; the tool's output as a block, its lines'
+         * places among the events not being stored. */
+        struct live_view v = { 0 };
+        if (r->events.n) {
+                printf("trace:\n");
+                v.header = true;
+        }
+        const struct proto_event *ev = r->events.items;
+        for (size_t i = 0; i < r->events.n; i++)
+                print_event(&ev[i]);
+        print_human(r, &v);
 }
 
 void ctl_print_task(const struct proto_task_result *r, bool json)

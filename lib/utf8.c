@@ -86,3 +86,22 @@ size_t utf8_prefix_len(const char *s, size_t max)
                 n--;
         return n;
 }
+
+size_t utf8_complete_len(const uint8_t *buf, size_t len)
+{
+        /* The last lead byte among the last three: if its character needs more bytes than
+         * are there, and those there could still begin a well-formed one (utf8_seq on them,
+         * completed with bytes that are valid where they go), the text is cut before it. */
+        for (size_t back = 1; back <= 3 && back <= len; back++) {
+                const uint8_t *p = buf + len - back;
+                if ((*p & 0xC0) == 0x80)
+                        continue;
+                size_t need = *p >= 0xF0 ? 4 : *p >= 0xE0 ? 3 : *p >= 0xC0 ? 2 : 1;
+                if (need <= back)
+                        return len;
+                uint8_t whole[4] = { p[0], *p == 0xE0 ? 0xA0 : *p == 0xF0 ? 0x90 : 0x80, 0x80, 0x80 };
+                memcpy(whole, p, back);
+                return utf8_seq(whole, need) ? len - back : len;
+        }
+        return len;
+}

@@ -16,3 +16,8 @@ char *utf8_sanitize(const uint8_t *buf, size_t len, size_t *out_len);
 /* The length of the longest prefix of the valid UTF-8 string s that is at most max bytes and
  * ends on a character boundary: where a text may be cut without breaking a character. */
 size_t utf8_prefix_len(const char *s, size_t max);
+
+/* The length of buf[0..len) without a character begun at its end and not finished (at most
+ * 3 bytes, which could still be the start of a well-formed one): where text that arrives in
+ * pieces may be cut so that no character is split. Everything else is left as it is. */
+size_t utf8_complete_len(const uint8_t *buf, size_t len);

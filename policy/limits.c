@@ -130,3 +130,17 @@ int pol_inputs_check(const struct proto_array *inputs, const char *field, struct
         }
         return 0;
 }
+
+int pol_args_check(const struct proto_strv *args, const char *field, struct anvil_err *err)
+{
+        if (args->n > POL_ARGS_MAX)
+                return anvil_err_set(err, E2BIG, "%s: %zu arguments is over the limit of %d", field, args->n,
+                                     POL_ARGS_MAX);
+        size_t bytes = 0;
+        for (size_t i = 0; i < args->n; i++)
+                bytes += strlen(args->items[i]);
+        if (bytes > POL_ARGS_BYTES_MAX)
+                return anvil_err_set(err, E2BIG, "%s: %zu bytes of arguments is over the limit of %d", field, bytes,
+                                     POL_ARGS_BYTES_MAX);
+        return 0;
+}

@@ -34,6 +34,9 @@
 #define POL_TASK_STEPS_MAX 100
 #define POL_TASK_BUDGET_S_DEFAULT 600
 #define POL_TASK_BUDGET_S_MAX 86400
+/* The tool's arguments (run_request.args): at most this many, this many bytes in all. */
+#define POL_ARGS_MAX 256
+#define POL_ARGS_BYTES_MAX (64 * 1024)
 /* An agent step's source, saved beside what it wrote (run_request.save_source). */
 #define POL_SOURCE_ARTIFACT "tool.py"
 
@@ -74,3 +77,8 @@ int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limi
 /* Input file names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX bytes, not starting with '.', unique.
  * field names the list in the message: "run_request.inputs", "task_submit.inputs", "inputs". */
 int pol_inputs_check(const struct proto_array *inputs, const char *field, struct anvil_err *err);
+
+/* The tool's arguments (run_request.args, its sys.argv[1:]): at most POL_ARGS_MAX, of at most
+ * POL_ARGS_BYTES_MAX bytes together. Each is a string without NUL, of at most PROTO_PATH_MAX
+ * bytes: the decoder's rule for every list of strings. field: "run_request.args". */
+int pol_args_check(const struct proto_strv *args, const char *field, struct anvil_err *err);

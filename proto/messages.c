@@ -58,6 +58,8 @@ static const struct proto_field run_request_f[] = {
         F(struct proto_run_request, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
         F(struct proto_run_request, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_request, tool_name, "tool_name", PF_STR, OPT, PROTO_NAME_MAX, NULL),
+        F(struct proto_run_request, args, "args", PF_STRV, OPT, PROTO_ARGS_MAX, NULL),
+        F(struct proto_run_request, stream_output, "stream_output", PF_BOOL, OPT, 0, NULL),
 };
 static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
 
@@ -80,6 +82,14 @@ static const struct proto_field run_event_f[] = {
         F(struct proto_run_event, event, "event", PF_STRUCT, REQ, 0, &proto_event_schema),
 };
 static SCHEMA(run_event_s, struct proto_run_event, "run_event", run_event_f);
+
+static const struct proto_field run_output_f[] = {
+        F(struct proto_run_output, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_run_output, run_id, "run_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
+        F(struct proto_run_output, stream, "stream", PF_STR, REQ, 8, NULL),
+        F(struct proto_run_output, text, "text", PF_STR, REQ, PROTO_OUTPUT_CHUNK_TEXT_MAX, NULL),
+};
+static SCHEMA(run_output_s, struct proto_run_output, "run_output", run_output_f);
 
 static const struct proto_field isolation_f[] = {
         F(struct proto_isolation, tier, "tier", PF_STR, REQ, 64, NULL),
@@ -368,6 +378,7 @@ static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, direct, "direct", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, landlock_abi, "landlock_abi", PF_UINT, OPT, 255, NULL),
         F(struct proto_run_spec, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
+        F(struct proto_run_spec, args, "args", PF_STRV, OPT, PROTO_ARGS_MAX, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 

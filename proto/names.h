@@ -74,6 +74,8 @@ struct proto_strv;
         X(CODE, "code")                                                                         \
         X(CAPABILITIES, "capabilities")                                                         \
         X(RUN_EVENT, "run_event")                                                               \
+        X(RUN_STDOUT, "run_stdout")                                                             \
+        X(RUN_STDERR, "run_stderr")                                                             \
         X(RUN_ERROR, "run_error")                                                               \
         X(RUN_RESULT, "run_result")                                                             \
         X(OBSERVATION, "observation")                                                           \

@@ -40,6 +40,14 @@
 #define PROTO_PATH_MAX 4096
 #define PROTO_CAPS_MAX 16
 #define PROTO_REASON_MAX 256 /* an event's reason, a dropped variable's */
+/* The tool's arguments (run_request.args, run_spec.args): each a string of at most
+ * PROTO_PATH_MAX bytes, as every string of a list; the count decoded at most this, and
+ * policy/limits.h's POL_ARGS_MAX and POL_ARGS_BYTES_MAX the bounds a request is held to. */
+#define PROTO_ARGS_MAX 1024
+/* run_output: at most this many bytes of what the tool wrote, a frame; as text, each invalid
+ * byte becomes U+FFFD (3 bytes). */
+#define PROTO_OUTPUT_CHUNK_MAX (64u * 1024)
+#define PROTO_OUTPUT_CHUNK_TEXT_MAX (3 * PROTO_OUTPUT_CHUNK_MAX)
 /* An event's other texts: a path fits in op, a traceback in traceback. A sender cuts what is
  * longer (the runner: runner/events.c); the decoder refuses it. */
 #define PROTO_EV_OP_MAX 1024
@@ -67,7 +75,8 @@
         X(CANCEL, cancel)                \
         X(ERROR, error)                  \
         X(RUN_SPEC, run_spec)            \
-        X(RUNNER_EVENT, runner_event)
+        X(RUNNER_EVENT, runner_event)    \
+        X(RUN_OUTPUT, run_output)
 
 enum proto_type {
 #define X(up, low) PROTO_##up,
@@ -125,6 +134,10 @@ struct proto_run_request {
                            * when the tool ends well having written an artifact */
         char *tool_name;  /* optional, the client's name for the tool ("report.py"): the broker
                            * keeps it for `anvilctl runs` and does not pass it on */
+        struct proto_strv args; /* the tool's sys.argv[1:] (pol_args_check) */
+        /* The client follows the run: what the tool writes comes as run_output frames, as it
+         * is written, besides the result's copy (run.c, "output as it comes"). */
+        bool stream_output;
 };
 
 struct proto_event {
@@ -144,6 +157,15 @@ struct proto_run_event {
         char *request_id;
         char *run_id;
         struct proto_event event;
+};
+
+/* A piece of what the tool wrote, as it came (run_request.stream_output): the next bytes of
+ * the result's stdout or stderr, within the run's output cap, made valid UTF-8. */
+struct proto_run_output {
+        char *request_id;
+        char *run_id;
+        char *stream; /* "stdout" or "stderr" */
+        char *text;
 };
 
 struct proto_isolation {
@@ -426,6 +448,7 @@ struct proto_run_spec {
                                                  the runner checks it is enforced (R6) */
         bool save_source;                     /* run_request.save_source: the runner writes the
                                                  source to write_roots[0]/tool.py (R9b) */
+        struct proto_strv args;               /* run_request.args: the tool's sys.argv[1:] */
 };
 
 struct proto_runner_event {

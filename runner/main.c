@@ -19,7 +19,8 @@
  *       tier's Landlock) only as the first event, the one sent before any untrusted byte
  *   R6a the spec's variables, if any, decoded and bound as globals of __main__ (vars.c);
  *       malformed ones refuse the run (event "refused", op "variables": the request's fault,
- *       which the supervisor answers with an error frame), and no tool code runs
+ *       which the supervisor answers with an error frame), and no tool code runs; then
+ *       sys.argv: the tool's name, then the spec's args (set_argv)
  *   R6b the pre-check (precheck.c): the source parsed with ast and walked, nothing executed;
  *       a tool with findings stops here, status blocked, its result with the full tier
  *   R6c arm the audit hook. With the Python layers off (a test build's supervisor), event
@@ -198,6 +199,34 @@ static int start_python(void)
                 return -1;
         }
         return 0;
+}
+
+/* R6a: sys.argv is [TOOL_NAME, *run_request.args], set here, under every layer, rather than
+ * in the start-up's config (R4), which reads no byte of the request's. Each argument is a
+ * string the decoder held to UTF-8 without NUL, and the supervisor to the bounds
+ * (pol_args_check); none is the interpreter's to parse. */
+static int set_argv(const struct proto_strv *args)
+{
+        PyObject *argv = PyList_New((Py_ssize_t)args->n + 1);
+        if (!argv)
+                return -1;
+        PyObject *name = PyUnicode_FromString(TOOL_NAME);
+        if (!name) {
+                Py_DECREF(argv);
+                return -1;
+        }
+        PyList_SET_ITEM(argv, 0, name);
+        for (size_t i = 0; i < args->n; i++) {
+                PyObject *a = PyUnicode_DecodeUTF8(args->items[i], (Py_ssize_t)strlen(args->items[i]), "strict");
+                if (!a) {
+                        Py_DECREF(argv);
+                        return -1;
+                }
+                PyList_SET_ITEM(argv, (Py_ssize_t)i + 1, a);
+        }
+        int r = PySys_SetObject("argv", argv);
+        Py_DECREF(argv);
+        return r;
 }
 
 /* The innermost line of the traceback that is in the tool's own code. */
@@ -482,6 +511,11 @@ int main(void)
                 }
                 if (v < 0)
                         return 125;
+                if (set_argv(&spec.args) < 0) {
+                        PyErr_Print();
+                        fprintf(stderr, "anvil-py: cannot set sys.argv\n");
+                        return 125;
+                }
         }
         if (!spec.test_no_python_layers) {
                 /* R6b */

@@ -139,11 +139,15 @@ static void make_run_id(char *out, size_t size)
         snprintf(out, size, "%s%06u-%016" PRIx64, day, (unsigned)(us % 1000000u), rnd);
 }
 
-/* Every event is streamed to the client as it is recorded. */
+static void flush_output(struct sup_run *run);
+
+/* Every event is streamed to the client as it is recorded, after what the tool wrote before
+ * it (run_request.stream_output). */
 static void stream_event(struct sup_run *run, const struct proto_event *e)
 {
         if (!run->client)
                 return;
+        flush_output(run);
         struct proto_msg m = { .type = PROTO_RUN_EVENT };
         m.u.run_event.request_id = run->request_id;
         m.u.run_event.run_id = run->id;
@@ -292,12 +296,72 @@ static void capture_add(struct capture *c, const char *data, size_t n)
         c->len += take;
 }
 
+/* Output as it comes (run_request.stream_output): what a capture kept and has not yet sent
+ * goes to the client as run_output frames, at most PROTO_OUTPUT_CHUNK_MAX bytes each, cut
+ * where no character is split. Bounded twice over: only the bytes the capture keeps are ever
+ * sent (the run's output cap, so never more than the result carries again), and pieces are
+ * gathered for OUTPUT_FLUSH_MS before they go, so a tool that writes a byte at a time makes
+ * at most one frame per stream per OUTPUT_FLUSH_MS, not one per byte. A peer that reads
+ * none of it meets the bound on replies left unread (proto/stream.h), which these frames count
+ * towards as the result does: they add at most the output once more to what it may leave. */
+#define OUTPUT_FLUSH_MS 50
+
+static void send_output(struct sup_run *run, struct capture *c, const char *name, bool eof)
+{
+        /* A capture that is full, or at its stream's end, has nothing more to wait for. */
+        bool whole = eof || c->len >= c->cap;
+        while (c->sent < c->len) {
+                size_t n = c->len - c->sent;
+                bool last = n <= PROTO_OUTPUT_CHUNK_MAX;
+                if (!last)
+                        n = PROTO_OUTPUT_CHUNK_MAX;
+                const uint8_t *p = (const uint8_t *)c->buf + c->sent;
+                size_t k = last && whole ? n : utf8_complete_len(p, n);
+                if (k == 0)
+                        return; /* the rest of a character is still to come */
+                size_t tl;
+                char *text = utf8_sanitize(p, k, &tl);
+                if (!text)
+                        return; /* out of memory: the result still carries it */
+                struct proto_msg m = { .type = PROTO_RUN_OUTPUT };
+                m.u.run_output.request_id = run->request_id;
+                m.u.run_output.run_id = run->id;
+                m.u.run_output.stream = (char *)name;
+                m.u.run_output.text = text;
+                sup_client_send(run->client, &m);
+                free(text);
+                c->sent += k;
+        }
+}
+
+static void flush_output(struct sup_run *run)
+{
+        if (!run->stream_output || !run->client)
+                return;
+        if (run->out_timer.data)
+                (void)uv_timer_stop(&run->out_timer);
+        send_output(run, &run->out, "stdout", run->out_eof);
+        send_output(run, &run->err, "stderr", run->err_eof);
+}
+
+static void on_out_timer(uv_timer_t *t)
+{
+        flush_output(t->data);
+}
+
 static void on_output(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
         struct sup_run *run = st->data;
         bool is_out = st == (uv_stream_t *)&run->out_pipe;
+        struct capture *c = is_out ? &run->out : &run->err;
         if (nread > 0) {
-                capture_add(is_out ? &run->out : &run->err, buf->base, (size_t)nread);
+                capture_add(c, buf->base, (size_t)nread);
+                if (!run->stream_output || !run->client || c->sent >= c->len)
+                        return;
+                if (c->len - c->sent >= PROTO_OUTPUT_CHUNK_MAX || c->len >= c->cap)
+                        flush_output(run);
+                else if (run->out_timer.data && !uv_is_active((uv_handle_t *)&run->out_timer))
+                        (void)uv_timer_start(&run->out_timer, on_out_timer, OUTPUT_FLUSH_MS, 0);
                 return;
         }
         if (nread < 0) {
@@ -306,6 +370,7 @@ static void on_output(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                         run->out_eof = true;
                 else
                         run->err_eof = true;
+                flush_output(run); /* its last piece, even a character cut short */
                 run_maybe_finish(run);
         }
 }
@@ -714,6 +779,7 @@ static int send_spec(struct sup_run *run, const struct proto_run_request *req, s
         s->source = req->source;
         s->variables = req->variables;
         s->save_source = req->save_source;
+        s->args = req->args; /* checked at run_begin (pol_args_check) */
         /* The roots the Python layers judge paths by, from the table of the jail's paths
          * (policy/jail_paths.h, its audit column): the tool's data (inputs, artifacts), and the
          * private /tmp as scratch besides; direct, where they are on the host. */
@@ -868,6 +934,8 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         sup_run_track(run, (uv_handle_t *)&run->wall_timer);
         (void)uv_timer_init(loop, &run->sample_timer);
         sup_run_track(run, (uv_handle_t *)&run->sample_timer);
+        (void)uv_timer_init(loop, &run->out_timer);
+        sup_run_track(run, (uv_handle_t *)&run->out_timer);
         /* Watching starts before GO: if GO cannot be delivered, the kill that follows ends
          * the child, and its end arrives the normal way. */
         uv_update_time(loop); /* the wall clock's timer counts from here (on_wall) */
@@ -944,7 +1012,8 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         struct proto_limits lim;
         char field[128];
         if (pol_limits_resolve(&srv->cfg.limits, &req->limits, &lim, err) < 0 ||
-            pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0) {
+            pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0 ||
+            pol_args_check(&req->args, "run_request.args", err) < 0) {
                 proto_err_field(err, field, sizeof(field));
                 if (c)
                         sup_client_error(c, "bad_request", err->msg, field, req->request_id);
@@ -980,6 +1049,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
         run->request_id = proto_strdup(req->request_id);
+        run->stream_output = req->stream_output && c;
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
         run->out.cap = run->err.cap = lim.output_bytes;
@@ -1087,7 +1157,7 @@ static void run_release(struct sup_run *run)
                               (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
                               (uv_handle_t *)&run->pidfd_poll, (uv_handle_t *)&run->sync_poll,
                               (uv_handle_t *)&run->wall_timer, (uv_handle_t *)&run->sample_timer,
-                              (uv_handle_t *)&run->notify_poll };
+                              (uv_handle_t *)&run->out_timer, (uv_handle_t *)&run->notify_poll };
         for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
                 close_handle(run, hs[i]);
         close_reset(&run->notify_fd); /* after its poll handle is closing, as libuv asks */
@@ -1132,6 +1202,7 @@ static void run_report(struct sup_run *run)
                 if (run->opts.done)
                         run->opts.done(run->srv, NULL, run->sandbox_error, run->opts.data);
         } else {
+                flush_output(run); /* what the tool wrote, before its result */
                 struct proto_msg m = { .type = PROTO_RUN_RESULT };
                 sup_result_build(run, &m.u.run_result);
                 log_info("run %s: %s%s%s in %" PRIu64 " ms", run->id, m.u.run_result.status,

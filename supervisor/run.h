@@ -14,6 +14,7 @@
 struct capture {
         char *buf;
         size_t len;
+        size_t sent; /* of buf, streamed to the client (run_request.stream_output) */
         uint64_t total;
         uint64_t cap;
 };
@@ -53,6 +54,8 @@ struct sup_run {
         uv_poll_t pidfd_poll, sync_poll;
         uv_pipe_t in_pipe, out_pipe, err_pipe, ev_pipe;
         uv_timer_t wall_timer, sample_timer;
+        uv_timer_t out_timer; /* gathers output before it is streamed (OUTPUT_FLUSH_MS) */
+        bool stream_output;   /* run_request.stream_output, for a client */
         unsigned open_handles;
         uint64_t t0, t_end;
         struct capture out, err;

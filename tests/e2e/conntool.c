@@ -14,6 +14,8 @@
  *        slow-1..N, limits.output_bytes if given), prints "sent N", then reads nothing until it gets
  *        SIGUSR1; then reads until the stream ends or N run_results are in, and prints
  *        "run_result K", the error frame's line if one came, and "end eof|reset|all|timeout".
+ *        With CONNTOOL_STREAM=1 in its environment, each asks for the tool's output as it is
+ *        written (run_request.stream_output).
  *   conntool SOCKET gone TOOL.py
  *        sends one run_request and reads until its first run_event, prints
  *        "run_event run_id=ID" and exits, closing the connection while the run goes on.
@@ -331,6 +333,8 @@ static int send_run(int fd, const char *src, const char *rid, uint64_t output_by
         m.u.run_request.source = (char *)src;
         m.u.run_request.request_id = (char *)rid;
         m.u.run_request.limits.output_bytes = output_bytes;
+        const char *stream = getenv("CONNTOOL_STREAM");
+        m.u.run_request.stream_output = stream && strcmp(stream, "1") == 0;
         uint8_t *buf;
         size_t len;
         struct anvil_err err = ANVIL_ERR_INIT;

@@ -14,6 +14,11 @@
  *                            sends an artifact_request for PATH of the stored run or task ID
  *                            (the path as a tool might have named it, not as a result lists
  *                            it) and prints the first reply like hello does.
+ *   frametool SOCKET args:KIND
+ *                            sends a run_request whose args are KIND: notarray (a string),
+ *                            notstring (["a", 1]), nul (["a\0b"]), toomany (257 of "a"),
+ *                            overdecoder (1025 of "a"), long (one of 4097 bytes), total (17 of
+ *                            4000 bytes), ok (["x"]); prints the first reply like hello does.
  *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
  * classes of tests/unit/test_proto.c). The malformed frames are packed by hand, since
@@ -223,6 +228,51 @@ static int encode_artifact(const char *spec, uint8_t **out, size_t *len, struct 
         return proto_encode(&m, out, len, err);
 }
 
+/* A run_request whose args are of KIND (the usage above). */
+static int encode_args(const char *kind, uint8_t **out, size_t *len, struct anvil_err *err)
+{
+        static char big[4097];
+        memset(big, 'a', sizeof(big));
+        msgpack_sbuffer sb;
+        msgpack_packer pk;
+        msgpack_sbuffer_init(&sb);
+        msgpack_packer_init(&pk, &sb, msgpack_sbuffer_write);
+        (void)msgpack_sbuffer_write(&sb, "\0\0\0\0", 4);
+        head(&pk, 2, "run_request");
+        pstr(&pk, "source"), pstr(&pk, "import sys; print(sys.argv)");
+        pstr(&pk, "args");
+        size_t n = strcmp(kind, "toomany") == 0 ? 257 : strcmp(kind, "overdecoder") == 0 ? 1025 : 17;
+        if (strcmp(kind, "notarray") == 0) {
+                pstr(&pk, "a");
+        } else if (strcmp(kind, "notstring") == 0) {
+                msgpack_pack_array(&pk, 2), pstr(&pk, "a"), msgpack_pack_int(&pk, 1);
+        } else if (strcmp(kind, "nul") == 0) {
+                msgpack_pack_array(&pk, 1), msgpack_pack_str(&pk, 3), msgpack_pack_str_body(&pk, "a\0b", 3);
+        } else if (strcmp(kind, "long") == 0) {
+                msgpack_pack_array(&pk, 1), msgpack_pack_str(&pk, 4097), msgpack_pack_str_body(&pk, big, 4097);
+        } else if (strcmp(kind, "total") == 0) {
+                msgpack_pack_array(&pk, n);
+                for (size_t i = 0; i < n; i++)
+                        msgpack_pack_str(&pk, 4000), msgpack_pack_str_body(&pk, big, 4000);
+        } else if (strcmp(kind, "toomany") == 0 || strcmp(kind, "overdecoder") == 0) {
+                msgpack_pack_array(&pk, n);
+                for (size_t i = 0; i < n; i++)
+                        pstr(&pk, "a");
+        } else if (strcmp(kind, "ok") == 0) {
+                msgpack_pack_array(&pk, 1), pstr(&pk, "x");
+        } else {
+                msgpack_sbuffer_destroy(&sb);
+                return anvil_err_set(err, EINVAL, "Unknown args kind '%s'", kind);
+        }
+        if (!sb.data)
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        uint32_t be = htonl((uint32_t)(sb.size - 4));
+        memcpy(sb.data, &be, 4);
+        *len = sb.size;
+        *out = (uint8_t *)msgpack_sbuffer_release(&sb);
+        return 0;
+}
+
 /* The bytes to send for CLASS, and whether to shut our side down after them. */
 static int build(const char *cls, uint8_t **out, size_t *len, bool *shut, struct anvil_err *err)
 {
@@ -233,6 +283,8 @@ static int build(const char *cls, uint8_t **out, size_t *len, bool *shut, struct
                 return encode_artifact(cls + 9, out, len, err);
         if (strncmp(cls, "zero:", 5) == 0 || strncmp(cls, "nil:", 4) == 0)
                 return encode_limit(strchr(cls, ':') + 1, cls[0] == 'z', out, len, err);
+        if (strncmp(cls, "args:", 5) == 0)
+                return encode_args(cls + 5, out, len, err);
         if (strcmp(cls, "truncated") == 0) {
                 /* A valid frame with its last bytes missing, then end of stream. */
                 int r = encode_hello(out, len, err);
@@ -378,7 +430,7 @@ int main(int argc, char **argv)
 {
         if (argc != 3)
                 return fail("usage: frametool SOCKET hello|truncated|oversize|wrongtype|missing|deep|trailing|"
-                            "unknowntype|zero:FIELD|nil:FIELD|artifact:ID:PATH");
+                            "unknowntype|zero:FIELD|nil:FIELD|artifact:ID:PATH|args:KIND");
         deadline = now_ms() + TIMEOUT_MS;
         struct anvil_err err = ANVIL_ERR_INIT;
         _cleanup_free_ uint8_t *frame = NULL;

@@ -63,6 +63,44 @@ expect_eq "bounded: then the connection closed" "end eof" "$(sed -n 4p "$T/bound
 grep -q 'bytes unread on this connection' "$T/bounded.log" || fail "bounded: the broker's log does not say why it closed"
 kill "$BRO_PID"
 
+# The same slow reader asking for the tools' output as it is written (run_request.stream_output,
+# issue 12): those frames count towards the same bound, so the broker holds no more for it, and
+# ends the connection with the same error (its runs, abandoned, are cancelled).
+start_bro streaming --max-unread-bytes 4194304
+ANVIL_SOCKET="$T/streaming.sock" as_uid 65533 "$CTL" run "$T/hello.py" >/dev/null || fail "streaming: warm-up run"
+rss0=$(rss_kb "$BRO_PID")
+(CONNTOOL_STREAM=1 exec setpriv --reuid=65534 --regid=65534 --clear-groups -- "$CONNTOOL" "$T/streaming.sock" runs 8 \
+        "$T/big.py" 2097152) >"$T/streaming.out" 2>&1 &
+pid=$!
+OWN_PIDS+=("$pid")
+for _ in $(seq 600); do
+        grep -q 'bytes unread on this connection' "$T/streaming.log" && break
+        sleep 0.1
+done
+grep -q 'bytes unread on this connection' "$T/streaming.log" ||
+        fail "streaming: the broker did not end the slow reader's connection: $(tail "$T/streaming.log")"
+for _ in $(seq 1200); do
+        [ "$(grep -c ': ended after ' "$T/streaming.log")" -ge 9 ] && break
+        sleep 0.1
+done
+[ "$(grep -c ': ended after ' "$T/streaming.log")" -ge 9 ] || fail "streaming: the eight runs did not end: $(tail "$T/streaming.log")"
+sleep 0.5
+rss1=$(rss_kb "$BRO_PID")
+GROWN=$((rss1 - rss0))
+echo "    streaming: RSS $rss0 kB before, $rss1 kB with the slow reader's output unread (+$GROWN kB)"
+[ "$GROWN" -lt 12288 ] || fail "streaming: the broker's RSS grew by $GROWN kB with 4 MiB unread allowed"
+echo "ok: streaming: the broker's RSS grew by $GROWN kB"
+kill -USR1 "$pid"
+wait "$pid" || fail "streaming: conntool exited $?: $(cat "$T/streaming.out")"
+echo "    streaming: the slow reader read: $(tr '\n' '|' <"$T/streaming.out")"
+expect_match "streaming: the bound's error" \
+        "^error code=busy message=uid 65534 has left [0-9]+ bytes of replies unread on its connections to the broker, and the next would take it over the limit of 4194304 \(--max-unread-bytes\); this connection is closed: read the replies to a request as they come$" \
+        "$(grep '^error ' "$T/streaming.out")"
+out=$(ANVIL_SOCKET="$T/streaming.sock" as_uid 65533 "$CTL" run "$T/hello.py" --json 2>&1) ||
+        fail "streaming: uid 65533 was not served after: $out"
+expect_eq "streaming: the broker serves on" "ok served" "$(jq -r '"\(.status) \(.stdout)"' <<<"$out" | head -1)"
+kill "$BRO_PID"
+
 # Control: the default bound.
 start_bro unbounded
 slow unbounded

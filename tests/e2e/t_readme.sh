@@ -54,7 +54,7 @@ check_block() {
         "anvilctl run examples/revenue_by_region.py --input data/sales.csv")
                 used[run]=1
                 expect_lines "$out" '^run [0-9T]+-[0-9a-f]+: ok \(exit code 0\) in [0-9]+ ms, cpu [0-9]+ ms, peak [0-9.]+ MB; isolation: namespaces\+seccomp\+landlock$' \
-                        '^  grand total: 168947\.33$' '/artifacts/revenue_by_region\.csv  \([0-9]+ bytes, sha256 [0-9a-f]{64}\)$' \
+                        '^  stdout\| grand total: 168947\.33$' '/artifacts/revenue_by_region\.csv  \([0-9]+ bytes, sha256 [0-9a-f]{64}\)$' \
                         '/artifacts/revenue_by_region\.png  \(' '^blast radius \(namespaces\+seccomp\+landlock\):$'
                 ;;
         "anvilctl run examples/escapes/read_passwd.py")
@@ -112,7 +112,7 @@ echo "ok: .ci/run runs make check"
 TMPDIR="$T" ANVIL_DEMO_UID_BASE=$((ANVIL_E2E_UID_BASE + 950000000)) timeout 240 "$TOP/scripts/demo.sh" "$ANVIL_BUILD" \
         >"$T/demo.out" 2>&1 || fail "the demo exited $?: $(tail -20 "$T/demo.out")"
 where="make demo"
-expect_lines "$T/demo.out" '^isolation tier: namespaces\+seccomp\+landlock$' '^  grand total: 168947\.33$' \
+expect_lines "$T/demo.out" '^isolation tier: namespaces\+seccomp\+landlock$' '^  stdout\| grand total: 168947\.33$' \
         '^  net_connect +STOPPED by the pre-check: blocked: import socket \(network denied by policy\)$' \
         '^  fork +STOPPED by the pre-check: blocked: os\.fork \(process creation denied by policy\)$' \
         "^  write_outside +STOPPED by the pre-check: blocked: write path './artifacts/\.\./outside\.txt' outside ALLOWED_WRITE_PATHS \(\./artifacts\)$" \

@@ -120,6 +120,63 @@ static void test_utf8_sanitize(void **state)
         assert_string_equal(s, "x" FFFD);
 }
 
+/* utf8_complete_len: a character begun at the end and not finished is cut off, and only that. */
+static void test_utf8_complete_len(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *in;
+                size_t len, want;
+        } cases[] = {
+                { "", 0, 0 },
+                { "abc", 3, 3 },
+                { "a\xC3", 2, 1 },              /* é's first byte */
+                { "a\xC3\xA9", 3, 3 },          /* é whole */
+                { "a\xE2\x82", 3, 1 },          /* € missing its last byte */
+                { "a\xE2", 2, 1 },
+                { "a\xE2\x82\xAC", 4, 4 },
+                { "a\xF0\x9F\x98", 4, 1 },      /* an emoji missing its last byte */
+                { "\xF0\x9F\x98\x80", 4, 4 },
+                { "a\xFF", 2, 2 },              /* never a character's start: left to the sanitizer */
+                { "a\xE0\x80", 3, 3 },          /* an overlong's start: never well-formed */
+                { "a\xED\xA0", 3, 3 },          /* a surrogate's start */
+                { "a\x80", 2, 2 },              /* a lone continuation byte */
+                { "\xC3\xA9\xC3", 3, 2 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                size_t got = utf8_complete_len((const uint8_t *)cases[i].in, cases[i].len);
+                if (got != cases[i].want)
+                        fail_msg("case %zu: %zu, expected %zu", i, got, cases[i].want);
+        }
+}
+
+/* ---- pol_args_check ---- */
+
+static void test_args_bounds(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        static char *words[POL_ARGS_MAX + 1];
+        static char big[4001];
+        memset(big, 'a', 4000);
+        for (size_t i = 0; i < ELEMENTSOF(words); i++)
+                words[i] = "a";
+        struct proto_strv v = { words, 0 };
+        assert_int_equal(pol_args_check(&v, "run_request.args", &err), 0);
+        v.n = POL_ARGS_MAX;
+        assert_int_equal(pol_args_check(&v, "run_request.args", &err), 0);
+        v.n = POL_ARGS_MAX + 1;
+        assert_int_equal(pol_args_check(&v, "run_request.args", &err), -E2BIG);
+        assert_string_equal(err.msg, "run_request.args: 257 arguments is over the limit of 256");
+        for (size_t i = 0; i < 17; i++)
+                words[i] = big;
+        v.n = 16; /* 64000 bytes */
+        assert_int_equal(pol_args_check(&v, "run_request.args", &err), 0);
+        v.n = 17;
+        assert_int_equal(pol_args_check(&v, "run_request.args", &err), -E2BIG);
+        assert_string_equal(err.msg, "run_request.args: 68000 bytes of arguments is over the limit of 65536");
+}
+
 /* ---- pol_limits_resolve ---- */
 
 static struct pol_limits_table compiled_table; /* pol_limits_table_init, in main */
@@ -1691,6 +1748,8 @@ int main(void)
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_utf8_valid),
                 cmocka_unit_test(test_utf8_sanitize),
+                cmocka_unit_test(test_utf8_complete_len),
+                cmocka_unit_test(test_args_bounds),
                 cmocka_unit_test(test_limits_defaults),
                 cmocka_unit_test(test_limits_cpu_quota_not_requestable),
                 cmocka_unit_test(test_limits_bounds),
