@@ -118,9 +118,9 @@ static void help_run(void)
                "Runs TOOL.py in a jail of its own and prints what it does as it does it: the trace (every\n"
                "event, each refusal with its layer) and its stdout and stderr line by line; then the\n"
                "summary: its status, its artifacts and the blast radius (what it could have read, written,\n"
-               "reached and started). TOOL.py is UTF-8 text of at most %u bytes; \"-\" reads it from\n"
-               "stdin, within the same bound (messages then name the tool \"-\"). The words after \"--\" are\n"
-               "the tool's sys.argv[1:] (at most %d, %d bytes in all).\n",
+               "reached and started). TOOL.py is UTF-8 text of at most %u bytes;\n"
+               "\"-\" reads it from stdin, within the same bound (messages then name the tool \"-\").\n"
+               "The words after \"--\" are the tool's sys.argv[1:] (at most %d, %d bytes in all).\n",
                PROTO_SOURCE_MAX, POL_ARGS_MAX, POL_ARGS_BYTES_MAX);
         printf("\nOptions (a default is the server's as built: its configuration's [limits] may move a\n"
                "default and lower a maximum, and the RunResult says the limits in force):\n"

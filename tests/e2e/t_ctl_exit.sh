@@ -20,7 +20,7 @@ exits() {
         "$CTL" "$@" --json >"$T/result.json" 2>"$T/err"
         rc=$?
         expect_eq "$what: exit status with --json" "$want" "$rc"
-        echo "ok: $what: anvilctl exits $want ($(head -1 "$T/human"))"
+        echo "ok: $what: anvilctl exits $want ($(grep -m1 "^run " "$T/human"))"
 }
 
 tool ok.py <<<'print("fine")'
@@ -30,7 +30,7 @@ expect_eq "exit 0: status" "ok 0" "$(j '"\(.status) \(.exit_code)"')"
 tool three.py <<<'import sys; print("three"); sys.exit(3)'
 exits "a tool that exits 3" 3 run "$T/three.py"
 expect_eq "exit 3: status" "error 3" "$(j '"\(.status) \(.exit_code)"')"
-expect_match "exit 3: the summary" '^run [0-9T]+-[0-9a-f]+: error \(exit code 3\) in ' "$(head -1 "$T/human")"
+expect_match "exit 3: the summary" '^run [0-9T]+-[0-9a-f]+: error \(exit code 3\) in ' "$(grep -m1 "^run " "$T/human")"
 
 # An uncaught exception is Python's exit 1.
 tool raise.py <<<'raise KeyError("amount")'
@@ -41,7 +41,7 @@ tool t123.py <<<'import sys; sys.exit(123)'
 exits "a tool that exits 123" 1 run "$T/t123.py"
 expect_eq "exit 123: the RunResult keeps the tool's code" "error 123" "$(j '"\(.status) \(.exit_code)"')"
 expect_match "exit 123: the summary says the real code" '^run [0-9T]+-[0-9a-f]+: error \(exit code 123\) in ' \
-        "$(head -1 "$T/human")"
+        "$(grep -m1 "^run " "$T/human")"
 grep -qxF "note: the tool exited 123, in 120..127, which anvilctl keeps for Anvil's own outcomes: it exits 1" "$T/human" ||
         fail "exit 123: no note says why anvilctl exits 1: $(cat "$T/human")"
 # The control: 119, just below Anvil's range, passes through.

@@ -51,9 +51,11 @@ ctl_as $A show "${ids[1]}" >"$T/show.human" 2>"$T/show.err" || fail "A: show: $(
 expect_eq "run showed the tool's line live" "  stdout| I am two" "$(grep '^  stdout| ' "$T/two.human")"
 expect_eq "show gives it as a block" "stdout:
   I am two" "$(awk '/^stdout:$/ {b = 1; print; next} b && /^  / {print; next} {b = 0}' "$T/show.human")"
-grep -v '^  stdout| ' "$T/two.human" >"$T/two.rest"
-awk '/^stdout:$/ {b = 1; next} b && /^  / {next} {b = 0; print}' "$T/show.human" >"$T/show.rest"
-diff "$T/two.rest" "$T/show.rest" >"$T/show.diff" || fail "show prints the run otherwise than run did: $(cat "$T/show.diff")"
+# same_run RUN_OUT SHOW_OUT: the two alike but for the output's form
+same_run() {
+        diff <(grep -v '^  stdout| ' "$1") <(awk '/^stdout:$/ {b = 1; next} b && /^  / {next} {b = 0; print}' "$2")
+}
+same_run "$T/two.human" "$T/show.human" >"$T/show.diff" || fail "show prints the run otherwise than run did: $(cat "$T/show.diff")"
 echo "ok: show ${ids[1]} prints what run printed, line for line, the tool's output as a block"
 ANVIL_SOCKET="$SOCK" as_uid $B "$CTL" run "$T/b.py" --json >"$T/b1.json"
 ctl_as $B show "$(jq -r .run_id "$T/b1.json")" --json >"$T/b2.json"
@@ -74,7 +76,7 @@ expect_eq "A traces its run: the first line" "run ${ids[0]}: ok" "$(head -1 "$T/
 grep -q "runner" "$T/trace.out" || fail "A's trace shows no event: $(cat "$T/trace.out")"
 echo "ok: A traces its own run"
 ANVIL_SOCKET="$SOCK" "$CTL" show "${ids[0]}" >"$T/root.show" 2>"$T/x.err" || fail "root shows A's run: $(cat "$T/x.err")"
-diff "$T/one.human" "$T/root.show" >/dev/null || fail "root's show differs from A's run"
+same_run "$T/one.human" "$T/root.show" >/dev/null || fail "root's show differs from A's run"
 echo "ok: root shows A's run"
 ctl_as $A show 20200101T000000000000-0000000000000000 >/dev/null 2>"$T/x.err"
 expect_eq "show of nothing stored" "anvilctl: not_found: no run 20200101T000000000000-0000000000000000 is stored here" "$(cat "$T/x.err")"
@@ -88,7 +90,7 @@ ctl_as $A show "${ids[0]}" >/dev/null 2>"$T/x.err"
 expect_eq "A shows a run of no owner" "anvilctl: forbidden: run ${ids[0]} was stored before the broker recorded whose results are: only root may read it" "$(cat "$T/x.err")"
 expect_eq "root lists it, owner unknown" "${ids[0]} null" "$(ANVIL_SOCKET="$SOCK" "$CTL" runs --json | jq -r ".entries[] | select(.id == \"${ids[0]}\") | \"\(.id) \(.uid)\"")"
 ANVIL_SOCKET="$SOCK" "$CTL" show "${ids[0]}" >"$T/root.show" 2>"$T/x.err" || fail "root shows a run of no owner: $(cat "$T/x.err")"
-diff "$T/one.human" "$T/root.show" >/dev/null || fail "root's show of a run of no owner differs"
+same_run "$T/one.human" "$T/root.show" >/dev/null || fail "root's show of a run of no owner differs"
 echo "ok: root shows a run of no owner"
 
 # ---- tasks: listed, shown, their deliverable copied out ----

@@ -13,7 +13,7 @@ PY
 echo "x,1" >"$T/a.csv"
 "$CTL" run - --input "$T/a.csv" <"$T/io.py" >"$T/human" 2>"$T/err"
 expect_eq "run - < io.py: exit status (the tool's 7)" 7 "$?"
-grep -qx '  from stdin x,1' "$T/human" || fail "run - < io.py: the tool's output: $(cat "$T/human")"
+grep -qx '  stdout| from stdin x,1' "$T/human" || fail "run - < io.py: the tool's output: $(cat "$T/human")"
 cat "$T/io.py" | "$CTL" run - --input "$T/a.csv" --json >"$T/result.json" 2>"$T/err"
 expect_eq "cat io.py | run - --json: exit status" 7 "$?"
 expect_eq "cat io.py | run - --json: the result" "error 7 from stdin x,1" "$(j '"\(.status) \(.exit_code) \(.stdout)"' | head -1)"
