@@ -35,6 +35,7 @@
 #include <sys/pidfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -219,8 +220,21 @@ static void run_refuse_request(struct sup_run *run, const char *msg, const char 
 
 /* ---- handles ---- */
 
+/* The client's input fds and the trees cloned from them: held only until the jail has them. */
+static void run_drop_inputs(struct sup_run *run)
+{
+        for (size_t i = 0; i < run->n_in_fds; i++)
+                (void)close(run->in_fds[i]);
+        run->n_in_fds = 0;
+        for (uint32_t i = 0; run->inputs && i < run->inputs->n; i++)
+                (void)close(run->in_trees[i]);
+        free(run->inputs);
+        run->inputs = NULL;
+}
+
 static void run_free(struct sup_run *run)
 {
+        run_drop_inputs(run);
         proto_reader_free(&run->ev_reader);
         for (size_t i = 0; i < run->events.n; i++)
                 proto_schema_free(&proto_event_schema, (struct proto_event *)run->events.items + i);
@@ -786,8 +800,13 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
          * flight before the directory exists (rundir.c); run->dir is set once it is marked,
          * and says so to rundir_end. */
         if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
-            (r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
-                return rundir_failed(run, r, err);
+            !(run->inputs = calloc(1, sizeof(*run->inputs))) ||
+            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->dir,
+                                   sizeof(run->dir), err)) < 0)
+                return run->inputs ? rundir_failed(run, r, err) : anvil_err_set(err, ENOMEM, "Out of memory");
+        for (size_t i = 0; i < run->n_in_fds; i++)
+                (void)close(run->in_fds[i]);
+        run->n_in_fds = 0;
         if (sup_pool_take(srv, &run->jp))
                 run->attached = true;
         else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)
@@ -884,6 +903,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
         go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
         go.artifacts_bytes = run->lim.files_bytes;
+        go.n_inputs = run->inputs->n;
         /* Rootless: the child makes the artifacts tmpfs (ARTIFACTS comes back); a placeholder
          * goes in its place among the GO fds. */
         _cleanup_close_ int placeholder = -EBADF;
@@ -901,6 +921,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                                  srv->cfg.rootless || srv->cfg.direct ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_reset_many(child, ELEMENTSOF(child));
+        if (r == 0 && go.n_inputs)
+                r = jail_contain_inputs(run->jp.sync_fd, run->inputs, run->in_trees, err);
+        run_drop_inputs(run);
         if (r < 0)
                 return r;
         return send_spec(run, req, err);
@@ -938,13 +961,53 @@ bool sup_run_is_live(struct sup_server *srv, const char *run_id)
 }
 
 /* A run for a client (c, whose errors it gets) or for the supervisor itself (o->done). */
+/* The inputs passed as fds, checked at request time (fstat, never a path): each named by one
+ * input, a regular file or a directory (a directory only where it can be bind-mounted), and
+ * the regular files' sizes within --max-input-bytes. A directory is not measured: it is
+ * bind-mounted, never copied, so it costs the supervisor neither disk nor memory, and a walk
+ * of it as root would read what its client may not (docs/cli.md). */
+static int inputs_check(const struct sup_server *srv, const struct proto_run_request *req, const int *fds,
+                        size_t n_fds, struct anvil_err *err)
+{
+        static const char *const field = "run_request.inputs";
+        unsigned modes[PROTO_INPUTS_MAX];
+        uint64_t sizes[PROTO_INPUTS_MAX], total = 0;
+        char msg[512];
+        for (size_t i = 0; i < n_fds; i++) {
+                struct stat st;
+                if (fstat(fds[i], &st) < 0)
+                        return anvil_err_sys(err, errno, "%s: an input's fd cannot be examined", field);
+                modes[i] = st.st_mode;
+                sizes[i] = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        }
+        int r = pol_inputs_check(&req->inputs, field, modes, n_fds, err);
+        if (r < 0)
+                return r;
+        const struct proto_input *in = req->inputs.items;
+        for (size_t i = 0; i < req->inputs.n; i++) {
+                if (!in[i].fd.set)
+                        continue;
+                size_t k = (size_t)in[i].fd.v;
+                if (S_ISDIR(modes[k]) && (srv->cfg.rootless || srv->cfg.direct))
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_DIR_UNSUPPORTED, field, i, in[i].name,
+                                                        srv->cfg.direct ? "direct" : "rootless"));
+                total += sizes[k];
+        }
+        if (total > srv->cfg.max_input_bytes)
+                return anvil_err_set(err, EFBIG, "%s",
+                                     POL_REASON(msg, sizeof(msg), INPUT_TOO_LARGE, field, (unsigned long long)total,
+                                                (unsigned long long)srv->cfg.max_input_bytes));
+        return 0;
+}
+
 static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_run_request *req,
-                     const struct sup_run_opts *o, struct anvil_err *err)
+                     const struct sup_run_opts *o, const int *fds, size_t n_fds, struct anvil_err *err)
 {
         struct proto_limits lim;
         char field[128];
         if (pol_limits_resolve(&srv->cfg.limits, &req->limits, &lim, err) < 0 ||
-            pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0) {
+            inputs_check(srv, req, fds, n_fds, err) < 0) {
                 proto_err_field(err, field, sizeof(field));
                 if (c)
                         sup_client_error(c, "bad_request", err->msg, field, req->request_id);
@@ -979,6 +1042,9 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
+        memcpy(run->in_fds, fds, n_fds * sizeof(int)); /* taken over */
+        run->n_in_fds = n_fds;
+        n_fds = 0;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
@@ -1003,16 +1069,18 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         return 0; /* from here on, the run's end is reported the run's way */
 }
 
-void sup_run_start(struct sup_client *c, struct proto_run_request *req)
+void sup_run_start(struct sup_client *c, struct proto_run_request *req, const int *fds, size_t n_fds)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        (void)run_begin(c->srv, c, req, NULL, &err);
+        if (run_begin(c->srv, c, req, NULL, fds, n_fds, &err) < 0)
+                for (size_t i = 0; i < n_fds; i++)
+                        (void)close(fds[i]);
 }
 
 int sup_run_internal(struct sup_server *srv, struct proto_run_request *req, const struct sup_run_opts *o,
                      struct anvil_err *err)
 {
-        return run_begin(srv, NULL, req, o, err);
+        return run_begin(srv, NULL, req, o, NULL, 0, err);
 }
 
 /* ---- the end (S10-S12) ---- */
