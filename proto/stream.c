@@ -585,7 +585,12 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                         break;
                 }
                 enum proto_type type = m.type;
-                s->on_msg(s, &m);
+                /* Only a run_request's inputs are fds: any other message with fds is refused
+                 * before its owner sees it. */
+                if (s->fds_for_msg && type != PROTO_RUN_REQUEST)
+                        proto_msg_free(&m);
+                else
+                        s->on_msg(s, &m);
                 if (s->fds_for_msg && s->n_fds) {
                         /* fds where none is expected: refused, whatever the owner did */
                         char msg[256];

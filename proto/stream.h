@@ -109,9 +109,10 @@ int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_
 /* The same, for a server's connection that may receive file descriptors (SCM_RIGHTS): those
  * that arrive with a read belong to the last frame that begins in that read (a sender sends
  * them with a frame's first bytes, proto_stream_send_fds); fds that come where no frame
- * begins, or more than PROTO_INPUTS_MAX, are a bad_frame. The owner takes a message's fds
- * with proto_stream_take_fds during its on_msg; fds left untaken make the stream answer
- * bad_request (POL_INPUT_FD_UNEXPECTED) and close. Without this, fds sent are dropped by the
+ * begins, or more than PROTO_INPUTS_MAX, are a bad_frame. Only a run_request may carry fds:
+ * another message with fds is not delivered. The owner takes a run_request's fds with
+ * proto_stream_take_fds during its on_msg; fds with another message, or left untaken, make the
+ * stream answer bad_request (POL_INPUT_FD_UNEXPECTED) and close. Without this, fds sent are dropped by the
  * kernel (a plain read takes no control data). */
 int proto_stream_init_fds(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
                           proto_stream_close_cb on_close, void *data);
