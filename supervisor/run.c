@@ -1044,6 +1044,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         run->lim = lim;
         memcpy(run->in_fds, fds, n_fds * sizeof(int)); /* taken over */
         run->n_in_fds = n_fds;
+        run->fd_inputs = n_fds > 0;
         n_fds = 0;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
@@ -1114,6 +1115,15 @@ static void teardown_work(uv_work_t *w)
         struct sup_run *run = w->data;
         close_reset(&run->art_fd); /* the tmpfs and everything in it go with its last reference */
         run->teardown_r = sup_jailproc_teardown(&run->jp, &run->teardown_err);
+        /* Inputs passed as fds may be gigabytes: their copies (and mount points) are not kept
+         * with the run's directory once it has ended; a failure leaves them to retention,
+         * ignoring. */
+        if (run->fd_inputs && run->dir[0]) {
+                struct anvil_err e = ANVIL_ERR_INIT;
+                _cleanup_close_ int d = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (d >= 0)
+                        (void)fd_rm_tree_at(d, "inputs", 4, &e);
+        }
 }
 
 /* The run's place among --max-runs is given up: its slot is free (or it never had one). */

@@ -138,6 +138,16 @@ ANVIL_SOCKET="$T/own.sock" "$CTL" run "$T/read.py" --input "$T/sales.csv" --json
         fail "control: an input within --max-input-bytes: $(cat "$T/err")"
 expect_eq "control: an input within --max-input-bytes" ok "$(j .status)"
 
+# ---- direct mode (no user namespace, so no mount namespace): a file is copied from its fd
+# into the run's inputs/, bounded by --max-input-bytes; a directory is refused ----
+start_sup direct 200 --test-no-userns --test-no-python-layers --spares 1 --max-runs 2
+ANVIL_SOCKET="$T/direct.sock" "$CTL" run "$T/read.py" --input "my sales.csv=$T/sales.csv" --json >"$T/result.json" \
+        2>"$T/err" || fail "direct: a file input: $(cat "$T/err")"
+expect_eq "direct: a file input" "ok my sales.csv: 'region,amount\\nnorth,10\\nsouth,32\\n'" "$(j '"\(.status) \(.stdout)"')"
+ANVIL_SOCKET="$T/direct.sock" "$CTL" run "$T/dir.py" --input "$T/data/" >"$T/out" 2>"$T/err"
+expect_eq "direct: a directory input: exit" 1 "$?"
+expect_eq "direct: a directory input: the message" "anvilctl: bad_request: run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a direct supervisor cannot do; send its files as inputs" "$(cat "$T/err")"
+
 # ---- 1 GiB of CSV, read by pandas in chunks ----
 hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 $PY - "$T/big.csv" <<'PY'
@@ -163,7 +173,7 @@ PY
 sup_before=$(hwm "$ANVIL_E2E_SUP_PID")
 bro_before=$(hwm "$ANVIL_E2E_BRO_PID")
 t0=$EPOCHREALTIME
-run_json "$T/big.py" --input "$T/big.csv" --timeout 600 --memory 2048
+run_json "$T/big.py" --input "$T/big.csv" --timeout 600 --cpu 600 --memory 2048
 secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
 sup_after=$(hwm "$ANVIL_E2E_SUP_PID")
 bro_after=$(hwm "$ANVIL_E2E_BRO_PID")
