@@ -170,6 +170,7 @@ struct jail_go {
 struct jail_inputs {
         uint32_t kind; /* JAIL_MSG_INPUTS */
         uint32_t n;
+        uint64_t bound_bytes; /* the supervisor's own: the mounted files' sizes (its blast radius) */
         char names[JAIL_INPUTS_MAX][JAIL_INPUT_NAME_MAX + 1];
 };
 /* Sends INPUTS (after jail_contain_go). */

@@ -226,6 +226,7 @@ static void run_drop_inputs(struct sup_run *run)
         for (size_t i = 0; i < run->n_in_fds; i++)
                 (void)close(run->in_fds[i]);
         run->n_in_fds = 0;
+        run->bound_bytes = run->inputs->bound_bytes;
         for (uint32_t i = 0; run->inputs && i < run->inputs->n; i++)
                 (void)close(run->in_trees[i]);
         free(run->inputs);
@@ -807,6 +808,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         for (size_t i = 0; i < run->n_in_fds; i++)
                 (void)close(run->in_fds[i]);
         run->n_in_fds = 0;
+        run->bound_bytes = run->inputs->bound_bytes;
         if (sup_pool_take(srv, &run->jp))
                 run->attached = true;
         else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)

@@ -97,6 +97,8 @@ static int input_from_fd(struct sup_server *srv, int ifd, const char *name, int 
                                     : fd_write_file_at(ifd, name, "", 0, 0644, err);
                         if (r < 0)
                                 return dir ? anvil_err_sys(err, -r, "Failed to make the mount point of %s", name) : r;
+                        if (!dir)
+                                ji->bound_bytes += (uint64_t)st.st_size; /* the blast radius's count */
                         trees[ji->n] = TAKE_FD(t);
                         snprintf(ji->names[ji->n], sizeof(ji->names[0]), "%s", name);
                         ji->n++;
@@ -132,6 +134,7 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
         const struct proto_input *in = req->inputs.items;
         ji->kind = JAIL_MSG_INPUTS;
         ji->n = 0;
+        ji->bound_bytes = 0;
         for (size_t i = 0; i < req->inputs.n; i++) {
                 if (in[i].fd.set)
                         r = input_from_fd(srv, ifd, in[i].name, fds[in[i].fd.v], ji, trees, err);
