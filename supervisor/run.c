@@ -226,7 +226,6 @@ static void run_drop_inputs(struct sup_run *run)
         for (size_t i = 0; i < run->n_in_fds; i++)
                 (void)close(run->in_fds[i]);
         run->n_in_fds = 0;
-        run->bound_bytes = run->inputs->bound_bytes;
         for (uint32_t i = 0; run->inputs && i < run->inputs->n; i++)
                 (void)close(run->in_trees[i]);
         free(run->inputs);
