@@ -134,6 +134,8 @@
         /* field, index (size_t), name, what it is ("a pipe", "a socket", "a character device"...) */ \
         X(INPUT_FD_TYPE, "%s[%zu].fd: input '%s': its fd is %s, not a regular file or a directory")    \
         /* field, index (size_t), name */                                                       \
+        X(INPUT_FD_NOT_READ, "%s[%zu].fd: input '%s': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)") \
+        /* field, index (size_t), name */                                                       \
         X(INPUT_FD_NOT_HERE, "%s[%zu].fd: input '%s': this message's inputs travel as bytes, not as file descriptors") \
         /* the message's type */                                                                \
         X(INPUT_FD_UNEXPECTED, "file descriptors came with a %s message; only a run_request's inputs may carry them") \

@@ -989,6 +989,13 @@ static int inputs_check(const struct sup_server *srv, const struct proto_run_req
                 if (!in[i].fd.set)
                         continue;
                 size_t k = (size_t)in[i].fd.v;
+                /* The fd is the client's proof that it may read the file: one opened O_PATH or
+                 * write-only proves nothing, and a clone of its mount would expose what the
+                 * client could not read. */
+                int fl = fcntl(fds[k], F_GETFL);
+                if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_READ, field, i, in[i].name));
                 if (S_ISDIR(modes[k]) && (srv->cfg.rootless || srv->cfg.direct))
                         return anvil_err_set(err, EINVAL, "%s",
                                              POL_REASON(msg, sizeof(msg), INPUT_DIR_UNSUPPORTED, field, i, in[i].name,

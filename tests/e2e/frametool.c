@@ -16,7 +16,8 @@
  *                            frame as CLASS does: KIND pipe, socket, devzero (fd 0 is one of
  *                            those), count (two fds for the one input), none (no fd), hello (a
  *                            hello with an fd), midframe (the fd sent with the frame's last
- *                            byte rather than its first). The first reply is printed as hello
+ *                            byte rather than its first), opath:PATH and wronly:PATH (PATH
+ *                            opened O_PATH, or write-only). The first reply is printed as hello
  *                            does (an error frame: its line, exit 2).
  *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
@@ -365,8 +366,17 @@ static int exchange(int fd, bool hello)
 }
 
 /* fd:KIND (above). */
-static int fd_class(const char *sock, const char *kind)
+static const char *path_arg = "/etc/hostname"; /* fd:opath:PATH, fd:wronly:PATH */
+
+static int fd_class(const char *sock, const char *kind_arg)
 {
+        char kind[16];
+        snprintf(kind, sizeof(kind), "%s", kind_arg);
+        char *colon = strchr(kind, ':');
+        if (colon) {
+                *colon = 0;
+                path_arg = strchr(kind_arg, ':') + 1;
+        }
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         struct proto_input in = { .name = "x.csv", .fd = { .set = true, .v = 0 } };
@@ -395,6 +405,10 @@ static int fd_class(const char *sock, const char *kind)
                 fds[0] = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
                 fds[1] = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
                 n = 2;
+        } else if (strcmp(kind, "opath") == 0) {
+                fds[0] = open(path_arg, O_PATH | O_CLOEXEC);
+        } else if (strcmp(kind, "wronly") == 0) {
+                fds[0] = open(path_arg, O_WRONLY | O_CLOEXEC);
         } else if (strcmp(kind, "none") == 0) {
                 n = 0;
         } else if (strcmp(kind, "hello") == 0 || strcmp(kind, "midframe") == 0) {

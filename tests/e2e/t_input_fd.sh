@@ -86,6 +86,8 @@ fdcase() { # KIND SOCKET EXPECTED
         [ $? = 2 ] || fail "frametool fd:$1 on $2: no error frame: $out"
         expect_eq "fd:$1 ($(basename "$2"))" "$3" "$out"
 }
+sup_fds=$(n_fds "$ANVIL_E2E_SUP_PID")
+bro_fds=$(n_fds "$ANVIL_E2E_BRO_PID")
 for sock in "$ANVIL_SOCKET" "$ANVIL_SUP_SOCKET"; do
         for kind in pipe socket; do
                 fdcase $kind "$sock" "error code=bad_request field=run_request.inputs[0].fd message=run_request.inputs[0].fd: input 'x.csv': its fd is a $kind, not a regular file or a directory"
@@ -96,6 +98,21 @@ for sock in "$ANVIL_SOCKET" "$ANVIL_SUP_SOCKET"; do
         fdcase hello "$sock" "error code=bad_request field=- message=file descriptors came with a hello message; only a run_request's inputs may carry them"
         fdcase midframe "$sock" "error code=bad_frame field=- message=message: file descriptors came in the middle of a frame; send them with its first bytes"
 done
+# An fd that proves no right to read is refused, whoever sends it: O_PATH needs no read
+# permission on the file (only search on its directory: a file of mode 0604 its owner may not
+# read could be passed so), and write-only none. Control: sales.csv opened for reading ran above.
+for kind in opath wronly; do
+        for sock in "$ANVIL_SOCKET" "$ANVIL_SUP_SOCKET"; do
+                fdcase "$kind:$T/sales.csv" "$sock" "error code=bad_request field=run_request.inputs[0].fd message=run_request.inputs[0].fd: input 'x.csv': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)"
+        done
+done
+# Every fd refused was closed: the daemons hold as many as before (the connections are gone).
+for _ in $(seq 50); do
+        [ "$(n_fds "$ANVIL_E2E_SUP_PID")" = "$sup_fds" ] && [ "$(n_fds "$ANVIL_E2E_BRO_PID")" = "$bro_fds" ] && break
+        sleep 0.1
+done
+expect_eq "the supervisor's open fds, after the refused clients" "$sup_fds" "$(n_fds "$ANVIL_E2E_SUP_PID")"
+expect_eq "the broker's open fds, after the refused clients" "$bro_fds" "$(n_fds "$ANVIL_E2E_BRO_PID")"
 expect_serving
 
 # ---- a path the calling user cannot read: anvilctl refuses it, nobody else is asked ----
