@@ -1050,10 +1050,10 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
-        memcpy(run->in_fds, fds, n_fds * sizeof(int)); /* taken over */
+        if (n_fds) /* taken over */
+                memcpy(run->in_fds, fds, n_fds * sizeof(int));
         run->n_in_fds = n_fds;
         run->fd_inputs = n_fds > 0;
-        n_fds = 0;
         run->request_id = proto_strdup(req->request_id);
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
