@@ -1,6 +1,8 @@
 /* Run directories: state/runs/<run_id>/
  *   tool.py      the source, as received (never inside the jail: the runner gets it on stdin)
- *   inputs/      the input files, root-owned, read-only in the jail
+ *   inputs/      the input files, root-owned, read-only in the jail: those sent as bytes, the
+ *                copies of those passed as fds that are copied, and empty mount points for
+ *                those the jail mounts from their fds (removed when the run ends)
  *   artifacts/   the copies of the regular files the tool left in its artifacts tmpfs (which
  *                is never attached on the host: see sup_rundir_artifacts_mount)
  *
