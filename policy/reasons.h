@@ -136,6 +136,8 @@
         /* field, index (size_t), name */                                                       \
         X(INPUT_FD_NOT_READ, "%s[%zu].fd: input '%s': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)") \
         /* field, index (size_t), name */                                                       \
+        X(INPUT_FD_FUSE, "%s[%zu].fd: input '%s': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first") \
+        /* field, index (size_t), name */                                                       \
         X(INPUT_FD_NOT_HERE, "%s[%zu].fd: input '%s': this message's inputs travel as bytes, not as file descriptors") \
         /* the message's type */                                                                \
         X(INPUT_FD_UNEXPECTED, "file descriptors came with a %s message; only a run_request's inputs may carry them") \

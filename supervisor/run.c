@@ -35,7 +35,9 @@
 #include <sys/pidfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -996,6 +998,13 @@ static int inputs_check(const struct sup_server *srv, const struct proto_run_req
                 if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
                         return anvil_err_set(err, EINVAL, "%s",
                                              POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_READ, field, i, in[i].name));
+                /* A copy reads the fd on the loop: never from a file system whose server is a
+                 * process that could stall it (rundir.c input_from_fd decides the same way). */
+                struct statfs sf;
+                bool copied = srv->cfg.rootless || srv->cfg.direct || !(modes[k] & S_IROTH);
+                if (S_ISREG(modes[k]) && copied && (fstatfs(fds[k], &sf) < 0 || sf.f_type == FUSE_SUPER_MAGIC))
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_FUSE, field, i, in[i].name));
                 if (S_ISDIR(modes[k]) && (srv->cfg.rootless || srv->cfg.direct))
                         return anvil_err_set(err, EINVAL, "%s",
                                              POL_REASON(msg, sizeof(msg), INPUT_DIR_UNSUPPORTED, field, i, in[i].name,

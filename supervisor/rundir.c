@@ -111,6 +111,9 @@ static int input_from_fd(struct sup_server *srv, int ifd, const char *name, int 
         }
         if (dir)
                 return anvil_err_set(err, EINVAL, "The directory input %s cannot be mounted here", name);
+        struct statfs sf; /* a mount in another namespace, world-readable, on FUSE: no copy either */
+        if (fstatfs(fd, &sf) < 0 || sf.f_type == FUSE_SUPER_MAGIC)
+                return anvil_err_set(err, EINVAL, "The input %s is on a FUSE file system: not copied", name);
         return copy_from_fd(fd, ifd, name, (uint64_t)st.st_size, err);
 }
 

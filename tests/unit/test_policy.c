@@ -753,6 +753,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_INPUT_FD_NOT_READ:
                 POL_REASON(buf, size, INPUT_FD_NOT_READ, "run_request.inputs", (size_t)0, "a.csv");
                 return;
+        case POL_INPUT_FD_FUSE:
+                POL_REASON(buf, size, INPUT_FD_FUSE, "run_request.inputs", (size_t)0, "a.csv");
+                return;
         case POL_INPUT_FD_NOT_HERE:
                 POL_REASON(buf, size, INPUT_FD_NOT_HERE, "task_submit.inputs", (size_t)0, "a.csv");
                 return;
@@ -1049,6 +1052,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_INPUT_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request and 1 of its inputs name one; each fd is one input's",
         [POL_INPUT_FD_TYPE] = "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file or a directory",
         [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)",
+        [POL_INPUT_FD_FUSE] = "run_request.inputs[0].fd: input 'a.csv': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first",
         [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not as file descriptors",
         [POL_INPUT_FD_UNEXPECTED] = "file descriptors came with a hello message; only a run_request's inputs may carry them",
         [POL_INPUT_FD_OVERLAP] = "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time",
