@@ -142,6 +142,8 @@
         /* the message's type */                                                                \
         X(INPUT_FD_UNEXPECTED, "file descriptors came with a %s message; only a run_request's inputs may carry them") \
         X(INPUT_FD_OVERLAP, "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time") \
+        /* strerror */                                                                          \
+        X(INPUT_FD_RECV, "message: the file descriptors sent could not be received (%s)")      \
         X(INPUT_FD_MID_FRAME, "message: file descriptors came in the middle of a frame; send them with its first bytes") \
         /* the bound (unsigned) */                                                              \
         X(INPUT_FD_TOO_MANY, "message: more than %u file descriptors came with one frame")      \

@@ -491,8 +491,7 @@ static int attach_fds(struct proto_stream *s, size_t nread, char *msg, size_t si
                 if (r == -E2BIG)
                         POL_REASON(msg, size, INPUT_FD_TOO_MANY, (unsigned)PROTO_INPUTS_MAX);
                 else if (r < 0)
-                        snprintf(msg, size, "message: the file descriptors sent could not be received (%s)",
-                                 strerror(-r));
+                        POL_REASON(msg, size, INPUT_FD_RECV, strerror(-r));
                 return r;
         }
         const struct proto_reader *rd = &s->reader;

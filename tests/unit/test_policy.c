@@ -765,6 +765,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_INPUT_FD_OVERLAP:
                 POL_REASON(buf, size, INPUT_FD_OVERLAP);
                 return;
+        case POL_INPUT_FD_RECV:
+                POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files");
+                return;
         case POL_INPUT_FD_MID_FRAME:
                 POL_REASON(buf, size, INPUT_FD_MID_FRAME);
                 return;
@@ -1056,6 +1059,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not as file descriptors",
         [POL_INPUT_FD_UNEXPECTED] = "file descriptors came with a hello message; only a run_request's inputs may carry them",
         [POL_INPUT_FD_OVERLAP] = "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time",
+        [POL_INPUT_FD_RECV] = "message: the file descriptors sent could not be received (Too many open files)",
         [POL_INPUT_FD_MID_FRAME] = "message: file descriptors came in the middle of a frame; send them with its first bytes",
         [POL_INPUT_FD_TOO_MANY] = "message: more than 32 file descriptors came with one frame",
         [POL_INPUT_TOO_LARGE] = "run_request.inputs: 2048 bytes of input files in all, over this supervisor's max_input_bytes of 1024",
