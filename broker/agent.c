@@ -1060,7 +1060,7 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
                 refuse(c, m, "bad_request", "task_submit.task", "task_submit.task: the task is empty");
                 return;
         }
-        if (pol_inputs_check(&sub->inputs, "task_submit.inputs", &err) < 0) {
+        if (pol_inputs_check(&sub->inputs, "task_submit.inputs", NULL, 0, &err) < 0) {
                 refuse(c, m, "bad_request", "task_submit.inputs", "%s", err.msg);
                 return;
         }

@@ -135,6 +135,8 @@ struct bro_relay {
         struct proto_msg req;  /* owned until it is sent */
         bool req_held;
         bool stream_output; /* its client asked for run_output frames (run_request.stream_output) */
+        int fds[PROTO_INPUTS_MAX]; /* a run_request's input fds, sent with it (B3), then closed */
+        size_t n_fds;
         char *request_id;      /* the client's, may be NULL */
         char run_id[PROTO_ID_MAX + 1]; /* learned from the supervisor's first frame about the run */
         char *cancel_request_id; /* a cancel waiting for run_id */
@@ -172,7 +174,8 @@ int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg,
 
 /* relay.c */
 /* Takes over *m (a run_request or probe_request). */
-void bro_relay_start(struct bro_client *c, struct proto_msg *m);
+/* Takes over m and the n_fds fds that came with it (a run_request's inputs). */
+void bro_relay_start(struct bro_client *c, struct proto_msg *m, const int *fds, size_t n_fds);
 /* A run of a task's (agent.c), on the same path as a client's run_request: its frames go to
  * the owner's hooks, its result is stored the same way. Takes over *m; NULL if it could not
  * start (the owner's error hook has not been called), and err says why: -EMSGSIZE, a request

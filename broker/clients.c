@@ -82,20 +82,26 @@ static void on_client_closed(struct proto_stream *s)
  * relayed. Takes over *m. */
 static void sandbox_request(struct bro_client *c, struct proto_msg *m, const char *request_id)
 {
+        /* A run_request's input fds (the stream would refuse them on any other message). */
+        int fds[PROTO_INPUTS_MAX];
+        size_t n_fds = m->type == PROTO_RUN_REQUEST ? proto_stream_take_fds(&c->stream, fds, PROTO_INPUTS_MAX) : 0;
+        char msg[512];
         if (c->srv->stopping) {
                 bro_client_error(c, "busy", "The broker is stopping", NULL, request_id);
-                proto_msg_free(m);
-                return;
+                goto refused;
         }
-        char msg[512];
         if (bro_client_inflight_check(c, proto_type_name(m->type), msg, sizeof(msg)) < 0) {
                 log_info("%s: %s refused, %u requests in flight: %s", c->stream.name, proto_type_name(m->type),
                          c->n_inflight, msg);
                 bro_client_error(c, "busy", msg, NULL, request_id);
-                proto_msg_free(m);
-                return;
+                goto refused;
         }
-        bro_relay_start(c, m);
+        bro_relay_start(c, m, fds, n_fds);
+        return;
+refused:
+        for (size_t i = 0; i < n_fds; i++)
+                (void)close(fds[i]);
+        proto_msg_free(m);
 }
 
 static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
@@ -164,7 +170,7 @@ static void on_connection(uv_stream_t *listener, int status)
         if (!c)
                 return; /* libuv retries: the connection waits in the backlog */
         c->srv = srv;
-        if (proto_stream_init(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
+        if (proto_stream_init_fds(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
                 free(c);
                 return;
         }

@@ -73,6 +73,8 @@ static void relay_maybe_free(struct bro_relay *r)
         LIST_REMOVE(r);
         if (r->req_held)
                 proto_msg_free(&r->req);
+        for (size_t i = 0; i < r->n_fds; i++)
+                (void)close(r->fds[i]);
         free(r->request_id);
         free(r->cancel_request_id);
         free(r);
@@ -300,8 +302,13 @@ static void on_connected(uv_connect_t *req, int status)
                 proto_stream_close(&r->stream);
                 return;
         }
-        /* Re-encoded from the decoded message: nothing the decoder did not check goes on. */
-        int sent = proto_stream_send(&r->stream, &r->req);
+        /* Re-encoded from the decoded message: nothing the decoder did not check goes on. The
+         * input fds go with its first bytes, in the order they came (the supervisor checks
+         * them as strictly as if the client had sent them to it), and are closed here. */
+        int sent = proto_stream_send_fds(&r->stream, &r->req, r->fds, r->n_fds);
+        for (size_t i = 0; i < r->n_fds; i++)
+                (void)close(r->fds[i]);
+        r->n_fds = 0;
         proto_msg_free(&r->req);
         r->req_held = false;
         if (sent < 0) {
@@ -316,10 +323,16 @@ static void on_connected(uv_connect_t *req, int status)
 static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c, struct proto_msg *m,
                                    const struct bro_relay_owner *o, struct anvil_err *err);
 
-void bro_relay_start(struct bro_client *c, struct proto_msg *m)
+void bro_relay_start(struct bro_client *c, struct proto_msg *m, const int *fds, size_t n_fds)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        (void)relay_new(c->srv, c, m, NULL, &err);
+        struct bro_relay *r = relay_new(c->srv, c, m, NULL, &err);
+        for (size_t i = 0; i < n_fds; i++) {
+                if (r && i < PROTO_INPUTS_MAX)
+                        r->fds[r->n_fds++] = fds[i];
+                else
+                        (void)close(fds[i]);
+        }
 }
 
 struct bro_relay *bro_relay_start_owned(struct bro_server *srv, struct proto_msg *m, const struct bro_relay_owner *o,

@@ -11,7 +11,9 @@
 
 #include "broker/render.h"
 #include "ctl/client.h"
+#include "lib/cleanup.h"
 #include "lib/err.h"
+#include "lib/fd.h"
 
 const char *ctl_socket_path(void)
 {
@@ -67,11 +69,30 @@ static int closed_while_sending(int fd, const char *what)
  * closes first is an EPIPE here, never a silent death. */
 int ctl_send_request(const struct proto_msg *m, const char *what)
 {
+        return ctl_send_request_fds(m, what, NULL, 0);
+}
+
+/* The fds go with the frame's 4-byte header (SCM_RIGHTS), then the rest of the frame: the
+ * receiver attaches them to the frame that begins there (docs/protocol.md). */
+static int write_msg_fds(int fd, const struct proto_msg *m, const int *fds, size_t n, struct anvil_err *err)
+{
+        if (n == 0)
+                return proto_write_msg(fd, m, err);
+        _cleanup_free_ uint8_t *buf = NULL;
+        size_t len;
+        int r = proto_encode(m, &buf, &len, err);
+        if (r < 0 || (r = fd_send_fds(fd, buf, 4, fds, n, err)) < 0)
+                return r;
+        return fd_write_all(fd, buf + 4, len - 4, err);
+}
+
+int ctl_send_request_fds(const struct proto_msg *m, const char *what, const int *fds, size_t n)
+{
         int fd = connect_broker();
         if (fd < 0)
                 return -EXIT_CONNECT;
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (proto_write_msg(fd, m, &err) < 0) {
+        if (write_msg_fds(fd, m, fds, n, &err) < 0) {
                 int rc = EXIT_CONNECT;
                 if (err.code == EPIPE || err.code == ECONNRESET)
                         rc = closed_while_sending(fd, what);

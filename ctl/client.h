@@ -26,6 +26,8 @@ const char *ctl_socket_path(void);
 /* Connects to the broker and sends m (what names it in the error: "the run"): the connected
  * fd, or minus the exit status once it has said why on stderr. */
 int ctl_send_request(const struct proto_msg *m, const char *what);
+/* The same with n open fds attached to the frame's first bytes (a run_request's inputs). */
+int ctl_send_request_fds(const struct proto_msg *m, const char *what, const int *fds, size_t n);
 
 /* What a request's reader does with one frame (not an error frame): 1 to read on, 0 when the
  * request has ended (its exit status in *rc), -1 for a frame it does not expect. The frame

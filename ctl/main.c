@@ -25,6 +25,7 @@
  * Help (-h, --help, help [COMMAND], COMMAND --help) and --version print on stdout and exit 0. */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <jansson.h>
@@ -36,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -424,6 +426,37 @@ static int read_input(const char *what, const char *path, struct proto_input *in
         return 0;
 }
 
+/* --input [NAME=]PATH for a run: PATH opened here, as the calling user, and the open fd passed
+ * with the request (SCM_RIGHTS): no server ever opens a path for a client. NAME (what the
+ * tool sees in ./inputs) is PATH's last component unless given before the first '='; a path
+ * with '=' in it is given as NAME=PATH. A regular file or a directory, nothing else. */
+static int open_input(const char *arg, struct proto_input *in, int *fds, size_t *n_fds)
+{
+        const char *eq = strchr(arg, '=');
+        const char *path = eq ? eq + 1 : arg;
+        _cleanup_free_ char *copy = strdup(path);
+        if (!copy)
+                return die_usage("out of memory");
+        size_t l = strlen(copy);
+        while (l > 1 && copy[l - 1] == '/')
+                copy[--l] = 0;
+        in->name = eq ? strndup(arg, (size_t)(eq - arg)) : strdup(basename(copy));
+        if (!in->name || !path[0])
+                return die_usage("--input %s: expected [NAME=]PATH", arg);
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0)
+                return die_usage("--input %s: cannot open it: %s", path, strerror(errno));
+        struct stat st;
+        if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
+                (void)close(fd);
+                return die_usage("--input %s: not a regular file or a directory", path);
+        }
+        in->fd.set = true;
+        in->fd.v = (int64_t)*n_fds;
+        fds[(*n_fds)++] = fd;
+        return 0;
+}
+
 /* A request must fit in one frame (PROTO_FRAME_MAX): found here, before connecting, it is the
  * user's to fix (EXIT_USAGE, 125), not a server that cannot be reached. The encoding is the one that
  * will be sent. what: "the run", "the task". */
@@ -685,6 +718,8 @@ static int cmd_run(int argc, char **argv)
         struct proto_run_request *req = &m.u.run_request;
         _cleanup_close_ int fd = -EBADF;
         struct live_view view = { 0 };
+        int in_fds[PROTO_INPUTS_MAX];
+        size_t n_in_fds = 0;
         int c, rc = EXIT_USAGE;
         /* What follows the first "--" is the tool's (its sys.argv[1:]), never anvilctl's. */
         int tool_args = argc;
@@ -705,8 +740,11 @@ static int cmd_run(int argc, char **argv)
                                 goto out;
                         }
                         struct proto_input *in = proto_array_push(&req->inputs, sizeof(*in));
-                        if (!in || read_input("--input", optarg, in) < 0)
+                        if (!in || (rc = open_input(optarg, in, in_fds, &n_in_fds)) != 0) {
+                                rc = rc ? rc : EXIT_USAGE;
                                 goto out;
+                        }
+                        rc = EXIT_USAGE;
                         break;
                 }
                 case 't':
@@ -795,7 +833,12 @@ static int cmd_run(int argc, char **argv)
                 rc = die_usage("%s: the tool's source must be UTF-8 text", argv[optind]);
                 goto out;
         }
-        if (pol_inputs_check(&req->inputs, "run_request.inputs", &err) < 0) {
+        unsigned modes[PROTO_INPUTS_MAX];
+        for (size_t i = 0; i < n_in_fds; i++) {
+                struct stat st;
+                modes[i] = fstat(in_fds[i], &st) == 0 ? st.st_mode : 0;
+        }
+        if (pol_inputs_check(&req->inputs, "run_request.inputs", modes, n_in_fds, &err) < 0) {
                 rc = die_usage("--input: %s", err.msg);
                 goto out;
         }
@@ -805,13 +848,15 @@ static int cmd_run(int argc, char **argv)
         if (check_frame(&m, "the run", &req->inputs) != 0)
                 goto out;
 
-        fd = ctl_send_request(&m, "the run");
+        fd = ctl_send_request_fds(&m, "the run", in_fds, n_in_fds);
         rc = fd < 0 ? -fd : ctl_follow(fd, "the run", on_run_frame, &view, NULL);
         live_flush_line(&view, 0); /* what a run that ended without its result left unfinished */
         live_flush_line(&view, 1);
 out:
         free(view.line[0]);
         free(view.line[1]);
+        for (size_t i = 0; i < n_in_fds; i++)
+                (void)close(in_fds[i]);
         proto_msg_free(&m);
         return rc;
 }
@@ -1063,7 +1108,7 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                 fprintf(stderr, "anvilctl: %s: \"task\" is required\n", path);
                 goto out;
         }
-        if (pol_inputs_check(&sub->inputs, "inputs", &err) < 0) {
+        if (pol_inputs_check(&sub->inputs, "inputs", NULL, 0, &err) < 0) {
                 fprintf(stderr, "anvilctl: %s: %s\n", path, err.msg);
                 goto out;
         }

@@ -147,6 +147,28 @@ static int wait_go(struct jail_go *go, int fds[JAIL_GO_FDS])
         return 0;
 }
 
+/* C5: INPUTS, when GO says so, with exactly its n trees. */
+static int wait_inputs(const struct jail_go *go, struct jail_inputs *in, int *fds)
+{
+        if (go->n_inputs == 0) {
+                in->n = 0;
+                return 0;
+        }
+        if (go->n_inputs > JAIL_INPUTS_MAX)
+                return -EBADMSG;
+        ssize_t n = fd_recv_fds_exact(PARK_SYNC_FD, in, sizeof(*in), fds, go->n_inputs, 0, NULL);
+        if (n < 0)
+                return -EBADMSG;
+        if (n != (ssize_t)sizeof(*in) || in->kind != JAIL_MSG_INPUTS || in->n != go->n_inputs) {
+                for (uint32_t i = 0; i < go->n_inputs; i++)
+                        (void)close(fds[i]);
+                return -EBADMSG;
+        }
+        for (uint32_t i = 0; i < in->n; i++)
+                in->names[i][JAIL_INPUT_NAME_MAX] = 0;
+        return 0;
+}
+
 /* C8: the run's four stream fds to 0-3, the sync socket to 4, anvil-init to 5
  * (close-on-exec: execveat does not need it open afterwards, and pid 1 must not keep it), the
  * supervisor's pidfd to 6 (close-on-exec too: needed until C11).
@@ -190,6 +212,8 @@ struct child {
         uid_t direct_uid; /* direct, as root: the run's host uid, from MAPPED (C3) */
         struct jail_go *go;
         int fds[JAIL_GO_FDS];
+        struct jail_inputs *inputs;
+        int input_fds[JAIL_INPUTS_MAX];
 };
 
 /* C2. If the supervisor dies, so does the jail. The environment strings are zeroed in place
@@ -254,7 +278,9 @@ static int step_wait_go(struct child *c, struct anvil_err *err)
         static struct jail_go go;
         c->go = &go;
         jail_sync_send(PARK_SYNC_FD, JAIL_MSG_PREPARED, 0, NULL);
-        if (wait_go(c->go, c->fds) < 0)
+        static struct jail_inputs inputs;
+        c->inputs = &inputs;
+        if (wait_go(c->go, c->fds) < 0 || wait_inputs(c->go, c->inputs, c->input_fds) < 0)
                 _exit(127);
 #ifdef ANVIL_TEST_BUILD
         if (c->st->test_child_alloc) {
@@ -279,7 +305,8 @@ static int step_run_root(struct child *c, struct anvil_err *err)
                 if (r < 0)
                         return anvil_err_sys(err, -r, "Failed to send the artifacts tmpfs to the supervisor");
         }
-        struct jail_config cfg = { .st = c->st, .go = c->go, .artifacts_mount_fd = *art };
+        struct jail_config cfg = { .st = c->st, .go = c->go, .artifacts_mount_fd = *art, .inputs = c->inputs,
+                                   .input_fds = c->input_fds };
         return jail_mountns_child_go(&cfg, err);
 }
 
@@ -474,6 +501,11 @@ int jail_contain_clone(const struct jail_static *st, pid_t *pid, int *pidfd, str
         *pid = p;
         *pidfd = fd;
         return 0;
+}
+
+int jail_contain_inputs(int sync_fd, const struct jail_inputs *in, const int *fds, struct anvil_err *err)
+{
+        return fd_send_fds(sync_fd, in, sizeof(*in), fds, in->n, err);
 }
 
 int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO_FDS], struct anvil_err *err)

@@ -82,6 +82,7 @@ enum jail_msg_kind {
         JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
         JAIL_MSG_NOTIFY_OK = 9, /* supervisor -> pid 1 -> runner: the filter is seen in force from
                                    outside and its listener watched; the tool may start */
+        JAIL_MSG_INPUTS = 12, /* supervisor -> child: the input trees (struct jail_inputs) */
         JAIL_MSG_ARTIFACTS = 11, /* child -> supervisor: the artifacts tmpfs it made (SCM_RIGHTS),
                                     when the supervisor is rootless and could not (C5) */
         JAIL_MSG_LANDLOCK = 10, /* child -> supervisor: Landlock's ABI in force (status, 0: none)
@@ -156,12 +157,27 @@ struct jail_go {
         uint64_t artifacts_bytes; /* the files cap, for an artifacts tmpfs the child makes */
         uint32_t make_artifacts;  /* rootless: the GO fd at JAIL_GO_ARTIFACTS is a placeholder;
                                      the child makes the tmpfs and sends it back (ARTIFACTS) */
-        uint32_t reserved2;
+        uint32_t n_inputs; /* input trees that follow GO in one INPUTS message (struct jail_inputs) */
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
         char run_dir[PATH_MAX];       /* direct: the run's directory on the host, the tool's cwd
                                          (inputs/, artifacts/ and tmp/ below it) */
 };
 #define JAIL_GO_FDS 5
+
+/* INPUTS, right after GO when it says n_inputs: the inputs a client passed as fds, each a
+ * detached mount the supervisor cloned from the client's fd (open_tree), read-only, nosuid,
+ * nodev, noexec, attached in this order (SCM_RIGHTS); the child moves each onto
+ * JAIL_INPUTS/<name>, whose empty mount point the supervisor made in the run's inputs/. */
+#define JAIL_INPUTS_MAX 32
+#define JAIL_INPUT_NAME_MAX 128
+struct jail_inputs {
+        uint32_t kind; /* JAIL_MSG_INPUTS */
+        uint32_t n;
+        uint64_t bound_bytes; /* the supervisor's own: the mounted files' sizes (its blast radius) */
+        char names[JAIL_INPUTS_MAX][JAIL_INPUT_NAME_MAX + 1];
+};
+/* Sends INPUTS (after jail_contain_go). */
+int jail_contain_inputs(int sync_fd, const struct jail_inputs *in, const int *fds, struct anvil_err *err);
 #define JAIL_GO_ARTIFACTS 4 /* index of the artifacts mount among the GO fds */
 
 /* What the child's steps work from. */
@@ -169,6 +185,8 @@ struct jail_config {
         const struct jail_static *st;
         const struct jail_go *go;
         int artifacts_mount_fd;
+        const struct jail_inputs *inputs; /* NULL: none */
+        const int *input_fds;
 };
 
 /* contain.c: clone into new namespaces; the child waits for GO (C3). Returns the child's pid

@@ -248,8 +248,21 @@ static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *
 {
         const char *dst = e->path + 1;
         switch (e->mount) {
-        case POL_JP_MOUNT_INPUTS:
-                return bind(cfg->go->inputs_dir, dst, false, err);
+        case POL_JP_MOUNT_INPUTS: {
+                int r = bind(cfg->go->inputs_dir, dst, false, err);
+                /* The inputs passed as fds: each onto its mount point, by name (checked again:
+                 * one component, never "." or ".."). */
+                for (uint32_t i = 0; r == 0 && cfg->inputs && i < cfg->inputs->n; i++) {
+                        const char *name = cfg->inputs->names[i];
+                        char at[PATH_MAX];
+                        if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
+                            snprintf(at, sizeof(at), "%s/%s", dst, name) >= (int)sizeof(at))
+                                return anvil_err_set(err, EINVAL, "An input's name is not one file name");
+                        if (move_mount(cfg->input_fds[i], "", AT_FDCWD, at, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                                return anvil_err_sys(err, errno, "Failed to attach the input %s", name);
+                }
+                return r;
+        }
         case POL_JP_MOUNT_ARTIFACTS:
                 if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                         return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", e->path);

@@ -38,7 +38,7 @@ int fd_write_file_at(int dirfd, const char *name, const void *buf, size_t len, m
 DIR *fd_opendir_at(int dirfd);
 
 /* Passing fds on a unix socket (SCM_RIGHTS), one message at a time. At most FD_PASS_MAX fds. */
-#define FD_PASS_MAX 16
+#define FD_PASS_MAX 32 /* PROTO_INPUTS_MAX: a run request's inputs, one fd each */
 
 /* Sends len bytes of data (at least one: a message of none carries no fd on a stream socket)
  * with the n fds (none when n is 0), whole, retrying on EINTR; never SIGPIPE. 0, or -errno:

@@ -2,6 +2,9 @@
 
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
+
+#include "policy/reasons.h"
 
 /* The compiled ranges, in the order of enum proto_limit_field. */
 static const struct {
@@ -100,34 +103,72 @@ int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limi
         return 0;
 }
 
-static int name_ok(const char *n)
+int pol_input_name_ok(const char *n)
 {
         size_t len = strlen(n);
-        if (len == 0 || len > PROTO_NAME_MAX || n[0] == '.')
+        if (len == 0 || len > PROTO_NAME_MAX || n[0] == '.' || n[0] == ' ' || n[len - 1] == ' ')
                 return 0;
         for (size_t i = 0; i < len; i++) {
                 char c = n[i];
                 if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
-                      c == '_' || c == '-'))
+                      c == '_' || c == '-' || c == ' '))
                         return 0;
         }
         return 1;
 }
 
-int pol_inputs_check(const struct proto_array *inputs, const char *field, struct anvil_err *err)
+static const char *fd_kind(unsigned mode)
+{
+        switch (mode & S_IFMT) {
+        case S_IFIFO: return "a pipe";
+        case S_IFSOCK: return "a socket";
+        case S_IFCHR: return "a character device";
+        case S_IFBLK: return "a block device";
+        case S_IFLNK: return "a symbolic link";
+        default: return "of an unknown type";
+        }
+}
+
+int pol_inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
+                     struct anvil_err *err)
 {
         const struct proto_input *in = inputs->items;
+        char msg[512];
+        size_t named = 0;
         for (size_t i = 0; i < inputs->n; i++) {
-                if (!name_ok(in[i].name))
+                if (!pol_input_name_ok(in[i].name))
                         return anvil_err_set(err, EINVAL,
                                              "%s[%zu].name: '%.64s' is not a plain file name "
-                                             "(letters, digits, '.', '_', '-'; not starting with '.')",
+                                             "(letters, digits, spaces, '.', '_', '-'; not starting with '.', "
+                                             "nor starting or ending with a space)",
                                              field, i, in[i].name);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(in[i].name, in[j].name) == 0)
                                 return anvil_err_set(err, EINVAL, "%s[%zu].name: '%s' is given twice",
                                                      field, i, in[i].name);
+                if ((in[i].data.data != NULL) == in[i].fd.set)
+                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_DATA_OR_FD, field, i,
+                                                                           in[i].name));
+                if (!in[i].fd.set)
+                        continue;
+                if (!fd_modes)
+                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_HERE, field, i,
+                                                                           in[i].name));
+                long long k = (long long)in[i].fd.v;
+                if (k < 0 || (unsigned long long)k >= n_fds)
+                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_INDEX, field, i,
+                                                                           in[i].name, k, n_fds));
+                for (size_t j = 0; j < i; j++)
+                        if (in[j].fd.set && in[j].fd.v == in[i].fd.v)
+                                return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_TWICE, field,
+                                                                                   i, in[i].name, k));
+                if (!S_ISREG(fd_modes[k]) && !S_ISDIR(fd_modes[k]))
+                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_TYPE, field, i,
+                                                                           in[i].name, fd_kind(fd_modes[k])));
+                named++;
         }
+        if (named != n_fds)
+                return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_COUNT, field, n_fds, named));
         return 0;
 }
 

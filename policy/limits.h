@@ -74,9 +74,16 @@ int pol_limits_table_check(const struct pol_limits_table *t, unsigned *field, st
 int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limits *req, struct proto_limits *out,
                        struct anvil_err *err);
 
-/* Input file names: [A-Za-z0-9._-], 1..PROTO_NAME_MAX bytes, not starting with '.', unique.
+/* Input file names: [A-Za-z0-9._-] and spaces (not first or last), 1..PROTO_NAME_MAX bytes,
+ * not starting with '.', unique: never '/', "..", NUL or a control character. Each input is
+ * its data or an fd, one of the two. fd_modes: the st_mode of each of the n_fds fds that came
+ * with the frame (their index is an input's fd), or NULL for a message whose inputs are bytes
+ * only; every fd is named by exactly one input and is a regular file or a directory.
  * field names the list in the message: "run_request.inputs", "task_submit.inputs", "inputs". */
-int pol_inputs_check(const struct proto_array *inputs, const char *field, struct anvil_err *err);
+int pol_inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
+                     struct anvil_err *err);
+/* An input name as pol_inputs_check takes it. */
+int pol_input_name_ok(const char *name);
 
 /* The tool's arguments (run_request.args, its sys.argv[1:]): at most POL_ARGS_MAX, of at most
  * POL_ARGS_BYTES_MAX bytes together. Each is a string without NUL, of at most PROTO_PATH_MAX

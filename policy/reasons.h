@@ -122,6 +122,35 @@
         X(UNREAD_UID_CAP, "uid %u has left %llu bytes of replies unread on its connections to the %s, and the next would take it over the limit of %llu (--max-unread-bytes); this connection is closed: read the replies to a request as they come") \
         /* the encoder's message ("run_request: encoded frame of N bytes is over the limit of M") */ \
         X(RELAY_TOO_LARGE, "%s, as the broker passes the request on to the supervisor (every field written out); send smaller inputs") \
+        /* inputs by fd (docs/protocol.md "Inputs by file descriptor"): field, index (size_t), \
+         * name */                                                                              \
+        X(INPUT_DATA_OR_FD, "%s[%zu]: input '%s': give its data or its fd, one of the two")          \
+        /* field, index (size_t), name, the fd index given (long long), fds sent (size_t) */   \
+        X(INPUT_FD_INDEX, "%s[%zu].fd: input '%s': fd %lld is not one of the %zu file descriptors sent with the request") \
+        /* field, index (size_t), name, the fd index (long long) */                             \
+        X(INPUT_FD_TWICE, "%s[%zu].fd: input '%s': fd %lld is named by another input too")              \
+        /* field, fds sent (size_t), inputs naming one (size_t) */                              \
+        X(INPUT_FD_COUNT, "%s: %zu file descriptors came with the request and %zu of its inputs name one; each fd is one input's") \
+        /* field, index (size_t), name, what it is ("a pipe", "a socket", "a character device"...) */ \
+        X(INPUT_FD_TYPE, "%s[%zu].fd: input '%s': its fd is %s, not a regular file or a directory")    \
+        /* field, index (size_t), name */                                                       \
+        X(INPUT_FD_NOT_READ, "%s[%zu].fd: input '%s': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)") \
+        /* field, index (size_t), name */                                                       \
+        X(INPUT_FD_FUSE, "%s[%zu].fd: input '%s': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first") \
+        /* field, index (size_t), name */                                                       \
+        X(INPUT_FD_NOT_HERE, "%s[%zu].fd: input '%s': this message's inputs travel as bytes, not as file descriptors") \
+        /* the message's type */                                                                \
+        X(INPUT_FD_UNEXPECTED, "file descriptors came with a %s message; only a run_request's inputs may carry them") \
+        X(INPUT_FD_OVERLAP, "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time") \
+        /* strerror */                                                                          \
+        X(INPUT_FD_RECV, "message: the file descriptors sent could not be received (%s)")      \
+        X(INPUT_FD_MID_FRAME, "message: file descriptors came in the middle of a frame; send them with its first bytes") \
+        /* the bound (unsigned) */                                                              \
+        X(INPUT_FD_TOO_MANY, "message: more than %u file descriptors came with one frame")      \
+        /* field, the inputs' bytes (unsigned long long), max_input_bytes (unsigned long long) */ \
+        X(INPUT_TOO_LARGE, "%s: %llu bytes of input files in all, over this supervisor's max_input_bytes of %llu") \
+        /* field, index (size_t), name, the supervisor's mode ("rootless", "direct") */         \
+        X(INPUT_DIR_UNSUPPORTED, "%s[%zu].fd: input '%s': a directory input is bind-mounted from its fd, which a %s supervisor cannot do; send its files as inputs") \
         /* layer, evidence */                                                                   \
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
         /* the runner's first event (R6): what it saw in force, a list */                       \

@@ -619,6 +619,10 @@ static int enc_field(msgpack_packer *pk, const struct proto_schema *s, const str
         }
         case PF_BIN: {
                 const struct proto_bytes *b = p;
+                if (!b->data && !f->required) {
+                        msgpack_pack_nil(pk); /* not given */
+                        return 0;
+                }
                 msgpack_pack_bin(pk, b->len);
                 msgpack_pack_bin_body(pk, b->data, b->len);
                 return 0;

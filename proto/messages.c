@@ -30,7 +30,8 @@ static SCHEMA(hello_s, struct proto_hello, "hello", hello_f);
 
 static const struct proto_field input_f[] = {
         F(struct proto_input, name, "name", PF_STR, REQ, PROTO_NAME_MAX, NULL),
-        F(struct proto_input, data, "data", PF_BIN, REQ, PROTO_FRAME_MAX, NULL),
+        F(struct proto_input, data, "data", PF_BIN, OPT, PROTO_FRAME_MAX, NULL),
+        F(struct proto_input, fd, "fd", PF_OPT_INT, OPT, 0, NULL),
 };
 static SCHEMA(input_s, struct proto_input, "input", input_f);
 

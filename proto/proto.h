@@ -90,9 +90,14 @@ struct proto_hello {
         char *software; /* optional, e.g. "anvilctl 0.1" */
 };
 
+/* An input is its bytes (data) or a file descriptor that came with the frame (fd: an index
+ * into the fds received with the frame's first bytes, SCM_RIGHTS; docs/protocol.md), never
+ * both. The name: letters, digits, '.', '_', '-' and inner spaces, no leading dot (checked by
+ * receivers, pol_inputs_check). */
 struct proto_input {
-        char *name; /* a plain file name: [A-Za-z0-9._-], no leading dot (checked by receivers) */
-        struct proto_bytes data;
+        char *name;
+        struct proto_bytes data; /* data == NULL: not given (goes out as nil) */
+        struct proto_opt_int fd;
 };
 
 /* A field absent (or nil) means "the server's default"; receivers check the ranges, in which

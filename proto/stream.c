@@ -1,6 +1,9 @@
 #define _GNU_SOURCE
 #include "proto/stream.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +12,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "lib/fd.h"
 #include "lib/list.h"
 #include "lib/log.h"
 #include "policy/reasons.h"
@@ -109,11 +113,20 @@ static void release_quota(struct proto_stream *s)
 
 /* ---- closing: the pipe and the timer, then the owner's callback ---- */
 
+static void drop_fds(struct proto_stream *s)
+{
+        for (size_t i = 0; i < s->n_fds; i++)
+                (void)close(s->fds[i]);
+        s->n_fds = 0;
+        s->fds_for_msg = false;
+}
+
 static void on_handle_closed(uv_handle_t *h)
 {
         struct proto_stream *s = h->data;
         if (--s->open_handles > 0)
                 return;
+        drop_fds(s);
         release_quota(s);
         proto_reader_free(&s->reader);
         if (s->on_close)
@@ -324,6 +337,48 @@ int proto_stream_send(struct proto_stream *s, const struct proto_msg *m)
         return stream_write(s, buf, len, false);
 }
 
+int proto_stream_send_fds(struct proto_stream *s, const struct proto_msg *m, const int *fds, size_t n)
+{
+        if (n == 0)
+                return proto_stream_send(s, m);
+        uint8_t *buf;
+        size_t len;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        uv_os_fd_t sock;
+        int r = proto_encode(m, &buf, &len, &err);
+        if (r < 0) {
+                log_error("%s: cannot encode %s: %s", s->name, proto_type_name(m->type), err.msg);
+                proto_stream_close(s);
+                return r;
+        }
+        /* The frame's header carries the fds: nothing may be queued before it. */
+        if (s->closing || uv_stream_get_write_queue_size((uv_stream_t *)&s->pipe) != 0 ||
+            uv_fileno((uv_handle_t *)&s->pipe, &sock) < 0) {
+                free(buf);
+                proto_stream_close(s);
+                return -EBUSY;
+        }
+        if ((r = fd_send_fds(sock, buf, 4, fds, n, &err)) < 0) {
+                log_error("%s: %s", s->name, err.msg);
+                free(buf);
+                proto_stream_close(s);
+                return r;
+        }
+        memmove(buf, buf + 4, len - 4);
+        return stream_write(s, buf, len - 4, false);
+}
+
+size_t proto_stream_take_fds(struct proto_stream *s, int *fds, size_t max)
+{
+        if (!s->fds_for_msg)
+                return 0;
+        size_t k = s->n_fds < max ? s->n_fds : max;
+        memcpy(fds, s->fds, k * sizeof(int));
+        memmove(s->fds, s->fds + k, (s->n_fds - k) * sizeof(int));
+        s->n_fds -= k;
+        return k;
+}
+
 void proto_stream_fail(struct proto_stream *s, const char *code, const char *message,
                        const char *field, const char *request_id)
 {
@@ -394,6 +449,82 @@ static bool may_buffer(struct proto_stream *s, size_t nread)
         return false;
 }
 
+/* The fds libuv queued with the last read (an ipc pipe), out of its handles: each is accepted
+ * into a pipe handle of its own, copied, and the handle closed (libuv gives no other way to
+ * a received fd that is not a socket). */
+static void on_fd_handle_closed(uv_handle_t *h)
+{
+        free(h);
+}
+
+static int collect_fds(struct proto_stream *s, int *got, size_t max, size_t *n)
+{
+        int r = 0;
+        *n = 0;
+        while (uv_pipe_pending_count(&s->pipe) > 0) {
+                uv_pipe_t *h = malloc(sizeof(*h));
+                uv_os_fd_t fd = -1;
+                if (!h || uv_pipe_init(s->pipe.loop, h, 0) < 0) {
+                        free(h);
+                        return -ENOMEM; /* the stream is failed; libuv closes what is left with it */
+                }
+                if (uv_accept((uv_stream_t *)&s->pipe, (uv_stream_t *)h) == 0 && uv_fileno((uv_handle_t *)h, &fd) == 0) {
+                        int c = *n < max ? fcntl(fd, F_DUPFD_CLOEXEC, 3) : -1;
+                        if (c >= 0)
+                                got[(*n)++] = c;
+                        else
+                                r = *n < max ? -errno : -E2BIG;
+                }
+                uv_close((uv_handle_t *)h, on_fd_handle_closed);
+        }
+        return r;
+}
+
+/* After a read of nread bytes that brought fds: they belong to the last frame that begins in
+ * it. The reader's buffer starts at rx_next, a frame's first byte; its headers give the rest. */
+static int attach_fds(struct proto_stream *s, size_t nread, char *msg, size_t size)
+{
+        int got[PROTO_INPUTS_MAX];
+        size_t n;
+        int r = collect_fds(s, got, PROTO_INPUTS_MAX, &n);
+        if (r < 0 || n == 0) {
+                for (size_t i = 0; i < n; i++)
+                        (void)close(got[i]);
+                if (r == -E2BIG)
+                        POL_REASON(msg, size, INPUT_FD_TOO_MANY, (unsigned)PROTO_INPUTS_MAX);
+                else if (r < 0)
+                        POL_REASON(msg, size, INPUT_FD_RECV, strerror(-r));
+                return r;
+        }
+        const struct proto_reader *rd = &s->reader;
+        uint64_t chunk = s->rx_total - nread, at = UINT64_MAX;
+        for (size_t off = 0; off < rd->len;) {
+                if (s->rx_next + off >= chunk)
+                        at = s->rx_next + off;
+                if (off + 4 > rd->len)
+                        break;
+                uint32_t be;
+                memcpy(&be, rd->buf + off, 4);
+                uint32_t fl = ntohl(be);
+                if (fl == 0 || fl > rd->max)
+                        break;
+                off += 4 + (size_t)fl;
+        }
+        if (at == UINT64_MAX || s->n_fds) {
+                for (size_t i = 0; i < n; i++)
+                        (void)close(got[i]);
+                if (at == UINT64_MAX)
+                        POL_REASON(msg, size, INPUT_FD_MID_FRAME);
+                else
+                        POL_REASON(msg, size, INPUT_FD_OVERLAP);
+                return -EBADMSG;
+        }
+        memcpy(s->fds, got, n * sizeof(int));
+        s->n_fds = n;
+        s->fds_at = at;
+        return 0;
+}
+
 static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
 {
         struct proto_stream *s = st->data;
@@ -423,6 +554,15 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 after_read(s, 0, now);
                 return;
         }
+        s->rx_total += (uint64_t)nread;
+        if (s->accept_fds && uv_pipe_pending_count(&s->pipe) > 0) {
+                char msg[256];
+                if (attach_fds(s, (size_t)nread, msg, sizeof(msg)) < 0) {
+                        stream_bad(s, "bad_frame", msg, NULL);
+                        after_read(s, 0, now);
+                        return;
+                }
+        }
         unsigned frames = 0;
         for (;;) {
                 const uint8_t *p;
@@ -435,24 +575,43 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                 if (r == 0)
                         break;
                 frames++;
+                uint64_t at = s->rx_next;
+                s->rx_next += (uint64_t)n + 4;
+                s->fds_for_msg = s->n_fds && s->fds_at == at;
                 struct proto_msg m;
                 if (proto_decode(p, n, &m, &err) < 0) {
+                        drop_fds(s);
                         proto_err_field(&err, field, sizeof(field));
                         stream_bad(s, "bad_message", err.msg, field);
                         break;
                 }
-                s->on_msg(s, &m);
+                enum proto_type type = m.type;
+                /* Only a run_request's inputs are fds: any other message with fds is refused
+                 * before its owner sees it. */
+                if (s->fds_for_msg && type != PROTO_RUN_REQUEST)
+                        proto_msg_free(&m);
+                else
+                        s->on_msg(s, &m);
+                if (s->fds_for_msg && s->n_fds) {
+                        /* fds where none is expected: refused, whatever the owner did */
+                        char msg[256];
+                        drop_fds(s);
+                        POL_REASON(msg, sizeof(msg), INPUT_FD_UNEXPECTED, proto_type_name(type));
+                        proto_stream_fail(s, "bad_request", msg, NULL, NULL);
+                }
+                s->fds_for_msg = false;
                 if (s->paused)
                         break;
         }
         after_read(s, frames, now);
 }
 
-int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
-                      proto_stream_close_cb on_close, void *data)
+static int stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                       proto_stream_close_cb on_close, void *data, bool fds)
 {
         memset(s, 0, sizeof(*s));
-        int r = uv_pipe_init(loop, &s->pipe, 0);
+        s->accept_fds = fds;
+        int r = uv_pipe_init(loop, &s->pipe, fds ? 1 : 0);
         if (r < 0)
                 return r;
         /* libuv's uv_timer_init cannot fail (1.44 returns 0): there is no half-made stream to
@@ -468,6 +627,18 @@ int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_
         proto_reader_init(&s->reader, PROTO_FRAME_MAX);
         snprintf(s->name, sizeof(s->name), "connection");
         return 0;
+}
+
+int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                      proto_stream_close_cb on_close, void *data)
+{
+        return stream_init(loop, s, on_msg, on_close, data, false);
+}
+
+int proto_stream_init_fds(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                          proto_stream_close_cb on_close, void *data)
+{
+        return stream_init(loop, s, on_msg, on_close, data, true);
 }
 
 void proto_stream_bound(struct proto_stream *s, const struct proto_bounds *b, struct proto_quota *q,

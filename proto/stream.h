@@ -95,10 +95,37 @@ struct proto_stream {
         uint64_t frame_t0_ms; /* when the unfinished frame began; 0: none */
         uint64_t linger_t0_ms;
         char name[48]; /* for logs: "client uid 1000" */
+        /* File descriptors (proto_stream_init_fds): those that came with the first bytes of
+         * the frame that begins at byte fds_at of the stream, held until that frame is
+         * delivered; rx_total and rx_next count the bytes read and where the next frame to be
+         * delivered begins. */
+        bool accept_fds;
+        int fds[PROTO_INPUTS_MAX];
+        size_t n_fds;
+        uint64_t fds_at, rx_total, rx_next;
+        bool fds_for_msg; /* fds[] belong to the message being delivered now */
 };
 
 int proto_stream_init(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
                       proto_stream_close_cb on_close, void *data);
+/* The same, for a server's connection that may receive file descriptors (SCM_RIGHTS): those
+ * that arrive with a read belong to the last frame that begins in that read (a sender sends
+ * them with a frame's first bytes, proto_stream_send_fds); fds that come where no frame
+ * begins, or more than PROTO_INPUTS_MAX, are a bad_frame. Only a run_request may carry fds:
+ * another message with fds is not delivered. The owner takes a run_request's fds with
+ * proto_stream_take_fds during its on_msg; fds with another message, or left untaken, make the
+ * stream answer bad_request (POL_INPUT_FD_UNEXPECTED) and close. Without this, fds sent are dropped by the
+ * kernel (a plain read takes no control data). */
+int proto_stream_init_fds(uv_loop_t *loop, struct proto_stream *s, proto_stream_msg_cb on_msg,
+                          proto_stream_close_cb on_close, void *data);
+/* During on_msg: the fds that came with this message, moved into fds (at most max; the rest
+ * stay, and are refused); their number. */
+size_t proto_stream_take_fds(struct proto_stream *s, int *fds, size_t max);
+/* Queues m with n fds attached to its first bytes (sent at once with sendmsg, the rest queued):
+ * only on a stream with nothing queued (else -EBUSY), so that no other bytes come first. The
+ * caller keeps its fds (the kernel passes copies). <0 closes the stream, as proto_stream_send. */
+int proto_stream_send_fds(struct proto_stream *s, const struct proto_msg *m, const int *fds, size_t n);
+
 /* Adopts a connected fd (e.g. from a blocking connect()). */
 int proto_stream_open(struct proto_stream *s, int fd, struct anvil_err *err);
 int proto_stream_start(struct proto_stream *s);

@@ -8,7 +8,8 @@
  *
  * Privilege: root in the initial namespaces, for: creating user namespaces with a uid map to
  * a per-run host uid (uid_base + 1 + slot, never shared by two live runs), mounting each
- * run's artifacts tmpfs, creating cgroups; and for the kernel's audit (kaudit.c): reading the
+ * run's artifacts tmpfs, cloning the mount of each input a client passed as an fd (open_tree on
+ * the fd: no path a client names is ever opened), creating cgroups; and for the kernel's audit (kaudit.c): reading the
  * audit multicast group (CAP_AUDIT_READ), the drain marker (CAP_AUDIT_WRITE), and, only with
  * --enable-kernel-audit, switching audit on (CAP_AUDIT_CONTROL). After start-up it keeps only
  * a named set (privilege.c: each capability with why, the unit's CapabilityBoundingSet=),
@@ -30,7 +31,8 @@
  *       artifacts tmpfs, pipes, handles                                     run.c run_spawn.
  *       A failure before GO ends the run at once: the child discarded, the run directory
  *       removed, an error frame to the client (a full state directory: "unavailable")
- *   S2  GO with the run's paths, rlimits and its four fds  ->  C5 waits for it
+ *   S2  GO with the run's paths, rlimits and its four fds, then INPUTS with the input trees
+ *       cloned from a client's fds (rundir.c), if any  ->  C5 waits for them
  *   S3  child: C4-C11, ends in the exec of pid 1; an error is an ERROR record; at C10 a
  *       LANDLOCK record says which Landlock ABI is in force (none, on a kernel without it)
  *   S4  pid 1: READY (P2)  ->  the supervisor verifies pid 1 from /proc (jail/verify.c):

@@ -36,6 +36,7 @@ static void usage(FILE *f)
                 "  --cpu-quota PCT     each run's CPU quota in percent of one CPU (default 100), or none\n"
                 "  --max-runs N        concurrent runs (default 32, at most %d)\n"
                 "  --keep-runs N       run directories kept (default 200)\n"
+                "  --max-input-bytes N the input files of one run passed as fds, in all (default 8 GiB)\n"
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
@@ -81,6 +82,7 @@ enum {
         O_ALLOW_UID,
         O_MAX_RUNS,
         O_KEEP_RUNS,
+        O_MAX_INPUT_BYTES,
         O_UID_BASE,
         O_RUNNER,
         O_SPARES,
@@ -121,6 +123,7 @@ static const struct cfg_opt opts[] = {
         S("allow-uid", "allow_uid", O_ALLOW_UID, CFG_ARG | CFG_REPEATABLE),
         S("max-runs", "max_runs", O_MAX_RUNS, CFG_ARG),
         S("keep-runs", "keep_runs", O_KEEP_RUNS, CFG_ARG),
+        S("max-input-bytes", "max_input_bytes", O_MAX_INPUT_BYTES, CFG_ARG),
         S("uid-base", "uid_base", O_UID_BASE, CFG_ARG),
         S("runner", "runner", O_RUNNER, CFG_ARG),
         S("spares", "spares", O_SPARES, CFG_ARG),
@@ -340,6 +343,11 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "expected 1..1000000");
                 cfg->keep_runs = (unsigned)v;
                 break;
+        case O_MAX_INPUT_BYTES:
+                if (parse_uint(s, ULONG_MAX, &v) < 0 || v == 0)
+                        return cfg_bad(w, err, "expected bytes, 1 or more");
+                cfg->max_input_bytes = (uint64_t)v;
+                break;
         case O_UID_BASE:
                 if (parse_uint(s, 0xFFFFFFFEul - SUP_MAX_RUNS - 1, &v) < 0 || v < 65536)
                         return cfg_bad(w, err, "expected a uid of 65536 or more");
@@ -457,6 +465,7 @@ int sup_parse_args(int argc, char **argv, struct sup_config *cfg)
 {
         cfg->max_runs = 32;
         cfg->keep_runs = 200;
+        cfg->max_input_bytes = SUP_MAX_INPUT_BYTES_DEFAULT;
         cfg->spares = 2;
         cfg->socket_group = (gid_t)-1;
         cfg->uid_base = UID_BASE_DEFAULT;

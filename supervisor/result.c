@@ -79,6 +79,7 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b, 
                                 f->inputs_bytes += (uint64_t)st.st_size;
                         }
                 }
+        f->inputs_bytes += run->bound_bytes;
         f->direct = direct;
         f->workdir = strdup(direct ? run->jail_dir : JAIL_WORKDIR);
         snprintf(line, sizeof(line), "%s%s", direct ? run->jail_dir : JAIL_TMP, direct ? "/tmp" : "");

@@ -35,6 +35,9 @@
 #include <sys/pidfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -223,8 +226,21 @@ static void run_refuse_request(struct sup_run *run, const char *msg, const char 
 
 /* ---- handles ---- */
 
+/* The client's input fds and the trees cloned from them: held only until the jail has them. */
+static void run_drop_inputs(struct sup_run *run)
+{
+        for (size_t i = 0; i < run->n_in_fds; i++)
+                (void)close(run->in_fds[i]);
+        run->n_in_fds = 0;
+        for (uint32_t i = 0; run->inputs && i < run->inputs->n; i++)
+                (void)close(run->in_trees[i]);
+        free(run->inputs);
+        run->inputs = NULL;
+}
+
 static void run_free(struct sup_run *run)
 {
+        run_drop_inputs(run);
         proto_reader_free(&run->ev_reader);
         for (size_t i = 0; i < run->events.n; i++)
                 proto_schema_free(&proto_event_schema, (struct proto_event *)run->events.items + i);
@@ -852,8 +868,14 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
          * flight before the directory exists (rundir.c); run->dir is set once it is marked,
          * and says so to rundir_end. */
         if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
-            (r = sup_rundir_create(srv, run->id, req, run->dir, sizeof(run->dir), err)) < 0)
-                return rundir_failed(run, r, err);
+            !(run->inputs = calloc(1, sizeof(*run->inputs))) ||
+            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->dir,
+                                   sizeof(run->dir), err)) < 0)
+                return run->inputs ? rundir_failed(run, r, err) : anvil_err_set(err, ENOMEM, "Out of memory");
+        for (size_t i = 0; i < run->n_in_fds; i++)
+                (void)close(run->in_fds[i]);
+        run->n_in_fds = 0;
+        run->bound_bytes = run->inputs->bound_bytes;
         if (sup_pool_take(srv, &run->jp))
                 run->attached = true;
         else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)
@@ -952,6 +974,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
         go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
         go.artifacts_bytes = run->lim.files_bytes;
+        go.n_inputs = run->inputs->n;
         /* Rootless: the child makes the artifacts tmpfs (ARTIFACTS comes back); a placeholder
          * goes in its place among the GO fds. */
         _cleanup_close_ int placeholder = -EBADF;
@@ -969,6 +992,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                                  srv->cfg.rootless || srv->cfg.direct ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_reset_many(child, ELEMENTSOF(child));
+        if (r == 0 && go.n_inputs)
+                r = jail_contain_inputs(run->jp.sync_fd, run->inputs, run->in_trees, err);
+        run_drop_inputs(run);
         if (r < 0)
                 return r;
         return send_spec(run, req, err);
@@ -1006,13 +1032,67 @@ bool sup_run_is_live(struct sup_server *srv, const char *run_id)
 }
 
 /* A run for a client (c, whose errors it gets) or for the supervisor itself (o->done). */
+/* The inputs passed as fds, checked at request time (fstat, never a path): each named by one
+ * input, a regular file or a directory (a directory only where it can be bind-mounted), and
+ * the regular files' sizes within --max-input-bytes. A directory is not measured: it is
+ * bind-mounted, never copied, so it costs the supervisor neither disk nor memory, and a walk
+ * of it as root would read what its client may not (docs/cli.md). */
+static int inputs_check(const struct sup_server *srv, const struct proto_run_request *req, const int *fds,
+                        size_t n_fds, struct anvil_err *err)
+{
+        static const char *const field = "run_request.inputs";
+        unsigned modes[PROTO_INPUTS_MAX];
+        uint64_t sizes[PROTO_INPUTS_MAX], total = 0;
+        char msg[512];
+        for (size_t i = 0; i < n_fds; i++) {
+                struct stat st;
+                if (fstat(fds[i], &st) < 0)
+                        return anvil_err_sys(err, errno, "%s: an input's fd cannot be examined", field);
+                modes[i] = st.st_mode;
+                sizes[i] = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
+        }
+        int r = pol_inputs_check(&req->inputs, field, modes, n_fds, err);
+        if (r < 0)
+                return r;
+        const struct proto_input *in = req->inputs.items;
+        for (size_t i = 0; i < req->inputs.n; i++) {
+                if (!in[i].fd.set)
+                        continue;
+                size_t k = (size_t)in[i].fd.v;
+                /* The fd is the client's proof that it may read the file: one opened O_PATH or
+                 * write-only proves nothing, and a clone of its mount would expose what the
+                 * client could not read. */
+                int fl = fcntl(fds[k], F_GETFL);
+                if (fl < 0 || (fl & O_PATH) || (fl & O_ACCMODE) == O_WRONLY)
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_READ, field, i, in[i].name));
+                /* A copy reads the fd on the loop: never from a file system whose server is a
+                 * process that could stall it (rundir.c input_from_fd decides the same way). */
+                struct statfs sf;
+                bool copied = srv->cfg.rootless || srv->cfg.direct || !(modes[k] & S_IROTH);
+                if (S_ISREG(modes[k]) && copied && (fstatfs(fds[k], &sf) < 0 || sf.f_type == FUSE_SUPER_MAGIC))
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_FUSE, field, i, in[i].name));
+                if (S_ISDIR(modes[k]) && (srv->cfg.rootless || srv->cfg.direct))
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_DIR_UNSUPPORTED, field, i, in[i].name,
+                                                        srv->cfg.direct ? "direct" : "rootless"));
+                total += sizes[k];
+        }
+        if (total > srv->cfg.max_input_bytes)
+                return anvil_err_set(err, EFBIG, "%s",
+                                     POL_REASON(msg, sizeof(msg), INPUT_TOO_LARGE, field, (unsigned long long)total,
+                                                (unsigned long long)srv->cfg.max_input_bytes));
+        return 0;
+}
+
 static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_run_request *req,
-                     const struct sup_run_opts *o, struct anvil_err *err)
+                     const struct sup_run_opts *o, const int *fds, size_t n_fds, struct anvil_err *err)
 {
         struct proto_limits lim;
         char field[128];
         if (pol_limits_resolve(&srv->cfg.limits, &req->limits, &lim, err) < 0 ||
-            pol_inputs_check(&req->inputs, "run_request.inputs", err) < 0 ||
+            inputs_check(srv, req, fds, n_fds, err) < 0 ||
             pol_args_check(&req->args, "run_request.args", err) < 0) {
                 proto_err_field(err, field, sizeof(field));
                 if (c)
@@ -1048,6 +1128,10 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
+        if (n_fds) /* taken over */
+                memcpy(run->in_fds, fds, n_fds * sizeof(int));
+        run->n_in_fds = n_fds;
+        run->fd_inputs = n_fds > 0;
         run->request_id = proto_strdup(req->request_id);
         run->stream_output = req->stream_output && c;
         run->caps_requested = req->capabilities_requested; /* taken over */
@@ -1073,16 +1157,18 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         return 0; /* from here on, the run's end is reported the run's way */
 }
 
-void sup_run_start(struct sup_client *c, struct proto_run_request *req)
+void sup_run_start(struct sup_client *c, struct proto_run_request *req, const int *fds, size_t n_fds)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        (void)run_begin(c->srv, c, req, NULL, &err);
+        if (run_begin(c->srv, c, req, NULL, fds, n_fds, &err) < 0)
+                for (size_t i = 0; i < n_fds; i++)
+                        (void)close(fds[i]);
 }
 
 int sup_run_internal(struct sup_server *srv, struct proto_run_request *req, const struct sup_run_opts *o,
                      struct anvil_err *err)
 {
-        return run_begin(srv, NULL, req, o, err);
+        return run_begin(srv, NULL, req, o, NULL, 0, err);
 }
 
 /* ---- the end (S10-S12) ---- */
@@ -1116,6 +1202,15 @@ static void teardown_work(uv_work_t *w)
         struct sup_run *run = w->data;
         close_reset(&run->art_fd); /* the tmpfs and everything in it go with its last reference */
         run->teardown_r = sup_jailproc_teardown(&run->jp, &run->teardown_err);
+        /* Inputs passed as fds may be gigabytes: their copies (and mount points) are not kept
+         * with the run's directory once it has ended; a failure leaves them to retention,
+         * ignoring. */
+        if (run->fd_inputs && run->dir[0]) {
+                struct anvil_err e = ANVIL_ERR_INIT;
+                _cleanup_close_ int d = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+                if (d >= 0)
+                        (void)fd_rm_tree_at(d, "inputs", 4, &e);
+        }
 }
 
 /* The run's place among --max-runs is given up: its slot is free (or it never had one). */

@@ -46,6 +46,12 @@ struct sup_run {
         char jail_dir[PATH_MAX]; /* direct: <dir>/jail, the tool's cwd on the host */
         struct sup_jailproc jp;
         int art_fd; /* the artifacts tmpfs, a detached mount (rundir.c) */
+        int in_fds[PROTO_INPUTS_MAX]; /* the client's input fds (S1), closed once the run's files exist */
+        size_t n_in_fds;
+        bool fd_inputs; /* some came as fds: inputs/ is removed at the end (teardown_work) */
+        uint64_t bound_bytes; /* the input files mounted from fds, whose mount points are empty */
+        struct jail_inputs *inputs; /* the input trees to send after GO (rundir.c), and their fds */
+        int in_trees[JAIL_INPUTS_MAX];
         struct proto_limits lim;
         struct jail_rlimits rl;
         struct proto_strv caps_requested;

@@ -1,6 +1,8 @@
 /* Run directories: state/runs/<run_id>/
  *   tool.py      the source, as received (never inside the jail: the runner gets it on stdin)
- *   inputs/      the input files, root-owned, read-only in the jail
+ *   inputs/      the input files, root-owned, read-only in the jail: those sent as bytes, the
+ *                copies of those passed as fds that are copied, and empty mount points for
+ *                those the jail mounts from their fds (removed when the run ends)
  *   artifacts/   the copies of the regular files the tool left in its artifacts tmpfs (which
  *                is never attached on the host: see sup_rundir_artifacts_mount)
  *
@@ -32,8 +34,92 @@
  * next start-up tries again) and the failure logged. */
 #define RM_MAX_DEPTH 256
 
+/* A copy of the regular file fd, up to the size fstat gave at request time (a file cut short
+ * since ends the copy there; one grown is not read past it), read from the fd alone: the
+ * client opened it, so its read was checked then. In the kernel where it can be
+ * (copy_file_range), else through a small buffer: no memory grows with the file. */
+static int copy_from_fd(int fd, int dirfd, const char *name, uint64_t size, struct anvil_err *err)
+{
+        _cleanup_close_ int out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (out < 0)
+                return anvil_err_sys(err, errno, "Failed to create the input %s", name);
+        off_t off = 0;
+        bool in_kernel = true;
+        while ((uint64_t)off < size) {
+                size_t want = size - (uint64_t)off > (1u << 30) ? (1u << 30) : (size_t)(size - (uint64_t)off);
+                ssize_t k;
+                if (in_kernel) {
+                        k = copy_file_range(fd, &off, out, NULL, want, 0);
+                        if (k < 0 && (errno == EXDEV || errno == EINVAL || errno == EOPNOTSUPP || errno == ENOSYS)) {
+                                in_kernel = false;
+                                continue;
+                        }
+                } else {
+                        char buf[65536];
+                        k = pread(fd, buf, want < sizeof(buf) ? want : sizeof(buf), off);
+                        if (k > 0) {
+                                int r = fd_write_all(out, buf, (size_t)k, err);
+                                if (r < 0)
+                                        return r;
+                                off += k;
+                        }
+                }
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return anvil_err_sys(err, errno, "Failed to copy the input %s", name);
+                if (k == 0)
+                        break; /* cut short since it was sent */
+        }
+        return 0;
+}
+
+/* One input passed as an fd. As root, with a mount namespace, a detached clone of the fd's
+ * mount (open_tree: the fd's own file or tree, whatever path now leads there), read-only,
+ * nosuid, nodev, noexec, for the jail to attach over an empty mount point made here; nothing is
+ * read from it. Otherwise, or for a file the jail's uid could not read (no read bit for
+ * others) or whose mount is in another namespace, a copy. Directories are never copied
+ * (inputs_check in run.c refused them where no tree can be made). */
+static int input_from_fd(struct sup_server *srv, int ifd, const char *name, int fd, struct jail_inputs *ji,
+                         int *trees, struct anvil_err *err)
+{
+        struct stat st;
+        if (fstat(fd, &st) < 0)
+                return anvil_err_sys(err, errno, "Failed to examine the input %s", name);
+        bool dir = S_ISDIR(st.st_mode);
+        if (!srv->cfg.rootless && !srv->cfg.direct && (dir || (st.st_mode & S_IROTH))) {
+                unsigned rec = dir ? AT_RECURSIVE : 0;
+                _cleanup_close_ int t = open_tree(fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | rec);
+                struct mount_attr a = { .attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV |
+                                                    MOUNT_ATTR_NOEXEC };
+                if (t >= 0) {
+                        if (mount_setattr(t, "", AT_EMPTY_PATH | rec, &a, sizeof(a)) < 0)
+                                return anvil_err_sys(err, errno, "Failed to make the input %s read-only", name);
+                        int r = dir ? (mkdirat(ifd, name, 0755) < 0 ? -errno : 0)
+                                    : fd_write_file_at(ifd, name, "", 0, 0644, err);
+                        if (r < 0)
+                                return dir ? anvil_err_sys(err, -r, "Failed to make the mount point of %s", name) : r;
+                        if (!dir)
+                                ji->bound_bytes += (uint64_t)st.st_size; /* the blast radius's count */
+                        trees[ji->n] = TAKE_FD(t);
+                        snprintf(ji->names[ji->n], sizeof(ji->names[0]), "%s", name);
+                        ji->n++;
+                        return 0;
+                }
+                if (dir)
+                        return anvil_err_sys(err, errno, "Failed to clone the mount of the directory input %s", name);
+        }
+        if (dir)
+                return anvil_err_set(err, EINVAL, "The directory input %s cannot be mounted here", name);
+        struct statfs sf; /* a mount in another namespace, world-readable, on FUSE: no copy either */
+        if (fstatfs(fd, &sf) < 0 || sf.f_type == FUSE_SUPER_MAGIC)
+                return anvil_err_set(err, EINVAL, "The input %s is on a FUSE file system: not copied", name);
+        return copy_from_fd(fd, ifd, name, (uint64_t)st.st_size, err);
+}
+
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      char *dir, size_t size, struct anvil_err *err)
+                      const int *fds, struct jail_inputs *ji, int *trees, char *dir, size_t size,
+                      struct anvil_err *err)
 {
         int r;
         if (snprintf(dir, size, "%s/%s", srv->runs_dir, run_id) >= (int)size)
@@ -51,9 +137,17 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
         if (ifd < 0)
                 return anvil_err_sys(err, errno, "Failed to open %s/inputs", dir);
         const struct proto_input *in = req->inputs.items;
-        for (size_t i = 0; i < req->inputs.n; i++)
-                if ((r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err)) < 0)
+        ji->kind = JAIL_MSG_INPUTS;
+        ji->n = 0;
+        ji->bound_bytes = 0;
+        for (size_t i = 0; i < req->inputs.n; i++) {
+                if (in[i].fd.set)
+                        r = input_from_fd(srv, ifd, in[i].name, fds[in[i].fd.v], ji, trees, err);
+                else
+                        r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err);
+                if (r < 0)
                         return r;
+        }
         (void)fchmod(ifd, 0755);
         return 0;
 }

@@ -72,15 +72,20 @@ static void on_client_closed(struct proto_stream *s)
  * --max-runs (the default) it is the slots' own bound, which run.c says in its own words. */
 static void run_request(struct sup_client *c, struct proto_run_request *req)
 {
+        /* The input fds that came with it: never a path opened for the client (run.c). */
+        int fds[PROTO_INPUTS_MAX];
+        size_t n_fds = proto_stream_take_fds(&c->stream, fds, PROTO_INPUTS_MAX);
         unsigned max = c->srv->cfg.bounds.max_inflight_per_uid;
         if (max < c->srv->cfg.max_runs && runs_of(c, false) >= max) {
                 char msg[256];
                 POL_REASON(msg, sizeof(msg), INFLIGHT_UID_CAP, "run_request", (unsigned)c->uid, max, "supervisor");
                 log_info("%s: run_request refused: %s", c->stream.name, msg);
                 sup_client_error(c, "busy", msg, NULL, req->request_id);
+                for (size_t i = 0; i < n_fds; i++)
+                        (void)close(fds[i]);
                 return;
         }
-        sup_run_start(c, req);
+        sup_run_start(c, req, fds, n_fds);
 }
 
 static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
@@ -133,7 +138,7 @@ static void on_connection(uv_stream_t *listener, int status)
         if (!c)
                 return;
         c->srv = srv;
-        if (proto_stream_init(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
+        if (proto_stream_init_fds(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
                 free(c);
                 return;
         }

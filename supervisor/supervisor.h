@@ -47,6 +47,8 @@ struct sup_bounds {
         struct proto_bounds stream;    /* --idle-timeout, --frame-timeout */
 };
 
+#define SUP_MAX_INPUT_BYTES_DEFAULT (8ull << 30)
+
 struct sup_config {
         const char *config_path; /* the file read (--config, or the default one); NULL: none */
         const char *listen_path;
@@ -79,6 +81,7 @@ struct sup_config {
                                and seccomp alone (struct jail_static) */
         unsigned max_runs;  /* concurrent */
         unsigned keep_runs; /* run directories kept */
+        uint64_t max_input_bytes; /* --max-input-bytes: a run's input files passed as fds, in all */
         unsigned spares;    /* jail children cloned ahead of time */
         char runner_path[PATH_MAX];
         struct sup_bounds bounds;
@@ -172,7 +175,8 @@ void sup_client_error(struct sup_client *c, const char *code, const char *messag
 void sup_server_stop_when_idle(struct sup_server *srv);
 
 /* run.c */
-void sup_run_start(struct sup_client *c, struct proto_run_request *req);
+/* Takes over the n_fds input fds that came with req. */
+void sup_run_start(struct sup_client *c, struct proto_run_request *req, const int *fds, size_t n_fds);
 
 /* A run of the supervisor's own: its result (or, res NULL, the sandbox's failure) goes to
  * done, not to a client. */
@@ -208,8 +212,13 @@ void sup_pool_stop(struct sup_server *srv);
 /* rundir.c: run directories under state/runs/<run_id> */
 int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_cache, char *jail_dir, size_t size,
                       int *art_fd, struct anvil_err *err);
+/* The run's directory and files: its inputs given as bytes written, those passed as fds
+ * (fds[i] is the fd of the request's fd index i) exposed without opening any path: a tree
+ * cloned from the fd for the jail to mount (in *ji and trees, as root) or a copy read from
+ * the fd (rootless, direct, or a file the jail's uid could not read). */
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      char *dir, size_t size, struct anvil_err *err);
+                      const int *fds, struct jail_inputs *ji, int *trees, char *dir, size_t size,
+                      struct anvil_err *err);
 int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 /* Copies the regular files of the artifacts tmpfs (mount_fd) into dir/artifacts, hashing as
  * it goes. Runs on the thread pool: touches nothing but its arguments. */

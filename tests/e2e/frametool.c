@@ -20,11 +20,21 @@
  *                            overdecoder (1025 of "a"), long (one of 4097 bytes), total (17 of
  *                            4000 bytes), ok (["x"]); prints the first reply like hello does.
  *
+ *   frametool SOCKET fd:KIND  sends a run_request whose one input names fd 0, with fds that a
+ *                            client built on anvilctl would not send, and prints the error
+ *                            frame as CLASS does: KIND pipe, socket, devzero (fd 0 is one of
+ *                            those), count (two fds for the one input), none (no fd), hello (a
+ *                            hello with an fd), midframe (the fd sent with the frame's last
+ *                            byte rather than its first), opath:PATH and wronly:PATH (PATH
+ *                            opened O_PATH, or write-only). The first reply is printed as hello
+ *                            does (an error frame: its line, exit 2).
+ *
  * CLASS is one of truncated, oversize, wrongtype, missing, deep, trailing, unknowntype (the
  * classes of tests/unit/test_proto.c). The malformed frames are packed by hand, since
  * proto_encode cannot make them; everything read back goes through the library's own reader
  * and strict decoder, so a server that answers with a malformed frame fails the test too.
  * The whole exchange has 10 seconds; anything else exits 1 with a one-line reason on stderr. */
+#define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -426,8 +436,82 @@ static int exchange(int fd, bool hello)
         return ret;
 }
 
+/* fd:KIND (above). */
+static const char *path_arg = "/etc/hostname"; /* fd:opath:PATH, fd:wronly:PATH */
+
+static int fd_class(const char *sock, const char *kind_arg)
+{
+        char kind[16];
+        snprintf(kind, sizeof(kind), "%s", kind_arg);
+        char *colon = strchr(kind, ':');
+        if (colon) {
+                *colon = 0;
+                path_arg = strchr(kind_arg, ':') + 1;
+        }
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_msg m = { .type = PROTO_RUN_REQUEST };
+        struct proto_input in = { .name = "x.csv", .fd = { .set = true, .v = 0 } };
+        m.u.run_request.source = "print(open('inputs/x.csv').read(10))";
+        m.u.run_request.inputs = (struct proto_array){ &in, 1 };
+        if (strcmp(kind, "hello") == 0) {
+                m = (struct proto_msg){ .type = PROTO_HELLO };
+                m.u.hello.role = "client";
+        }
+        _cleanup_free_ uint8_t *frame = NULL;
+        size_t len;
+        if (proto_encode(&m, &frame, &len, &err) < 0)
+                return fail("%s", err.msg);
+        int fds[2] = { -1, -1 }, pair[2] = { -1, -1 }, n = 1;
+        if (strcmp(kind, "pipe") == 0) {
+                if (pipe2(pair, O_CLOEXEC) < 0)
+                        return fail("pipe: %s", strerror(errno));
+                fds[0] = pair[0];
+        } else if (strcmp(kind, "socket") == 0) {
+                if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) < 0)
+                        return fail("socketpair: %s", strerror(errno));
+                fds[0] = pair[0];
+        } else if (strcmp(kind, "devzero") == 0) {
+                fds[0] = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+        } else if (strcmp(kind, "count") == 0) {
+                fds[0] = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+                fds[1] = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+                n = 2;
+        } else if (strcmp(kind, "opath") == 0) {
+                fds[0] = open(path_arg, O_PATH | O_CLOEXEC);
+        } else if (strcmp(kind, "wronly") == 0) {
+                fds[0] = open(path_arg, O_WRONLY | O_CLOEXEC);
+        } else if (strcmp(kind, "none") == 0) {
+                n = 0;
+        } else if (strcmp(kind, "hello") == 0 || strcmp(kind, "midframe") == 0) {
+                fds[0] = open("/etc/hostname", O_RDONLY | O_CLOEXEC);
+        } else
+                return fail("unknown fd kind %s", kind);
+        if (n && fds[0] < 0)
+                return fail("open: %s", strerror(errno));
+        _cleanup_close_ int fd = connect_to(sock, &err);
+        if (fd < 0)
+                return fail("%s", err.msg);
+        int r;
+        if (n == 0)
+                r = send_all(fd, frame, len, &err);
+        else if (strcmp(kind, "midframe") == 0) {
+                if ((r = send_all(fd, frame, len - 1, &err)) == 0) {
+                        usleep(200 * 1000); /* the first bytes read on their own */
+                        r = fd_send_fds(fd, frame + len - 1, 1, fds, 1, &err);
+                }
+        } else if ((r = fd_send_fds(fd, frame, 4, fds, (size_t)n, &err)) == 0)
+                r = send_all(fd, frame + 4, len - 4, &err);
+        if (r < 0 && r != -EPIPE)
+                return fail("%s", err.msg);
+        return exchange(fd, true); /* the first reply: the error line, exit 2 */
+}
+
 int main(int argc, char **argv)
 {
+        if (argc == 3 && strncmp(argv[2], "fd:", 3) == 0) {
+                deadline = now_ms() + TIMEOUT_MS;
+                return fd_class(argv[1], argv[2] + 3);
+        }
         if (argc != 3)
                 return fail("usage: frametool SOCKET hello|truncated|oversize|wrongtype|missing|deep|trailing|"
                             "unknowntype|zero:FIELD|nil:FIELD|artifact:ID:PATH|args:KIND");

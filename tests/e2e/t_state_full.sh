@@ -22,6 +22,9 @@ before=$(avail)
 runs_before=$(ls -A "$T/full/runs") # the start-up probe's run
 echo "the state directory's filesystem: $before bytes free"
 head -c $((before + 1048576)) /dev/zero >"$T/big.bin"
+# Passed as an fd, a file others may read is bind-mounted and takes no room; one they may not
+# is copied from its fd into the run's inputs/ (docs/cli.md), and that copy fills the disk.
+chmod 600 "$T/big.bin"
 tool read.py <<'PY'
 import os
 print(os.path.getsize("inputs/big.bin"))
@@ -47,5 +50,5 @@ expect_eq "a following run" ok "$(j .status)"
 expect_eq "its stdout" "a,b
 1,2" "$(j .stdout)"
 id=$(j .run_id)
-[ -f "$T/full/runs/$id/inputs/small.csv" ] || fail "the following run's directory is missing: $(ls -A "$T/full/runs")"
+[ -f "$T/full/runs/$id/tool.py" ] || fail "the following run's directory is missing: $(ls -A "$T/full/runs")"
 expect_eq "runs/ after it (no mark left)" "$(printf '%s\n%s' "$runs_before" "$id" | sort)" "$(ls -A "$T/full/runs" | sort)"

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "lib/cleanup.h"
 #include "lib/utf8.h"
@@ -496,13 +497,72 @@ static int check_names(const char *const *names, size_t n, struct anvil_err *err
 {
         struct proto_input in[8] = { 0 };
         assert_true(n <= ELEMENTSOF(in));
-        for (size_t i = 0; i < n; i++)
+        static uint8_t byte;
+        for (size_t i = 0; i < n; i++) {
                 in[i].name = (char *)names[i];
+                in[i].data.data = &byte;
+        }
         struct proto_array a = { in, n };
-        return pol_inputs_check(&a, "run_request.inputs", err);
+        return pol_inputs_check(&a, "run_request.inputs", NULL, 0, err);
 }
 
-#define NOT_PLAIN "' is not a plain file name (letters, digits, '.', '_', '-'; not starting with '.')"
+#define NOT_PLAIN "' is not a plain file name (letters, digits, spaces, '.', '_', '-'; not starting with '.', " \
+                  "nor starting or ending with a space)"
+
+/* Inputs by fd: data or fd, each fd named once, the count, the fd's type. */
+static void test_inputs_fds(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        static uint8_t byte;
+        struct proto_input in[3] = {
+                { .name = "a.csv", .fd = { .set = true, .v = 1 } },
+                { .name = "my sales.csv", .fd = { .set = true, .v = 0 } },
+                { .name = "b.csv", .data = { &byte, 1 } },
+        };
+        struct proto_array a = { in, 3 };
+        unsigned modes[3] = { S_IFREG | 0644, S_IFDIR | 0755, S_IFIFO | 0600 };
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), 0);
+        /* a pipe, a socket, a character device: refused by name */
+        modes[1] = S_IFIFO | 0600;
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file "
+                                     "or a directory");
+        modes[1] = S_IFSOCK | 0600;
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[0].fd: input 'a.csv': its fd is a socket, not a regular "
+                                     "file or a directory");
+        modes[1] = S_IFCHR | 0666;
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[0].fd: input 'a.csv': its fd is a character device, not a "
+                                     "regular file or a directory");
+        modes[1] = S_IFREG | 0644;
+        /* one fd more than the inputs name */
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 3, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs: 3 file descriptors came with the request and 2 of its "
+                                     "inputs name one; each fd is one input's");
+        /* an index past the fds sent */
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 1, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[0].fd: input 'a.csv': fd 1 is not one of the 1 file "
+                                     "descriptors sent with the request");
+        /* no fds where the message carries bytes only */
+        assert_int_equal(pol_inputs_check(&a, "task_submit.inputs", NULL, 0, &err), -EINVAL);
+        assert_string_equal(err.msg, "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as "
+                                     "bytes, not as file descriptors");
+        /* the same fd twice */
+        in[1].fd.v = 1;
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[1].fd: input 'my sales.csv': fd 1 is named by another input too");
+        /* both, or neither */
+        in[1].fd.v = 0;
+        in[2].fd = (struct proto_opt_int){ .set = true, .v = 2 };
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 3, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[2]: input 'b.csv': give its data or its fd, one of the two");
+        in[2].fd.set = false;
+        in[2].data.data = NULL;
+        assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[2]: input 'b.csv': give its data or its fd, one of the two");
+}
 
 static void test_inputs_names(void **state)
 {
@@ -512,12 +572,12 @@ static void test_inputs_names(void **state)
         memset(longest, 'a', sizeof(longest));
         longest[PROTO_NAME_MAX] = 0;
 
-        static const char *const good[] = { "sales.csv", "a_b-1.CSV", "x" };
+        static const char *const good[] = { "sales.csv", "a_b-1.CSV", "x", "my sales.csv" };
         assert_int_equal(check_names(good, ELEMENTSOF(good), &err), 0);
         const char *const at_max[] = { longest };
         assert_int_equal(check_names(at_max, 1, &err), 0);
         struct proto_array none = { NULL, 0 };
-        assert_int_equal(pol_inputs_check(&none, "run_request.inputs", &err), 0);
+        assert_int_equal(pol_inputs_check(&none, "run_request.inputs", NULL, 0, &err), 0);
 
         static const struct {
                 const char *names[3];
@@ -528,7 +588,10 @@ static void test_inputs_names(void **state)
                 { { ".hidden" }, 1, "run_request.inputs[0].name: '.hidden" NOT_PLAIN },
                 { { "../x" }, 1, "run_request.inputs[0].name: '../x" NOT_PLAIN },
                 { { "a/b" }, 1, "run_request.inputs[0].name: 'a/b" NOT_PLAIN },
-                { { "ok.csv", "a b" }, 2, "run_request.inputs[1].name: 'a b" NOT_PLAIN },
+                { { "ok.csv", " a" }, 2, "run_request.inputs[1].name: ' a" NOT_PLAIN },
+                { { "ok.csv", "a " }, 2, "run_request.inputs[1].name: 'a " NOT_PLAIN },
+                { { "a\tb" }, 1, "run_request.inputs[0].name: 'a\tb" NOT_PLAIN },
+                { { ".." }, 1, "run_request.inputs[0].name: '.." NOT_PLAIN },
                 { { "ok.csv", "caf\xC3\xA9" }, 2, "run_request.inputs[1].name: 'caf\xC3\xA9" NOT_PLAIN },
                 { { "a.csv", "b.csv", "a.csv" }, 3, "run_request.inputs[2].name: 'a.csv' is given twice" },
         };
@@ -729,6 +792,51 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 return;
         case POL_UNREAD_UID_CAP:
                 POL_REASON(buf, size, UNREAD_UID_CAP, 1000U, 268000000ULL, "broker", 268435456ULL);
+                return;
+        case POL_INPUT_DATA_OR_FD:
+                POL_REASON(buf, size, INPUT_DATA_OR_FD, "run_request.inputs", (size_t)0, "a.csv");
+                return;
+        case POL_INPUT_FD_INDEX:
+                POL_REASON(buf, size, INPUT_FD_INDEX, "run_request.inputs", (size_t)0, "a.csv", 3LL, (size_t)1);
+                return;
+        case POL_INPUT_FD_TWICE:
+                POL_REASON(buf, size, INPUT_FD_TWICE, "run_request.inputs", (size_t)1, "a.csv", 0LL);
+                return;
+        case POL_INPUT_FD_COUNT:
+                POL_REASON(buf, size, INPUT_FD_COUNT, "run_request.inputs", (size_t)2, (size_t)1);
+                return;
+        case POL_INPUT_FD_TYPE:
+                POL_REASON(buf, size, INPUT_FD_TYPE, "run_request.inputs", (size_t)0, "a.csv", "a pipe");
+                return;
+        case POL_INPUT_FD_NOT_READ:
+                POL_REASON(buf, size, INPUT_FD_NOT_READ, "run_request.inputs", (size_t)0, "a.csv");
+                return;
+        case POL_INPUT_FD_FUSE:
+                POL_REASON(buf, size, INPUT_FD_FUSE, "run_request.inputs", (size_t)0, "a.csv");
+                return;
+        case POL_INPUT_FD_NOT_HERE:
+                POL_REASON(buf, size, INPUT_FD_NOT_HERE, "task_submit.inputs", (size_t)0, "a.csv");
+                return;
+        case POL_INPUT_FD_UNEXPECTED:
+                POL_REASON(buf, size, INPUT_FD_UNEXPECTED, "hello");
+                return;
+        case POL_INPUT_FD_OVERLAP:
+                POL_REASON(buf, size, INPUT_FD_OVERLAP);
+                return;
+        case POL_INPUT_FD_RECV:
+                POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files");
+                return;
+        case POL_INPUT_FD_MID_FRAME:
+                POL_REASON(buf, size, INPUT_FD_MID_FRAME);
+                return;
+        case POL_INPUT_FD_TOO_MANY:
+                POL_REASON(buf, size, INPUT_FD_TOO_MANY, 32u);
+                return;
+        case POL_INPUT_TOO_LARGE:
+                POL_REASON(buf, size, INPUT_TOO_LARGE, "run_request.inputs", 2048ULL, 1024ULL);
+                return;
+        case POL_INPUT_DIR_UNSUPPORTED:
+                POL_REASON(buf, size, INPUT_DIR_UNSUPPORTED, "run_request.inputs", (size_t)0, "data", "rootless");
                 return;
         case POL_RELAY_TOO_LARGE:
                 POL_REASON(buf, size, RELAY_TOO_LARGE, "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
@@ -1017,6 +1125,21 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_UNREAD_UID_CAP] = "uid 1000 has left 268000000 bytes of replies unread on its connections to the broker, "
                                "and the next would take it over the limit of 268435456 (--max-unread-bytes); this "
                                "connection is closed: read the replies to a request as they come",
+        [POL_INPUT_DATA_OR_FD] = "run_request.inputs[0]: input 'a.csv': give its data or its fd, one of the two",
+        [POL_INPUT_FD_INDEX] = "run_request.inputs[0].fd: input 'a.csv': fd 3 is not one of the 1 file descriptors sent with the request",
+        [POL_INPUT_FD_TWICE] = "run_request.inputs[1].fd: input 'a.csv': fd 0 is named by another input too",
+        [POL_INPUT_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request and 1 of its inputs name one; each fd is one input's",
+        [POL_INPUT_FD_TYPE] = "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file or a directory",
+        [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)",
+        [POL_INPUT_FD_FUSE] = "run_request.inputs[0].fd: input 'a.csv': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first",
+        [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not as file descriptors",
+        [POL_INPUT_FD_UNEXPECTED] = "file descriptors came with a hello message; only a run_request's inputs may carry them",
+        [POL_INPUT_FD_OVERLAP] = "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time",
+        [POL_INPUT_FD_RECV] = "message: the file descriptors sent could not be received (Too many open files)",
+        [POL_INPUT_FD_MID_FRAME] = "message: file descriptors came in the middle of a frame; send them with its first bytes",
+        [POL_INPUT_FD_TOO_MANY] = "message: more than 32 file descriptors came with one frame",
+        [POL_INPUT_TOO_LARGE] = "run_request.inputs: 2048 bytes of input files in all, over this supervisor's max_input_bytes of 1024",
+        [POL_INPUT_DIR_UNSUPPORTED] = "run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a rootless supervisor cannot do; send its files as inputs",
         [POL_RELAY_TOO_LARGE] = "run_request: encoded frame of 16777369 bytes is over the limit of 16777216, as the "
                                 "broker passes the request on to the supervisor (every field written out); send "
                                 "smaller inputs",
@@ -1759,6 +1882,7 @@ int main(void)
                 cmocka_unit_test(test_limits_table_check),
                 cmocka_unit_test(test_limits_table_resolve),
                 cmocka_unit_test(test_inputs_names),
+                cmocka_unit_test(test_inputs_fds),
                 cmocka_unit_test(test_reasons_catalog),
                 cmocka_unit_test(test_startup_catalog),
                 cmocka_unit_test(test_reasons_blocked),
