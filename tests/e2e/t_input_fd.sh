@@ -75,7 +75,7 @@ inputs/data/sub/b.txt two
 REFUSED write OSError" "$(j .stdout)"
 else
         "$CTL" run "$T/dir.py" --input "$T/data/" >"$T/out" 2>"$T/err"
-        expect_eq "a directory input, rootless: exit" 1 "$?"
+        expect_eq "a directory input, rootless: exit (refused)" 123 "$?"
         expect_eq "a directory input, rootless: the message" "anvilctl: bad_request: run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a rootless supervisor cannot do; send its files as inputs" "$(cat "$T/err")"
 fi
 
@@ -149,7 +149,7 @@ expect_serving
 start_sup own 100 --max-input-bytes 90
 ANVIL_SOCKET="$T/own.sock" "$CTL" run "$T/read.py" --input "$T/sales.csv" --input "b.csv=$T/sales.csv" \
         --input "c.csv=$T/sales.csv" >"$T/out" 2>"$T/err"
-expect_eq "inputs over --max-input-bytes: exit" 1 "$?"
+expect_eq "inputs over --max-input-bytes: exit (refused)" 123 "$?"
 expect_eq "inputs over --max-input-bytes: the message" "anvilctl: bad_request: run_request.inputs: 96 bytes of input files in all, over this supervisor's max_input_bytes of 90" "$(cat "$T/err")"
 ANVIL_SOCKET="$T/own.sock" "$CTL" run "$T/read.py" --input "$T/sales.csv" --json >"$T/result.json" 2>"$T/err" ||
         fail "control: an input within --max-input-bytes: $(cat "$T/err")"
@@ -162,7 +162,7 @@ ANVIL_SOCKET="$T/direct.sock" "$CTL" run "$T/read.py" --input "my sales.csv=$T/s
         2>"$T/err" || fail "direct: a file input: $(cat "$T/err")"
 expect_eq "direct: a file input" "ok my sales.csv: 'region,amount\\nnorth,10\\nsouth,32\\n'" "$(j '"\(.status) \(.stdout)"')"
 ANVIL_SOCKET="$T/direct.sock" "$CTL" run "$T/dir.py" --input "$T/data/" >"$T/out" 2>"$T/err"
-expect_eq "direct: a directory input: exit" 1 "$?"
+expect_eq "direct: a directory input: exit (refused)" 123 "$?"
 expect_eq "direct: a directory input: the message" "anvilctl: bad_request: run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a direct supervisor cannot do; send its files as inputs" "$(cat "$T/err")"
 
 # ---- 1 GiB of CSV, read by pandas in chunks ----
