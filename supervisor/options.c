@@ -108,6 +108,7 @@ enum {
         O_TEST_NO_SYNC_WATCH,
         O_TEST_NO_SIGNAL_RESET,
         O_TEST_CHILD_ALLOC,
+        O_TEST_COPY_STEP_MS,
         O_TEST_NO_CAP_DROP,
         O_TEST_CAP_WITHHOLD,
         O_HELP,
@@ -154,6 +155,7 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-sync-watch", O_TEST_NO_SYNC_WATCH, 0),
         CMD("test-no-signal-reset", O_TEST_NO_SIGNAL_RESET, 0),
         CMD("test-child-alloc", O_TEST_CHILD_ALLOC, 0),
+        CMD("test-copy-step-ms", O_TEST_COPY_STEP_MS, CFG_ARG),
         CMD("test-no-cap-drop", O_TEST_NO_CAP_DROP, 0),
         CMD("test-cap-withhold", O_TEST_CAP_WITHHOLD, CFG_ARG | CFG_REPEATABLE),
         CMD("help", O_HELP, 0),
@@ -282,6 +284,16 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                  * allocation in the jail's child before exec (t_child_no_alloc). */
                 cfg->test_child_alloc = true;
                 break;
+        case O_TEST_COPY_STEP_MS:
+                /* Only to hold an input's copy in flight (16 MiB a step), for the tests of what
+                 * happens meanwhile (t_input_fd: other runs served, a cancel). */
+        {
+                unsigned long ms;
+                if (parse_uint(w->value, 10000, &ms) < 0 || ms == 0)
+                        return cfg_bad(w, err, "expected milliseconds, 1 to 10000");
+                cfg->test_copy_step_ms = (unsigned)ms;
+                break;
+        }
         case O_TEST_NO_SIGNAL_RESET:
                 /* Only to show what children would inherit without lib/proc.c's reset
                  * (t_signals): the jail's child, pid 1's runner and the builder's children

@@ -146,7 +146,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         memset(res, 0, sizeof(*res));
         res->request_id = run->request_id;
         res->run_id = run->id;
-        res->wall_ms = run->t_end - run->t0;
+        res->wall_ms = run->t0 ? run->t_end - run->t0 : 0; /* 0: no tool was started (killed before GO) */
         /* Peaks and times as observed: the cgroup's when there is one. */
         struct jail_cgroup_stats st = { 0 };
         bool have_cg = jail_cgroup_read(&run->jp.cg, &st) == 0;

@@ -181,6 +181,8 @@ void sup_run_event(struct sup_run *run, const char *layer, const char *kind, con
 
 static void run_kill(struct sup_run *run)
 {
+        if (run->copy_pending)
+                atomic_store(&run->copies->cancel, true);
         if (sup_run_reached(run, SUP_RUN_CLONED) && !run->reaped && run->jp.pidfd >= 0)
                 (void)pidfd_send_signal(run->jp.pidfd, SIGKILL, NULL, 0);
 }
@@ -236,6 +238,10 @@ static void run_drop_inputs(struct sup_run *run)
                 (void)close(run->in_trees[i]);
         free(run->inputs);
         run->inputs = NULL;
+        if (run->copies)
+                close_reset(&run->copies->ifd);
+        free(run->copies);
+        run->copies = NULL;
 }
 
 static void run_free(struct sup_run *run)
@@ -262,6 +268,9 @@ static void run_free(struct sup_run *run)
         free(run->final_answer);
         proto_strv_free(&run->mechanisms);
         proto_strv_free(&run->caps_requested);
+        free(run->source);
+        free(run->variables_in);
+        proto_strv_free(&run->args);
         proto_strv_free(&run->caps_granted);
         proto_strv_free(&run->caps_denied);
         free(run->out.buf);
@@ -788,14 +797,14 @@ static void on_spec_written(uv_write_t *req, int status)
         close_handle(run, (uv_handle_t *)&run->in_pipe);
 }
 
-static int send_spec(struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err)
+static int send_spec(struct sup_run *run, struct anvil_err *err)
 {
         struct proto_msg m = { .type = PROTO_RUN_SPEC };
         struct proto_run_spec *s = &m.u.run_spec;
-        s->source = req->source;
-        s->variables = req->variables;
-        s->save_source = req->save_source;
-        s->args = req->args; /* checked at run_begin (pol_args_check) */
+        s->source = run->source;
+        s->variables = run->variables_in;
+        s->save_source = run->save_source;
+        s->args = run->args; /* checked at run_begin (pol_args_check) */
         /* The roots the Python layers judge paths by, from the table of the jail's paths
          * (policy/jail_paths.h, its audit column): the tool's data (inputs, artifacts), and the
          * private /tmp as scratch besides; direct, where they are on the host. */
@@ -860,6 +869,13 @@ static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
  * and artifacts, pipes and handles, GO. Until GO is sent a failure discards the child (and
  * the run's directory) when the run ends, at once; after it, the only way on is the normal
  * end of a run (pidfd readable, pipes at end of file). */
+static int run_spawn_jail(struct sup_run *run, struct anvil_err *err);
+static void copy_work(uv_work_t *w);
+static void copy_done(uv_work_t *w, int status);
+
+/* S1: the run's files. The inputs to copy from fds are copied on the thread pool (a copy of
+ * gigabytes takes seconds, and the loop serves every other run meanwhile); the jail is taken
+ * once they are in (copy_done). */
 static int run_spawn(struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err)
 {
         struct sup_server *srv = run->srv;
@@ -867,15 +883,78 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         /* The files first: a state directory that cannot take them costs no jail. Marked in
          * flight before the directory exists (rundir.c); run->dir is set once it is marked,
          * and says so to rundir_end. */
+        if (!(run->copies = calloc(1, sizeof(*run->copies))))
+                return anvil_err_set(err, ENOMEM, "Out of memory");
+        run->copies->ifd = -1;
+        run->copies->step_ms = srv->cfg.test_copy_step_ms;
         if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
             !(run->inputs = calloc(1, sizeof(*run->inputs))) ||
-            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->dir,
-                                   sizeof(run->dir), err)) < 0)
+            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->copies,
+                                   run->dir, sizeof(run->dir), err)) < 0)
                 return run->inputs ? rundir_failed(run, r, err) : anvil_err_set(err, ENOMEM, "Out of memory");
+        run->bound_bytes = run->inputs->bound_bytes;
+        if (run->copies->n) {
+                run->copies->work.data = run;
+                if ((r = uv_queue_work(srv->loop, &run->copies->work, copy_work, copy_done)) < 0)
+                        return anvil_err_set(err, -r, "Failed to queue the copy of the inputs: %s", uv_strerror(r));
+                run->copy_pending = true;
+                return 0;
+        }
+        return run_spawn_jail(run, err);
+}
+
+static void copy_work(uv_work_t *w)
+{
+        sup_rundir_copy(((struct sup_run *)w->data)->copies);
+}
+
+/* A run that failed to start: once a child is watched, its end comes the normal way;
+ * otherwise now. */
+static void run_spawn_failed(struct sup_run *run, const struct anvil_err *err)
+{
+        log_error("run %s: %s", run->id, err->msg);
+        run_fail(run, err->msg);
+        if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
+                run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
+                run_maybe_finish(run);
+        }
+}
+
+static void copy_done(uv_work_t *w, int status)
+{
+        (void)status;
+        struct sup_run *run = w->data;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        run->copy_pending = false;
+        if (run->verdict != SUP_RUN_NO_VERDICT) { /* killed while it copied: no jail */
+                log_info("run %s: killed while its inputs were copied", run->id);
+                run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
+                run_maybe_finish(run);
+                return;
+        }
+        int r = run->copies->r;
+        if (r < 0)
+                err = run->copies->err;
+        else
+                r = run_spawn_jail(run, &err);
+        if (r < 0) {
+                if (r == -ENOSPC || r == -EDQUOT)
+                        (void)rundir_failed(run, r, &err);
+                run_spawn_failed(run, &err);
+                return;
+        }
+        log_info("run %s: inputs copied; its jail's uid %u", run->id, (unsigned)run->jp.uid);
+}
+
+/* S1 (the rest)-S2: a jail child (a spare, or cloned now), the run's cgroup limits and
+ * artifacts, pipes and handles, GO. */
+static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
+{
+        struct sup_server *srv = run->srv;
+        int r;
         for (size_t i = 0; i < run->n_in_fds; i++)
                 (void)close(run->in_fds[i]);
         run->n_in_fds = 0;
-        run->bound_bytes = run->inputs->bound_bytes;
         if (sup_pool_take(srv, &run->jp))
                 run->attached = true;
         else if ((r = sup_jailproc_spawn(srv, &run->jp, err)) < 0)
@@ -997,7 +1076,7 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
         run_drop_inputs(run);
         if (r < 0)
                 return r;
-        return send_spec(run, req, err);
+        return send_spec(run, err);
 }
 
 /* DESIGN §7: granted = requested ∩ approved ∩ server policy, each decision on the record. */
@@ -1136,24 +1215,30 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         run->stream_output = req->stream_output && c;
         run->caps_requested = req->capabilities_requested; /* taken over */
         memset(&req->capabilities_requested, 0, sizeof(req->capabilities_requested));
+        /* What the run spec carries, the run's own: the spec is sent after the jail is taken,
+         * which may be after the request is gone (inputs copied on the thread pool). */
+        run->source = proto_strdup(req->source);
+        run->variables_in = proto_strdup(req->variables);
+        run->save_source = req->save_source;
+        run->args = req->args; /* taken over */
+        memset(&req->args, 0, sizeof(req->args));
+
         run->out.cap = run->err.cap = lim.output_bytes;
         proto_reader_init(&run->ev_reader, PROTO_RUNNER_FRAME_MAX);
         make_run_id(run->id, sizeof(run->id));
         resolve_caps(run, &req->capabilities_approved);
         LIST_PREPEND(srv->runs, run);
         srv->n_runs++;
-        int r = run_spawn(run, req, err);
-        log_info("run %s: started for %s (uid %u)", run->id, c ? c->stream.name : "the supervisor",
-                 (unsigned)run->jp.uid);
-        if (r < 0) {
-                log_error("run %s: %s", run->id, err->msg);
-                run_fail(run, err->msg);
-                /* Once a child is watched, its end comes the normal way; otherwise now. */
-                if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
-                        run->reaped = run->out_eof = run->err_eof = run->ev_eof = true;
-                        run_maybe_finish(run);
-                }
-        }
+        int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
+                                                                        : run_spawn(run, req, err);
+        if (run->copy_pending)
+                log_info("run %s: started for %s (copying %zu inputs)", run->id, c ? c->stream.name : "the supervisor",
+                         run->copies->n);
+        else
+                log_info("run %s: started for %s (uid %u)", run->id, c ? c->stream.name : "the supervisor",
+                         (unsigned)run->jp.uid);
+        if (r < 0)
+                run_spawn_failed(run, err);
         return 0; /* from here on, the run's end is reported the run's way */
 }
 
@@ -1177,7 +1262,8 @@ static void run_maybe_finish(struct sup_run *run)
 {
         /* Last, the kernel's audit records of the run's Landlock denials are read (kaudit.c):
          * they come after its processes ended, and must be in its result. */
-        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && run->end == SUP_RUN_LIVE &&
+        if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->copy_pending &&
+            run->end == SUP_RUN_LIVE &&
             sup_kaudit_drained(run))
                 run_finish(run);
 }

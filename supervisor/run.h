@@ -55,6 +55,9 @@ struct sup_run {
         struct proto_limits lim;
         struct jail_rlimits rl;
         struct proto_strv caps_requested;
+        char *source, *variables_in; /* the request's, for the run spec (send_spec) */
+        bool save_source;
+        struct proto_strv args;
         struct proto_strv caps_granted;
         struct proto_strv caps_denied;
         uv_poll_t pidfd_poll, sync_poll;
@@ -90,6 +93,8 @@ struct sup_run {
         int pid1_code, pid1_status;  /* how pid 1 ended (waitid: CLD_EXITED and its status, or the signal) */
         bool ready;           /* pid 1 said READY: with attached, the condition of VERIFIED */
         bool attach_pending;  /* the cgroup attach is on the thread pool */
+        bool copy_pending;    /* the copy of inputs from their fds is on the thread pool */
+        struct sup_copies *copies;
         bool attached;
         uv_work_t attach_work;
         int attach_r;

@@ -13,12 +13,14 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <linux/magic.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -38,7 +40,8 @@
  * since ends the copy there; one grown is not read past it), read from the fd alone: the
  * client opened it, so its read was checked then. In the kernel where it can be
  * (copy_file_range), else through a small buffer: no memory grows with the file. */
-static int copy_from_fd(int fd, int dirfd, const char *name, uint64_t size, struct anvil_err *err)
+static int copy_from_fd(int fd, int dirfd, const char *name, uint64_t size, const atomic_bool *cancel,
+                        unsigned step_ms, struct anvil_err *err)
 {
         _cleanup_close_ int out = openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (out < 0)
@@ -46,7 +49,14 @@ static int copy_from_fd(int fd, int dirfd, const char *name, uint64_t size, stru
         off_t off = 0;
         bool in_kernel = true;
         while ((uint64_t)off < size) {
-                size_t want = size - (uint64_t)off > (1u << 30) ? (1u << 30) : (size_t)(size - (uint64_t)off);
+                /* In steps of 16 MiB, so that a cancel (the run killed, the supervisor stopping)
+                 * ends a copy of gigabytes within a step's time. */
+                if (step_ms)
+                        (void)nanosleep(&(struct timespec){ .tv_sec = step_ms / 1000, .tv_nsec = step_ms % 1000 * 1000000L },
+                                        NULL);
+                if (atomic_load(cancel))
+                        return anvil_err_set(err, ECANCELED, "The copy of the input %s was cancelled", name);
+                size_t want = size - (uint64_t)off > (16u << 20) ? (16u << 20) : (size_t)(size - (uint64_t)off);
                 ssize_t k;
                 if (in_kernel) {
                         k = copy_file_range(fd, &off, out, NULL, want, 0);
@@ -78,10 +88,11 @@ static int copy_from_fd(int fd, int dirfd, const char *name, uint64_t size, stru
  * mount (open_tree: the fd's own file or tree, whatever path now leads there), read-only,
  * nosuid, nodev, noexec, for the jail to attach over an empty mount point made here; nothing is
  * read from it. Otherwise, or for a file the jail's uid could not read (no read bit for
- * others) or whose mount is in another namespace, a copy. Directories are never copied
- * (inputs_check in run.c refused them where no tree can be made). */
+ * others) or whose mount is in another namespace, a copy: added to *cp, made on the thread
+ * pool (sup_rundir_copy), never on the loop. Directories are never copied (inputs_check in
+ * run.c refused them where no tree can be made). */
 static int input_from_fd(struct sup_server *srv, int ifd, const char *name, int fd, struct jail_inputs *ji,
-                         int *trees, struct anvil_err *err)
+                         int *trees, struct sup_copies *cp, struct anvil_err *err)
 {
         struct stat st;
         if (fstat(fd, &st) < 0)
@@ -114,12 +125,25 @@ static int input_from_fd(struct sup_server *srv, int ifd, const char *name, int 
         struct statfs sf; /* a mount in another namespace, world-readable, on FUSE: no copy either */
         if (fstatfs(fd, &sf) < 0 || sf.f_type == FUSE_SUPER_MAGIC)
                 return anvil_err_set(err, EINVAL, "The input %s is on a FUSE file system: not copied", name);
-        return copy_from_fd(fd, ifd, name, (uint64_t)st.st_size, err);
+        struct sup_copy *c = &cp->items[cp->n++];
+        c->fd = fd;
+        c->size = (uint64_t)st.st_size;
+        snprintf(c->name, sizeof(c->name), "%s", name);
+        return 0;
+}
+
+/* On the thread pool: the copies sup_rundir_create listed, then inputs/ made reachable. */
+void sup_rundir_copy(struct sup_copies *cp)
+{
+        for (size_t i = 0; i < cp->n && cp->r >= 0; i++)
+                cp->r = copy_from_fd(cp->items[i].fd, cp->ifd, cp->items[i].name, cp->items[i].size, &cp->cancel,
+                                     cp->step_ms, &cp->err);
+        (void)fchmod(cp->ifd, 0755);
 }
 
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      const int *fds, struct jail_inputs *ji, int *trees, char *dir, size_t size,
-                      struct anvil_err *err)
+                      const int *fds, struct jail_inputs *ji, int *trees, struct sup_copies *cp, char *dir,
+                      size_t size, struct anvil_err *err)
 {
         int r;
         if (snprintf(dir, size, "%s/%s", srv->runs_dir, run_id) >= (int)size)
@@ -142,11 +166,15 @@ int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct p
         ji->bound_bytes = 0;
         for (size_t i = 0; i < req->inputs.n; i++) {
                 if (in[i].fd.set)
-                        r = input_from_fd(srv, ifd, in[i].name, fds[in[i].fd.v], ji, trees, err);
+                        r = input_from_fd(srv, ifd, in[i].name, fds[in[i].fd.v], ji, trees, cp, err);
                 else
                         r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err);
                 if (r < 0)
                         return r;
+        }
+        if (cp->n) {
+                cp->ifd = TAKE_FD(ifd);
+                return 0;
         }
         (void)fchmod(ifd, 0755);
         return 0;

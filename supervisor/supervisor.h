@@ -8,6 +8,7 @@
 #pragma once
 
 #include <limits.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -67,6 +68,7 @@ struct sup_config {
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool test_no_pdeathsig;     /* test builds only: jails set no parent-death signal */
         bool test_no_sync_watch;    /* test builds only: pid 1 does not watch its sync socket */
+        unsigned test_copy_step_ms; /* test builds only: a pause before each step of an input's copy */
         bool test_child_alloc;      /* test builds only: the jail's child allocates, for its guard's control */
         bool test_no_signal_reset;  /* test builds only: children execute with our signal state */
         bool test_no_cap_drop;      /* test builds only: every capability kept after start-up */
@@ -212,13 +214,32 @@ void sup_pool_stop(struct sup_server *srv);
 /* rundir.c: run directories under state/runs/<run_id> */
 int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_cache, char *jail_dir, size_t size,
                       int *art_fd, struct anvil_err *err);
+/* The inputs to copy from their fds (sup_rundir_create lists them, sup_rundir_copy copies
+ * them on the thread pool; cancel is read between steps of the copy). */
+struct sup_copy {
+        int fd; /* the client's, closed with the run's other input fds */
+        uint64_t size;
+        char name[PROTO_NAME_MAX + 1];
+};
+struct sup_copies {
+        uv_work_t work;
+        int ifd; /* the run's inputs/ */
+        size_t n;
+        struct sup_copy items[PROTO_INPUTS_MAX];
+        atomic_bool cancel;
+        unsigned step_ms; /* --test-copy-step-ms */
+        int r;
+        struct anvil_err err;
+};
 /* The run's directory and files: its inputs given as bytes written, those passed as fds
  * (fds[i] is the fd of the request's fd index i) exposed without opening any path: a tree
  * cloned from the fd for the jail to mount (in *ji and trees, as root) or a copy read from
- * the fd (rootless, direct, or a file the jail's uid could not read). */
+ * the fd (rootless, direct, or a file the jail's uid could not read), listed in *cp to be
+ * made by sup_rundir_copy (cp->n 0: none; then inputs/ is complete). */
 int sup_rundir_create(struct sup_server *srv, const char *run_id, const struct proto_run_request *req,
-                      const int *fds, struct jail_inputs *ji, int *trees, char *dir, size_t size,
-                      struct anvil_err *err);
+                      const int *fds, struct jail_inputs *ji, int *trees, struct sup_copies *cp, char *dir,
+                      size_t size, struct anvil_err *err);
+void sup_rundir_copy(struct sup_copies *cp);
 int sup_rundir_artifacts_mount(uid_t uid, uint64_t files_bytes, int *mount_fd, struct anvil_err *err);
 /* Copies the regular files of the artifacts tmpfs (mount_fd) into dir/artifacts, hashing as
  * it goes. Runs on the thread pool: touches nothing but its arguments. */

@@ -165,6 +165,51 @@ ANVIL_SOCKET="$T/direct.sock" "$CTL" run "$T/dir.py" --input "$T/data/" >"$T/out
 expect_eq "direct: a directory input: exit (refused)" 123 "$?"
 expect_eq "direct: a directory input: the message" "anvilctl: bad_request: run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a direct supervisor cannot do; send its files as inputs" "$(cat "$T/err")"
 
+# ---- a copy in flight: other runs are served meanwhile, and a cancel ends it ----
+# A file the jail's uid cannot read (0600) is copied as root too, as every input is rootless.
+# The copy runs on the thread pool, in steps of 16 MiB; this supervisor pauses 500 ms before
+# each (a test build's --test-copy-step-ms), so that 96 MiB take at least 3 s to copy. A run
+# that needs no copy, asked for while the copy goes on, ends before it: on the loop, the copy
+# would have held it (and every other run's events, timers and samples) until the copy's end.
+start_sup copy 220 --test-copy-step-ms 500 --max-runs 4 --spares 0
+head -c $((96 << 20)) /dev/zero | tr '\0' 'x' >"$T/slow.csv"
+chmod 600 "$T/slow.csv"
+tool size.py <<'PY'
+import os
+print("SIZE", os.path.getsize("inputs/slow.csv"))
+PY
+tool quick.py <<<'print("quick")'
+copying() { grep -c 'started for .*(copying 1 inputs)' "$T/copy.log" || true; }
+wait_copying() { # N: until N runs have begun to copy
+        local i
+        for i in $(seq 100); do [ "$(copying)" -ge "$1" ] && return 0; sleep 0.1; done
+        fail "no run began to copy its input: $(tail -5 "$T/copy.log")"
+}
+ANVIL_SOCKET="$T/copy.sock" "$CTL" run "$T/size.py" --input "$T/slow.csv" --json >"$T/slow.json" 2>"$T/slow.err" &
+slow_pid=$!
+wait_copying 1
+ANVIL_SOCKET="$T/copy.sock" "$CTL" run "$T/quick.py" --json >"$T/quick.json" 2>"$T/quick.err" ||
+        fail "a run during the copy: $(cat "$T/quick.err")"
+expect_eq "a run asked for during another's copy: status" ok "$(jq -r .status "$T/quick.json")"
+copied=$(grep -c 'inputs copied' "$T/copy.log" || true)
+expect_eq "it ended before the copy did (runs that ended their copy)" 0 "$copied"
+wait "$slow_pid" || fail "the run with the copied input: $(cat "$T/slow.err")"
+expect_eq "the run with the copied input: status, what it read" "ok SIZE $((96 << 20))" \
+        "$(jq -r '"\(.status) \(.stdout | rtrimstr("\n"))"' "$T/slow.json")"
+# A client gone while its input is copied: the copy stops at its next step, no jail is taken.
+ANVIL_SOCKET="$T/copy.sock" "$CTL" run "$T/size.py" --input "$T/slow.csv" --json >/dev/null 2>&1 &
+gone_pid=$!
+wait_copying 2
+kill -KILL "$gone_pid"
+wait "$gone_pid" 2>/dev/null
+for i in $(seq 40); do grep -q 'killed while its inputs were copied' "$T/copy.log" && break; sleep 0.1; done
+grep -q 'killed while its inputs were copied' "$T/copy.log" || fail "the copy went on after its client was gone"
+echo "ok: a client gone during its input's copy: the run ended within $((i * 100)) ms, no jail taken"
+ANVIL_SOCKET="$T/copy.sock" "$CTL" run "$T/quick.py" --json >"$T/quick.json" 2>"$T/quick.err" ||
+        fail "a run after the cancelled copy: $(cat "$T/quick.err")"
+expect_eq "a run after the cancelled copy: status" ok "$(jq -r .status "$T/quick.json")"
+rm -f "$T/slow.csv"
+
 # ---- 1 GiB of CSV, read by pandas in chunks ----
 hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 $PY - "$T/big.csv" <<'PY'
