@@ -67,6 +67,14 @@ check_block() {
                         '^blocked: socket\.socket \(network denied by policy\)$' \
                         '^the pre-check refused the tool \(2 findings\); none of it ran$'
                 ;;
+        "anvilctl run examples/revenue_by_region.py --input data/sales.csv -o out >/dev/null")
+                used[daily]=1
+                expect_lines "$out" '^anvilctl: copied 2 of 2 artifacts \([0-9]+ bytes\) to out$' \
+                        '^revenue_by_region\.csv$' '^revenue_by_region\.png$' \
+                        '^RUN +STATUS +TIME +UID +TOOL$' '^[0-9T]+-[0-9a-f]+  ok +[0-9TZ:-]+  [0-9]+ +revenue_by_region\.py$' \
+                        "^  stdout\| arguments: \['--month', '2024-05'\]$" '^exit status 120$'
+                [ -s "$W/out/revenue_by_region.csv" ] || fail "block at $where: out/revenue_by_region.csv was not copied out"
+                ;;
         "python3 tests/model_server.py --script examples/agent/scripted_model.json --port 18080 \\")
                 used[agent]=1
                 expect_lines "$out" '^task task-[0-9T]+-[0-9a-f]+$' 'capabilities: the model asks for: network' \
@@ -98,10 +106,10 @@ done < <("$TOP/tests/readme_blocks.sh" host "$TOP/README.md" | awk '
         /^# README\.md:[0-9]+$/ { if (b != "") printf "%s%c", b, 0; b = $0 "\n"; next }
         { b = b $0 "\n" }
         END { if (b != "") printf "%s%c", b, 0 }')
-for k in probe run escapes agent; do
+for k in probe run escapes daily agent; do
         [ -n "${used[$k]:-}" ] || fail "the README has no host block for the check '$k' any more: change this test with it"
 done
-expect_eq "host blocks run" 4 "$n"
+expect_eq "host blocks run" 5 "$n"
 
 # The developers' block: `make demo`, `make check`, nothing else.
 expect_eq "the ci block" "make demo make check" "$("$TOP/tests/readme_blocks.sh" ci "$TOP/README.md" | grep -v '^#' | xargs)"
