@@ -126,10 +126,13 @@ static void help_run(void)
                PROTO_SOURCE_MAX, POL_ARGS_MAX, POL_ARGS_BYTES_MAX);
         printf("\nOptions (a default is the server's as built: its configuration's [limits] may move a\n"
                "default and lower a maximum, and the RunResult says the limits in force):\n"
-               "  --input FILE        a file the tool reads as ./inputs/NAME, NAME the file's own name\n"
-               "                      ([A-Za-z0-9._-], not starting with '.'); at most %d, sent with the\n"
-               "                      request in one frame of at most %u bytes\n",
-               PROTO_INPUTS_MAX, PROTO_FRAME_MAX);
+               "  --input [NAME=]PATH a file or directory the tool reads as ./inputs/NAME (NAME: PATH's\n"
+               "                      last component unless given; letters, digits, spaces, '.', '_',\n"
+               "                      '-', not starting with '.', at most %d bytes); at most %d. Opened\n"
+               "                      by anvilctl as you and passed as an open fd: any size up to the\n"
+               "                      supervisor's max_input_bytes (default 8 GiB in all); a directory is\n"
+               "                      a read-only tree (a root supervisor only)\n",
+               PROTO_NAME_MAX, PROTO_INPUTS_MAX);
         printf("  --timeout S         wall-clock seconds, %d..%d (default %d); then killed: timeout\n"
                "  --cpu S             CPU seconds, %d..%d (default %d)\n"
                "  --memory MB         memory in MB, %d..%d (default %d)\n",
