@@ -35,6 +35,7 @@
 
 #include "broker/broker.h"
 #include "broker/render.h"
+#include "lib/beneath.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/log.h"
@@ -238,41 +239,23 @@ static int copy_one(int sfd, int dfd, const struct proto_artifact *a)
                 return -errno;
         if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != a->bytes)
                 return -ESTALE;
-        _cleanup_free_ char *copy = strdup(a->path);
-        if (!copy)
-                return -ENOMEM;
-        _cleanup_close_ int cur = fcntl(dfd, F_DUPFD_CLOEXEC, 3);
-        char *save = NULL, *c = strtok_r(copy, "/", &save);
-        while (c && cur >= 0) {
-                char *next = strtok_r(NULL, "/", &save);
-                if (!next) {
-                        _cleanup_close_ int out =
-                                openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-                        if (out < 0)
-                                return -errno;
-                        uint8_t buf[65536];
-                        uint64_t left = a->bytes;
-                        struct anvil_err err = ANVIL_ERR_INIT;
-                        while (left > 0) {
-                                ssize_t n = read(in, buf, left < sizeof(buf) ? left : sizeof(buf));
-                                if (n < 0 && errno == EINTR)
-                                        continue;
-                                if (n <= 0)
-                                        return n < 0 ? -errno : -ESTALE;
-                                if (fd_write_all(out, buf, (size_t)n, &err) < 0)
-                                        return -err.code;
-                                left -= (uint64_t)n;
-                        }
-                        return 0;
-                }
-                if (mkdirat(cur, c, 0750) < 0 && errno != EEXIST)
-                        return -errno;
-                int nfd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                (void)close(cur);
-                cur = nfd;
-                c = next;
+        _cleanup_close_ int out = fd_create_beneath(dfd, a->path, 0750, 0640);
+        if (out < 0)
+                return out;
+        uint8_t buf[65536];
+        uint64_t left = a->bytes;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        while (left > 0) {
+                ssize_t n = read(in, buf, left < sizeof(buf) ? left : sizeof(buf));
+                if (n < 0 && errno == EINTR)
+                        continue;
+                if (n <= 0)
+                        return n < 0 ? -errno : -ESTALE;
+                if (fd_write_all(out, buf, (size_t)n, &err) < 0)
+                        return -err.code;
+                left -= (uint64_t)n;
         }
-        return cur < 0 ? -errno : -EINVAL;
+        return 0;
 }
 
 static int copy_task_run_to(struct store_job *job, const struct proto_run_result *res)

@@ -23,6 +23,7 @@
 
 #include "ctl/client.h"
 #include "ctl/store.h"
+#include "lib/beneath.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "proto/json.h"
@@ -50,34 +51,6 @@ static bool safe_name(const char *p)
                         return false; /* a trailing '/' */
         }
         return true;
-}
-
-/* The file for path below root, made anew: its directories opened (made if missing) with no
- * link followed. The fd, or -errno. */
-static int create_beneath(int root, const char *path)
-{
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                return -ENOMEM;
-        _cleanup_close_ int cur = fcntl(root, F_DUPFD_CLOEXEC, 3);
-        char *save = NULL, *c = strtok_r(copy, "/", &save);
-        while (c && cur >= 0) {
-                char *next = strtok_r(NULL, "/", &save);
-                if (!next) {
-                        int fd = openat(cur, c, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-                        return fd < 0 ? -errno : fd;
-                }
-                if (mkdirat(cur, c, 0777) < 0 && errno != EEXIST)
-                        return -errno;
-                int nfd = openat(cur, c, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-                int e = errno;
-                (void)close(cur);
-                cur = nfd;
-                if (cur < 0)
-                        return e == ENOTDIR ? -ELOOP : -e; /* a link, or a file, where a directory was */
-                c = next;
-        }
-        return cur < 0 ? -errno : -EINVAL;
 }
 
 struct copy {
@@ -125,7 +98,7 @@ static int copy_one(int *conn, int root, const char *id, const struct proto_arti
                 fprintf(stderr, "anvilctl: -o %s: '%s' is not a safe name: not copied\n", dir, a->path);
                 return EXIT_REFUSED;
         }
-        struct copy cp = { .fd = create_beneath(root, a->path), .want = a->bytes };
+        struct copy cp = { .fd = fd_create_beneath(root, a->path, 0777, 0666), .want = a->bytes };
         if (cp.fd < 0) {
                 fprintf(stderr, "anvilctl: -o %s: %s: not written: %s\n", dir, a->path, strerror(-cp.fd));
                 return EXIT_USAGE;

@@ -23,6 +23,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "lib/beneath.h"
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 
@@ -356,6 +357,43 @@ static void test_close_reset(void **state)
         (void)close(p[1]);
 }
 
+/* ---- fd_create_beneath ---- */
+
+static void test_create_beneath(void **state)
+{
+        (void)state;
+        char dir[64];
+        snprintf(dir, sizeof(dir), "/tmp/anvil-test-beneath-XXXXXX");
+        assert_non_null(mkdtemp(dir));
+        _cleanup_close_ int root = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(root >= 0);
+        /* Made, with its directories, in their modes (the umask aside). */
+        int fd = fd_create_beneath(root, "a/b/c.csv", 0750, 0640);
+        assert_true(fd >= 0);
+        assert_int_equal(write(fd, "x", 1), 1);
+        (void)close(fd);
+        struct stat st;
+        assert_int_equal(fstatat(root, "a/b/c.csv", &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISREG(st.st_mode) && st.st_size == 1);
+        assert_int_equal(fstatat(root, "a/b", &st, AT_SYMLINK_NOFOLLOW), 0);
+        assert_true(S_ISDIR(st.st_mode));
+        /* A second file in an existing directory: made (the control of the refusals below). */
+        fd = fd_create_beneath(root, "a/b/d.csv", 0750, 0640);
+        assert_true(fd >= 0);
+        (void)close(fd);
+        /* Never over an existing file, nor through a link, nor through a file. */
+        assert_int_equal(fd_create_beneath(root, "a/b/c.csv", 0750, 0640), -EEXIST);
+        assert_int_equal(symlinkat("/tmp", root, "l"), 0);
+        assert_int_equal(fd_create_beneath(root, "l/x", 0750, 0640), -ELOOP);
+        assert_int_equal(symlinkat("/tmp/anvil-beneath-target", root, "m"), 0);
+        assert_int_equal(fd_create_beneath(root, "m", 0750, 0640), -EEXIST);
+        assert_int_equal(access("/tmp/anvil-beneath-target", F_OK), -1);
+        assert_int_equal(fd_create_beneath(root, "a/b/c.csv/x", 0750, 0640), -ELOOP);
+        char rm[128];
+        snprintf(rm, sizeof(rm), "rm -rf %s", dir);
+        assert_int_equal(system(rm), 0);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
@@ -367,6 +405,7 @@ int main(void)
                 cmocka_unit_test(test_pass_refused),
                 cmocka_unit_test(test_send_refused),
                 cmocka_unit_test(test_close_reset),
+                cmocka_unit_test(test_create_beneath),
         };
         return cmocka_run_group_tests_name("fd", tests, NULL, NULL);
 }
