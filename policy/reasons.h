@@ -305,6 +305,8 @@
         X(READ, "read outside ALLOWED_READ_PATHS")                                              \
         X(WRITE, "write outside ALLOWED_WRITE_PATHS")                                           \
         X(LINK, "link pointing outside the jail's roots")                                       \
+        /* the pre-check's own bound on a name (runner/precheck.c NAME_MAX_LEN) */               \
+        X(NAME_LONG, "names over 255 bytes are not judged")                                     \
         /* a variable's name (variables in: refused; out: not kept), read after the name */    \
         X(VAR_NOT_IDENTIFIER, "is not a Python identifier")                                     \
         X(VAR_KEYWORD, "is a Python keyword")                                                   \

@@ -653,8 +653,32 @@ static bool module_field(PyObject *node, const char *name, char *buf, size_t siz
         return ok;
 }
 
+/* A name the pre-check cannot hold (NAME_MAX_LEN) would pass unjudged (an alias of 300 bytes
+ * for os.system): refused, fail closed. No real tool names anything so. */
+static void check_name_len(struct pc *pc, PyObject *node, const char *name)
+{
+        PyObject *v = field(node, name);
+        Py_ssize_t len = 0;
+        if (v && PyUnicode_Check(v) && PyUnicode_AsUTF8AndSize(v, &len) && len >= NAME_MAX_LEN) {
+                char op[64];
+                snprintf(op, sizeof(op), "a name of %zd bytes", len);
+                finding(pc, node, op, POL_WHY_NAME_LONG);
+        }
+        Py_XDECREF(v);
+        PyErr_Clear();
+}
+
 static void judge(struct pc *pc, PyObject *node)
 {
+        if (is(node, "Name"))
+                check_name_len(pc, node, "id");
+        else if (is(node, "Attribute"))
+                check_name_len(pc, node, "attr");
+        else if (is(node, "alias")) {
+                check_name_len(pc, node, "name");
+                check_name_len(pc, node, "asname");
+        } else if (is(node, "ImportFrom"))
+                check_name_len(pc, node, "module");
         if (is(node, "Import")) {
                 PyObject *names = field(node, "names");
                 for (Py_ssize_t i = 0; names && i < PyList_GET_SIZE(names); i++) {

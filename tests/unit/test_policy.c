@@ -1383,6 +1383,8 @@ static const char *why_expected(enum pol_why w)
                 return "write outside ALLOWED_WRITE_PATHS";
         case POL_WHY_LINK:
                 return "link pointing outside the jail's roots";
+        case POL_WHY_NAME_LONG:
+                return "names over 255 bytes are not judged";
         case POL_WHY_VAR_NOT_IDENTIFIER:
                 return "is not a Python identifier";
         case POL_WHY_VAR_KEYWORD:

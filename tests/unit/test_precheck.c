@@ -101,7 +101,7 @@ static void test_sources(void **state)
 static void test_edges(void **state)
 {
         (void)state;
-        char *s;
+        char *s, *t;
         /* a module name far past the walk's 256-byte names */
         s = repeat("import socket", ".x", 400, "\n");
         check("a dotted name of 813 bytes", s, -2);
@@ -111,13 +111,31 @@ static void test_edges(void **state)
         s = repeat("open('/etc/", "a", 5000, "')\nimport socket\n");
         check("a path of 5000 bytes, then an import", s, 1);
         free(s);
+        /* a name the walk cannot hold: refused (an alias of os.system would pass unjudged);
+         * one byte shorter, held and judged: a legitimate tool passes, os.system does not */
+        s = repeat("from os import system as ", "r", 300, "\n");
+        t = repeat(s, "r", 300, "('id')\n");
+        check("os.system under an alias of 300 bytes", t, -2);
+        free(s);
+        free(t);
+        s = repeat("", "v", 255, " = 1\n");
+        check("a variable's name of 255 bytes", s, 0);
+        free(s);
+        s = repeat("", "v", 256, " = 1\n");
+        check("a variable's name of 256 bytes", s, 1);
+        free(s);
+        s = repeat("from os import system as ", "r", 255, "\n");
+        t = repeat(s, "r", 255, "('id')\n");
+        check("os.system under an alias of 255 bytes", t, -2);
+        free(s);
+        free(t);
         /* more findings than are reported (100) */
         s = repeat("", "import socket\n", 150, "");
         check("150 refused imports", s, -2);
         free(s);
         /* deep nesting */
         s = repeat("x = ", "[", 80, "");
-        char *t = repeat(s, "]", 80, "\n");
+        t = repeat(s, "]", 80, "\n");
         check("80 nested lists", t, 0);
         free(s);
         free(t);
