@@ -73,7 +73,7 @@ for id in $(jq -r '.[].id' "$M"); do
                 fi
                 file=$(jq -r .file <<<"$a")
                 layer=$(jq -r .layer <<<"$a")
-                [[ "$file" =~ ^[a-z_]+\.py$ ]] && [ -f "$B/$file" ] || fail "manifest: $id $v: no file web/breakit/$file"
+                { [[ "$file" =~ ^[a-z_]+\.py$ ]] && [ -f "$B/$file" ]; } || fail "manifest: $id $v: no file web/breakit/$file"
                 head -1 "$B/$file" | grep -q '^# Try to break it: ' || fail "manifest: $id $v: $file does not open with the comment saying what it tries"
                 [[ " $known " == *" $layer "* ]] || fail "manifest: $id $v: layer '$layer' is not in proto/names.h"
                 case $v in
@@ -90,7 +90,7 @@ for id in $(jq -r '.[].id' "$M"); do
 done
 echo "ok: manifest: every file there, every layer known, every message of a catalog form"
 listed=$(jq -r '[.[] | .python.file, (.kernel // {} | .file // empty)] | sort | join(" ")' "$M")
-present=$(cd "$B" && ls *.py | LC_ALL=C sort | paste -sd' ')
+present=$(find "$B" -maxdepth 1 -name '*.py' -printf '%f\n' | LC_ALL=C sort | paste -sd' ')
 expect_eq "manifest: the .py files of web/breakit are the manifest's" "$listed" "$present"
 # Control: the form check refuses what is not the catalog's.
 [ -n "$(catalog_form seccomp "blocked at kernel: socket(AF_INET) (network not allowed)")" ] ||
