@@ -35,6 +35,7 @@ memo = $(eval $(1) := $(2))$($(1))
 SUP_LIBS   = $(call memo,SUP_LIBS,$(call pc,--libs,libuv msgpack libcap inih))
 BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmd inih))
 CTL_LIBS   = $(call memo,CTL_LIBS,$(call pc,--libs,msgpack jansson libmicrohttpd libmd))
+MCP_LIBS   = $(call memo,MCP_LIBS,$(call pc,--libs,msgpack jansson libmd))
 PY_LIBS    = $(call memo,PY_LIBS,$(call pc,--libs,python3-embed msgpack libseccomp))
 UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson libcap libseccomp))
 MODEL_TEST_LIBS = $(call memo,MODEL_TEST_LIBS,$(call pc,--libs,cmocka jansson))
@@ -111,6 +112,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
+MCP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard mcp/*.c))
 PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -118,7 +120,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
 
 PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py \
-            $(BUILD)/anvil-init
+            $(BUILD)/anvil-init $(BUILD)/anvil-mcp
 
 LIB_A := $(BUILD)/libanvil.a
 
@@ -203,6 +205,12 @@ $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
 $(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(CTL_LIBS)
+
+# anvil-mcp is a client of the broker as anvilctl is: its connection and inputs (ctl/client.c,
+# ctl/input.c) and the results' prose (broker/render.c, which a supervisor's results need);
+# jansson its JSON-RPC, libmd the artifacts' SHA-256 it checks; a thread per request.
+$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(LIB_A)
+	$(CC) $(SAN) $(LDFLAGS) -pthread -o $@ $^ $(MCP_LIBS)
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(JAIL_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS)
