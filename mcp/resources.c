@@ -216,7 +216,7 @@ int mcp_artifact_fetch(struct mcp_call *c, const char *run_id, const char *path,
         SHA256End(&f.h, hex);
         int r = 0;
         if (rc != 0 || !f.ended) {
-                r = rc == EXIT_CONNECT || !f.ended ? 2 : 1;
+                r = rc == EXIT_CONNECT || rc == 0 ? 2 : 1;
         } else if (f.got > max) {
                 *len = f.got;
                 r = 3;
