@@ -428,9 +428,10 @@ static int caps_arg(const json_t *id, const json_t *caps, struct proto_run_reque
         for (size_t i = 0; i < req->capabilities_requested.n; i++) {
                 const char *name = req->capabilities_requested.items[i];
                 char msg[256];
-                if (pol_cap_from_name(name) < 0)
-                        return bad_param(id, "arguments.capabilities",
-                                         pol_cap_unknown("arguments.capabilities", name, msg, sizeof(msg)));
+                if (pol_cap_from_name(name) < 0) {
+                        mcp_error(id, RPC_INVALID_PARAMS, pol_cap_unknown("arguments.capabilities", name, msg, sizeof(msg)));
+                        return -1;
+                }
                 /* Approved by the user on anvil-mcp's command line, or not at all. */
                 for (size_t k = 0; k < mcp_approved.n; k++)
                         if (strcmp(mcp_approved.items[k], name) == 0 &&

@@ -1,0 +1,46 @@
+# anvil-mcp against the suite's daemons, driven by a client we did not write: the official MCP
+# TypeScript SDK (@modelcontextprotocol/sdk, pinned in tests/mcp/package-lock.json, installed
+# here with `npm ci` when the lock changed) spawns it over stdio as a host does, and calls
+# everything (tests/mcp/client.mjs); then malformed JSON-RPC is written raw to its stdin, each
+# answered per JSON-RPC and MCP, verbatim, with the process still serving (tests/mcp/raw.py).
+# The run the SDK cancels must be stored as killed: cancelled.
+. "$(dirname "$0")/lib.sh"
+MCP="$ANVIL_BUILD/anvil-mcp"
+DIR="$TOP/tests/mcp"
+[ -x "$MCP" ] || fail "no $MCP: build it (make)"
+command -v node >/dev/null || fail "node is not installed (make deps)"
+
+# The SDK, from its lock, once per version of the lock (a stamp of its hash beside it).
+want=$(sha256sum "$DIR/package-lock.json" | cut -d' ' -f1)
+if [ "$(cat "$DIR/node_modules/.anvil-lock" 2>/dev/null)" != "$want" ]; then
+        (cd "$DIR" && npm ci --no-audit --no-fund --loglevel=error) >"$T/npm.log" 2>&1 ||
+                fail "npm ci in tests/mcp: $(tail -5 "$T/npm.log")"
+        echo "$want" >"$DIR/node_modules/.anvil-lock"
+fi
+version=$(node -e 'console.log(require(process.argv[1]).version)' "$DIR/node_modules/@modelcontextprotocol/sdk/package.json")
+expect_eq "the MCP SDK installed is the one pinned" "$(jq -r '.packages["node_modules/@modelcontextprotocol/sdk"].version' "$DIR/package-lock.json")" "$version"
+
+cp "$TOP/data/sales.csv" "$T/sales.csv"
+(cd "$DIR" && timeout 120 node client.mjs "$MCP" "$T/sales.csv" "$T") >"$T/client.out" 2>&1 ||
+        { cat "$T/client.out"; fail "the SDK's client failed"; }
+cat "$T/client.out"
+run=$(cat "$T/cancelled_run")
+# The broker stores the result once the supervisor has ended the run.
+for _ in $(seq 50); do
+        "$CTL" show "$run" --json >"$T/result.json" 2>/dev/null && break
+        sleep 0.2
+done
+expect_eq "the run the SDK cancelled, as stored" "killed: cancelled" "$(j .killed)"
+
+timeout 120 "$PY" "$DIR/raw.py" "$MCP" >"$T/raw.out" 2>&1 || { cat "$T/raw.out"; fail "raw JSON-RPC"; }
+cat "$T/raw.out"
+
+# The control of the cancel: the same long run, not cancelled, is not killed at once (it
+# would be without the cancel: it ends by its timeout).
+"$CTL" run - --timeout 2 --json >"$T/result.json" 2>/dev/null <<'PY' || true
+import time
+for i in range(600):
+    print("tick", i, flush=True)
+    time.sleep(0.1)
+PY
+expect_eq "control: the long run not cancelled" "killed: timeout" "$(j .killed)"
