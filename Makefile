@@ -1,4 +1,4 @@
-# Anvil. `make` builds the five programs into build/; `make check` installs what is missing
+# Anvil. `make` builds the six programs into build/; `make check` installs what is missing
 # (NODEPS=1: not even a look), builds, and runs every test (SANITIZE=1: under ASan and UBSan);
 # `make demo` runs the example and the escapes end to end; `make soak` runs 500 mixed runs from
 # 16 clients and checks that nothing leaked.
@@ -388,7 +388,8 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
 # completion (which reads its options from anvilctl's help too). Every file installed is listed in
 # $(BUILD)/install.list (as the paths below DESTDIR) for `make uninstall`, which removes
 # exactly those, and the configuration only if it is still the shipped one.
-MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1
+MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1 \
+             $(BUILD)/man/anvil-mcp.1
 
 $(BUILD)/man/%.8: $(BUILD)/%
 	@mkdir -p $(dir $@)
@@ -404,16 +405,23 @@ $(BUILD)/man/anvilctl.h2m: $(BUILD)/anvilctl
 		$< help $$c | sed -e '/^The broker is reached at/,$$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"; \
 		printf '.fi\n'; done; } >$@
 
+# anvil-mcp's page is its --help alone (a more specific rule than the one below, so make takes it).
+$(BUILD)/man/anvil-mcp.1: $(BUILD)/anvil-mcp
+	@mkdir -p $(dir $@)
+	help2man --no-info --no-discard-stderr --section=1 \
+		--name="serves Anvil to an MCP host over stdio" --output=$@ $<
+
 $(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/man/%.h2m
 	@mkdir -p $(dir $@)
 	help2man --no-info --no-discard-stderr --section=1 --include=$(BUILD)/man/$*.h2m \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
-INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl \
+INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl $(BINDIR)/anvil-mcp \
             $(LIBEXECDIR)/anvil-py $(LIBEXECDIR)/anvil-init \
             $(UNITDIR)/anvil-supervisor.service $(UNITDIR)/anvil-broker.service $(UNITDIR)/anvil-broker.socket \
             $(SYSUSERSDIR)/anvil.conf \
             $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
+            $(MANDIR)/man1/anvil-mcp.1 \
             $(COMPLETIONDIR)/anvilctl
 
 install: all $(MAN_PAGES)
@@ -421,14 +429,14 @@ install: all $(MAN_PAGES)
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSCONFDIR)/anvil \
 		$(DESTDIR)$(COMPLETIONDIR)
 	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(DESTDIR)$(SBINDIR)/
-	install -m 0755 $(BUILD)/anvilctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/anvilctl $(BUILD)/anvil-mcp $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/anvil-py $(BUILD)/anvil-init $(DESTDIR)$(LIBEXECDIR)/
 	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket; do \
 		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/etc/anvil/|$(SYSCONFDIR)/anvil/|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 systemd/sysusers.d/anvil.conf $(DESTDIR)$(SYSUSERSDIR)/anvil.conf
 	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 $(BUILD)/man/anvilctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list
 	@if [ -f etc/anvil.conf ]; then \

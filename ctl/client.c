@@ -158,8 +158,8 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
                 int r;
                 /* A supervisor talked to directly sends facts where a broker sends prose. */
                 char unhashed[PROTO_PATH_MAX + 128] = "";
-                if (bro_render(&in) < 0 ||
-                    (in.type == PROTO_RUN_RESULT && bro_hash_artifacts(&in.u.run_result, unhashed, sizeof(unhashed)) < 0)) {
+                if (bro_render(&in) < 0 || (in.type == PROTO_RUN_RESULT &&
+                                            bro_hash_artifacts(&in.u.run_result, unhashed, sizeof(unhashed)) < 0)) {
                         say(failed, "out of memory");
                         proto_msg_free(&in);
                         break;

@@ -255,8 +255,8 @@ static void cancel_request(const json_t *params)
         for (struct mcp_call *c = calls; c; c = c->next)
                 if (json_equal(c->id, rid)) {
                         const char *why = json_string_value(json_object_get(params, "reason"));
-                        fprintf(stderr, "anvil-mcp: request %s cancelled by the host%s%.200s\n", c->rid, why ? ": " : "",
-                                why ? why : "");
+                        fprintf(stderr, "anvil-mcp: request %s cancelled by the host%s%.200s\n", c->rid,
+                                why ? ": " : "", why ? why : "");
                         cancel_locked(c);
                 }
         pthread_mutex_unlock(&calls_mu);
@@ -447,7 +447,8 @@ static void line(char *buf, size_t len)
         json_t *msg = json_loadb(buf, len, JSON_DECODE_ANY | JSON_REJECT_DUPLICATES, &jerr);
         if (!msg) {
                 char text[512];
-                mcp_error(NULL, RPC_PARSE_ERROR, POL_MCP_TEXT(text, sizeof(text), PARSE_ERROR, jerr.text, jerr.line, jerr.column));
+                mcp_error(NULL, RPC_PARSE_ERROR,
+                          POL_MCP_TEXT(text, sizeof(text), PARSE_ERROR, jerr.text, jerr.line, jerr.column));
                 return;
         }
         message(msg);
@@ -476,7 +477,8 @@ static void serve(void)
                         if (!skipping && len + take > MCP_MESSAGE_MAX) {
                                 char text[256];
                                 mcp_error(NULL, RPC_INVALID_REQUEST,
-                                          POL_MCP_TEXT(text, sizeof(text), TOO_LARGE, (unsigned long long)MCP_MESSAGE_MAX));
+                                          POL_MCP_TEXT(text, sizeof(text), TOO_LARGE,
+                                                       (unsigned long long)MCP_MESSAGE_MAX));
                                 skipping = true;
                                 len = 0;
                         }
@@ -562,7 +564,8 @@ int main(int argc, char **argv)
                 } else if (c == 'a') {
                         if (pol_cap_from_name(optarg) < 0) {
                                 char msg[256];
-                                fprintf(stderr, "anvil-mcp: %s\n", pol_cap_unknown("--approve", optarg, msg, sizeof(msg)));
+                                fprintf(stderr, "anvil-mcp: %s\n",
+                                        pol_cap_unknown("--approve", optarg, msg, sizeof(msg)));
                                 return 2;
                         }
                         if (mcp_approved.n >= PROTO_CAPS_MAX || proto_strv_push(&mcp_approved, optarg) < 0)

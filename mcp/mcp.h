@@ -45,10 +45,10 @@ struct mcp_call {
         json_t *progress; /* params._meta.progressToken, or NULL */
         char method[128];
         /* Guarded by the calls' lock (mcp_lock): */
-        int fd;           /* the broker connection while the request is in flight, else -1 */
-        bool run_sent;    /* a run_request went on fd: a cancel frame cancels it */
-        bool cancelled;   /* notifications/cancelled came: no answer is sent */
-        char rid[48];     /* the broker request's request_id */
+        int fd;         /* the broker connection while the request is in flight, else -1 */
+        bool run_sent;  /* a run_request went on fd: a cancel frame cancels it */
+        bool cancelled; /* notifications/cancelled came: no answer is sent */
+        char rid[48];   /* the broker request's request_id */
         uint64_t progress_n;
 };
 

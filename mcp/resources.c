@@ -63,12 +63,23 @@ void mcp_runs_add(const struct proto_run_result *r)
 const char *mcp_mime_type(const char *path)
 {
         static const char *const table[][2] = {
-                { "png", "image/png" },        { "jpg", "image/jpeg" },      { "jpeg", "image/jpeg" },
-                { "gif", "image/gif" },        { "webp", "image/webp" },     { "svg", "image/svg+xml" },
-                { "csv", "text/csv" },         { "tsv", "text/tab-separated-values" },
-                { "txt", "text/plain" },       { "log", "text/plain" },      { "md", "text/markdown" },
-                { "html", "text/html" },       { "htm", "text/html" },       { "json", "application/json" },
-                { "py", "text/x-python" },     { "xml", "application/xml" }, { "pdf", "application/pdf" },
+                { "png", "image/png" },
+                { "jpg", "image/jpeg" },
+                { "jpeg", "image/jpeg" },
+                { "gif", "image/gif" },
+                { "webp", "image/webp" },
+                { "svg", "image/svg+xml" },
+                { "csv", "text/csv" },
+                { "tsv", "text/tab-separated-values" },
+                { "txt", "text/plain" },
+                { "log", "text/plain" },
+                { "md", "text/markdown" },
+                { "html", "text/html" },
+                { "htm", "text/html" },
+                { "json", "application/json" },
+                { "py", "text/x-python" },
+                { "xml", "application/xml" },
+                { "pdf", "application/pdf" },
                 { "parquet", "application/vnd.apache.parquet" },
                 { "xlsx", "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet" },
         };
@@ -112,7 +123,10 @@ char *mcp_artifact_uri(const char *run_id, const char *path)
 
 static int hexval(char ch)
 {
-        return ch >= '0' && ch <= '9' ? ch - '0' : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10 : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10 : -1;
+        return ch >= '0' && ch <= '9'   ? ch - '0'
+               : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+               : ch >= 'A' && ch <= 'F' ? ch - 'A' + 10
+                                        : -1;
 }
 
 /* anvil://run/RUN_ID/PATH into its run id ([0-9A-Za-z_-]{1,64}) and its path (decoded, valid
@@ -200,8 +214,8 @@ int mcp_artifact_fetch(struct mcp_call *c, const char *run_id, const char *path,
                        size_t *len, char **why)
 {
         struct proto_msg m = { .type = PROTO_ARTIFACT_REQUEST };
-        m.u.artifact_request = (struct proto_artifact_request){ .request_id = c->rid, .id = (char *)run_id,
-                                                                .path = (char *)path };
+        m.u.artifact_request =
+                (struct proto_artifact_request){ .request_id = c->rid, .id = (char *)run_id, .path = (char *)path };
         struct fetch f = { .max = max };
         SHA256Init(&f.h);
         *why = NULL;
@@ -261,7 +275,8 @@ void mcp_resources_list(struct mcp_call *c)
         json_t *list = json_array();
         pthread_mutex_lock(&runs_mu);
         for (size_t n = 0; n < MCP_RUNS_KEPT; n++) {
-                const struct kept_run *k = &runs[(runs_next + MCP_RUNS_KEPT - 1 - n) % MCP_RUNS_KEPT]; /* newest first */
+                const struct kept_run *k =
+                        &runs[(runs_next + MCP_RUNS_KEPT - 1 - n) % MCP_RUNS_KEPT]; /* newest first */
                 for (size_t i = 0; k->run_id && i < k->paths.n; i++) {
                         char *uri = mcp_artifact_uri(k->run_id, k->paths.items[i]);
                         if (uri)
@@ -304,15 +319,18 @@ void mcp_resources_read(struct mcp_call *c)
         if (mcp_call_cancelled(c)) {
                 fprintf(stderr, "anvil-mcp: %s: cancelled: no answer sent\n", c->rid);
         } else if (r == 1) {
-                mcp_error(c->id, MCP_RESOURCE_NOT_FOUND, POL_MCP_TEXT(msg, sizeof(msg), RESOURCE_NOT_READ, cut, why ? why : "?"));
+                mcp_error(c->id, MCP_RESOURCE_NOT_FOUND,
+                          POL_MCP_TEXT(msg, sizeof(msg), RESOURCE_NOT_READ, cut, why ? why : "?"));
         } else if (r == 2) {
-                mcp_error(c->id, RPC_INTERNAL_ERROR, POL_MCP_TEXT(msg, sizeof(msg), ANVIL_UNREACHABLE, why ? why : "?"));
+                mcp_error(c->id, RPC_INTERNAL_ERROR,
+                          POL_MCP_TEXT(msg, sizeof(msg), ANVIL_UNREACHABLE, why ? why : "?"));
         } else if (r == 3) {
                 mcp_error(c->id, RPC_INTERNAL_ERROR,
                           POL_MCP_TEXT(msg, sizeof(msg), RESOURCE_TOO_LARGE, cut, (unsigned long long)len,
                                        (unsigned long long)MCP_RESOURCE_MAX));
         } else if (r == 4) {
-                mcp_error(c->id, RPC_INTERNAL_ERROR, POL_MCP_TEXT(msg, sizeof(msg), RESOURCE_NOT_READ, cut, why ? why : "?"));
+                mcp_error(c->id, RPC_INTERNAL_ERROR,
+                          POL_MCP_TEXT(msg, sizeof(msg), RESOURCE_NOT_READ, cut, why ? why : "?"));
         } else {
                 json_t *item = json_pack("{s:s, s:s}", "uri", uri, "mimeType", mime);
                 if (is_text_type(mime) && !memchr(data, 0, len) && utf8_valid(data, len)) {

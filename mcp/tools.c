@@ -226,7 +226,8 @@ char *mcp_base64(const uint8_t *d, size_t n)
         if (!out)
                 return NULL;
         for (size_t i = 0; i < n; i += 3) {
-                uint32_t v = (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
+                uint32_t v =
+                        (uint32_t)d[i] << 16 | (i + 1 < n ? (uint32_t)d[i + 1] << 8 : 0) | (i + 2 < n ? d[i + 2] : 0);
                 *o++ = b64[v >> 18 & 63];
                 *o++ = b64[v >> 12 & 63];
                 *o++ = i + 1 < n ? b64[v >> 6 & 63] : '=';
@@ -270,8 +271,9 @@ static void add_images(struct mcp_call *c, const struct proto_run_result *r, jso
                 char msg[PROTO_PATH_MAX * 2 + 256];
                 if (a[i].bytes > MCP_IMAGE_MAX) {
                         fprintf(notes, "%s\n",
-                                POL_MCP_TEXT(msg, sizeof(msg), IMAGE_NOT_INLINED, a[i].path, (unsigned long long)a[i].bytes,
-                                             (unsigned long long)MCP_IMAGE_MAX, uri ? uri : ""));
+                                POL_MCP_TEXT(msg, sizeof(msg), IMAGE_NOT_INLINED, a[i].path,
+                                             (unsigned long long)a[i].bytes, (unsigned long long)MCP_IMAGE_MAX,
+                                             uri ? uri : ""));
                         free(uri);
                         continue;
                 }
@@ -280,7 +282,8 @@ static void add_images(struct mcp_call *c, const struct proto_run_result *r, jso
                 size_t len = 0;
                 char *why = NULL;
                 if (mcp_artifact_fetch(c, r->run_id, a[i].path, MCP_IMAGE_MAX, &data, &len, &why) != 0) {
-                        fprintf(notes, "%s\n", POL_MCP_TEXT(msg, sizeof(msg), IMAGE_NOT_READ, a[i].path, why ? why : "?"));
+                        fprintf(notes, "%s\n",
+                                POL_MCP_TEXT(msg, sizeof(msg), IMAGE_NOT_READ, a[i].path, why ? why : "?"));
                         free(why);
                         continue;
                 }
@@ -302,9 +305,10 @@ static json_t *resource_links(const struct proto_run_result *r)
         for (size_t i = 0; i < r->artifacts.n; i++) {
                 char *uri = mcp_artifact_uri(r->run_id, a[i].path);
                 if (uri)
-                        json_array_append_new(links, json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "resource_link", "uri",
-                                                               uri, "name", a[i].path, "mimeType",
-                                                               mcp_mime_type(a[i].path), "size", (json_int_t)a[i].bytes));
+                        json_array_append_new(links,
+                                              json_pack("{s:s, s:s, s:s, s:s, s:I}", "type", "resource_link", "uri",
+                                                        uri, "name", a[i].path, "mimeType", mcp_mime_type(a[i].path),
+                                                        "size", (json_int_t)a[i].bytes));
                 free(uri);
         }
         return links;
@@ -382,7 +386,8 @@ static int bad_param(const json_t *id, const char *path, const char *what)
 /* A JSON string without NUL, of at most max bytes. */
 static bool text_string(const json_t *s, size_t max)
 {
-        return json_is_string(s) && json_string_length(s) <= max && strlen(json_string_value(s)) == json_string_length(s);
+        return json_is_string(s) && json_string_length(s) <= max &&
+               strlen(json_string_value(s)) == json_string_length(s);
 }
 
 static int string_list(const json_t *id, const char *path, const json_t *a, size_t max_n, struct proto_strv *out)
@@ -429,7 +434,8 @@ static int caps_arg(const json_t *id, const json_t *caps, struct proto_run_reque
                 const char *name = req->capabilities_requested.items[i];
                 char msg[256];
                 if (pol_cap_from_name(name) < 0) {
-                        mcp_error(id, RPC_INVALID_PARAMS, pol_cap_unknown("arguments.capabilities", name, msg, sizeof(msg)));
+                        mcp_error(id, RPC_INVALID_PARAMS,
+                                  pol_cap_unknown("arguments.capabilities", name, msg, sizeof(msg)));
                         return -1;
                 }
                 /* Approved by the user on anvil-mcp's command line, or not at all. */
@@ -542,7 +548,9 @@ static void progress_event(struct follow *fw, const struct proto_run_event *e)
         char msg[512];
         const struct proto_event *ev = &e->event;
         snprintf(msg, sizeof(msg), "run %s: %s %s: %.300s", fw->run_id, ev->layer, ev->kind,
-                 ev->message ? ev->message : ev->op ? ev->op : "");
+                 ev->message ? ev->message
+                 : ev->op    ? ev->op
+                             : "");
         mcp_progress(fw->c, msg);
 }
 
@@ -627,9 +635,10 @@ static void run_python(struct mcp_call *c, const json_t *arguments)
                 mcp_runs_add(&fw.result.u.run_result);
         if (mcp_call_cancelled(c)) {
                 fprintf(stderr, "anvil-mcp: %s: cancelled: no answer sent; the run %s%s\n", c->rid,
-                        fw.have ? "ended " : "", fw.have ? (fw.result.u.run_result.killed ? fw.result.u.run_result.killed
-                                                                                          : fw.result.u.run_result.status)
-                                                   : "was not started or did not end");
+                        fw.have ? "ended " : "",
+                        fw.have ? (fw.result.u.run_result.killed ? fw.result.u.run_result.killed
+                                                                 : fw.result.u.run_result.status)
+                                : "was not started or did not end");
         } else if (rc != 0 || !fw.have) {
                 request_failed(c, rc, failed, false);
         } else {
@@ -655,8 +664,9 @@ static void probe_answer(struct mcp_call *c, const struct proto_probe_result *r)
         fprintf(t.f, "isolation tier: %s\n", r->tier);
         const struct proto_mechanism *mm = r->mechanisms.items;
         for (size_t i = 0; i < r->mechanisms.n; i++)
-                fprintf(t.f, "  %s: available %s, probed %s, in force %s: %s\n", mm[i].name, mm[i].available ? "yes" : "no",
-                        mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no", mm[i].evidence);
+                fprintf(t.f, "  %s: available %s, probed %s, in force %s: %s\n", mm[i].name,
+                        mm[i].available ? "yes" : "no", mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no",
+                        mm[i].evidence);
         char *s = text_close(&t);
         json_t *res = json_pack("{s:[o], s:b}", "content", text_content(s), "isError", 0);
         free(s);

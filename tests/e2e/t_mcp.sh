@@ -44,3 +44,13 @@ for i in range(600):
     time.sleep(0.1)
 PY
 expect_eq "control: the long run not cancelled" "killed: timeout" "$(j .killed)"
+
+# docs/mcp.md's schemas are what tools/list answers.
+printf '%s\n' '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t_mcp","version":"1"}}}' \
+        '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' | "$MCP" 2>/dev/null | jq -S -c 'select(.id == 2) | [.result.tools[] | {name, inputSchema}]' >"$T/listed.json"
+awk '/^### The tools. schemas/ { s = 1 } s && /^```json/ { b = 1; next } b && /^```/ { exit } b' "$TOP/docs/mcp.md" |
+        jq -S -c . >"$T/documented.json"
+[ -s "$T/listed.json" ] || fail "tools/list did not answer"
+cmp -s "$T/listed.json" "$T/documented.json" || fail "docs/mcp.md's schemas are not what tools/list answers:
+$(diff <(jq . "$T/documented.json") <(jq . "$T/listed.json") | head -20)"
+echo "ok: docs/mcp.md's schemas are what tools/list answers"
