@@ -1,7 +1,8 @@
 /* Part of the catalog of every string Anvil reports (policy/reasons.h): what anvil-mcp tells
  * an MCP host, in its JSON-RPC errors and its tools' results (mcp/). One list, formatted by
  * anvil-mcp alone, checked by the compiler as the rest of the catalog is (POL_WITH_ID), and
- * asserted verbatim by tests/e2e/t_mcp.sh. The root daemon never includes this file. */
+ * asserted verbatim by tests/unit/test_mcp_texts.c and, as the host reads them, by
+ * tests/e2e/t_mcp.sh. The root daemon never includes this file. */
 #pragma once
 
 #include "policy/reasons.h"
