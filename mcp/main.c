@@ -143,8 +143,20 @@ static void cancel_locked(struct mcp_call *c)
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_msg m = { .type = PROTO_CANCEL };
         m.u.cancel.request_id = c->rid;
-        if (!c->run_sent || proto_write_msg(c->fd, &m, &err) < 0)
+        if (c->task_id[0])
+                m.u.cancel.task_id = c->task_id;
+        if (!(c->run_sent || c->task_id[0]) || proto_write_msg(c->fd, &m, &err) < 0)
                 (void)shutdown(c->fd, SHUT_RDWR);
+}
+
+void mcp_call_set_task(struct mcp_call *c, const char *task_id)
+{
+        pthread_mutex_lock(&calls_mu);
+        bool first = !c->task_id[0];
+        snprintf(c->task_id, sizeof(c->task_id), "%s", task_id);
+        if (first && c->cancelled && c->fd >= 0)
+                cancel_locked(c);
+        pthread_mutex_unlock(&calls_mu);
 }
 
 void mcp_call_set_fd(struct mcp_call *c, int fd, bool run_sent)

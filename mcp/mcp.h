@@ -13,6 +13,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
+#include "ctl/client.h"
 #include "policy/mcp_texts.h"
 #include "proto/proto.h"
 
@@ -45,10 +48,11 @@ struct mcp_call {
         json_t *progress; /* params._meta.progressToken, or NULL */
         char method[128];
         /* Guarded by the calls' lock (mcp_lock): */
-        int fd;         /* the broker connection while the request is in flight, else -1 */
-        bool run_sent;  /* a run_request went on fd: a cancel frame cancels it */
-        bool cancelled; /* notifications/cancelled came: no answer is sent */
-        char rid[48];   /* the broker request's request_id */
+        int fd;           /* the broker connection while the request is in flight, else -1 */
+        bool run_sent;    /* a run_request went on fd: a cancel frame cancels it */
+        bool cancelled;   /* notifications/cancelled came: no answer is sent */
+        char rid[48];     /* the broker request's request_id */
+        char task_id[96]; /* a submit_task's, once the broker named it: a cancel names it */
         uint64_t progress_n;
 };
 
@@ -74,9 +78,46 @@ void mcp_call_set_fd(struct mcp_call *c, int fd, bool run_sent);
 /* Whether c was cancelled (then no answer is sent). */
 bool mcp_call_cancelled(struct mcp_call *c);
 
+/* The task of c is task_id from now: a cancel from then on cancels it by its id. */
+void mcp_call_set_task(struct mcp_call *c, const char *task_id);
+
 /* tools.c */
 json_t *mcp_tools_list(void);
 void mcp_tools_call(struct mcp_call *c);
+/* What a request was, for the words of its refusal. */
+enum mcp_what {
+        MCP_RUN,
+        MCP_PROBE,
+        MCP_TASK
+};
+/* A growing text (open_memstream). */
+struct mcp_text {
+        FILE *f;
+        char *buf;
+        size_t len;
+};
+void mcp_text_open(struct mcp_text *t);
+char *mcp_text_close(struct mcp_text *t); /* malloc'd, never NULL but out of memory */
+json_t *mcp_text_content(const char *s);
+/* A tool result of one text, isError set or not. */
+void mcp_result_text(struct mcp_call *c, const char *s, bool is_error);
+/* How a request to the broker ended (rc, failed: ctl_follow's), answered: a refusal as the
+ * tool's result (isError), anything else as Anvil's own failure (-32603). */
+void mcp_request_failed(struct mcp_call *c, int rc, const char *failed, enum mcp_what what);
+/* r's images as image content appended to content, what is not shown said in notes. */
+void mcp_add_images(struct mcp_call *c, const struct proto_run_result *r, json_t *content, FILE *notes);
+/* A resource_link for each artifact of r. */
+json_t *mcp_resource_links(const struct proto_run_result *r);
+/* -32602 for a member of o not in known (sent: -1), else 0. */
+int mcp_unknown_member(const json_t *id, const char *path, const json_t *o, const char *const *known, size_t n);
+/* A JSON string without NUL of at most max bytes. */
+bool mcp_text_string(const json_t *s, size_t max);
+/* Sends m (with n fds) and follows its frames with on_frame (ctl_follow): the exit status. */
+int mcp_follow(struct mcp_call *c, const struct proto_msg *m, const int *fds, size_t n, bool is_run,
+               ctl_frame_fn frame_fn, void *ctx, char **failed);
+
+/* task.c */
+void mcp_submit_task(struct mcp_call *c, const json_t *arguments);
 
 /* resources.c */
 void mcp_resources_list(struct mcp_call *c);

@@ -66,26 +66,36 @@ json_t *mcp_tools_list(void)
                                   "probed and in force on this machine, with the evidence; and the tier runs get.",
                                   "inputSchema", "type", "object", "properties", "additionalProperties", 0,
                                   "annotations", "readOnlyHint", 1, "idempotentHint", 1, "openWorldHint", 0);
-        return json_pack("[o, o]", run, probe);
+        json_t *task = json_pack(
+                "{s:s, s:s, s:s, s:{s:s, s:{s:{s:s, s:s}, s:{s:s, s:i, s:{s:s}, s:s}, s:{s:s, s:i, s:i, s:s},"
+                " s:{s:s, s:i, s:i, s:s}}, s:[s], s:b}, s:{s:b, s:b, s:b}}",
+                "name", "submit_task", "title", "Give Anvil's agent a task", "description",
+                "Gives a task to Anvil's own agent: the model configured in Anvil writes Python for it, step by "
+                "step, each step run in a jail over the inputs as run_python runs one, until it delivers its "
+                "artifacts or a limit is reached. Returns the task's status, each action's run, and the "
+                "deliverable (images inline, each artifact a resource).",
+                "inputSchema", "type", "object", "properties", "task", "type", "string", "description",
+                "The task, in a sentence or a few.", "inputs", "type", "array", "maxItems", PROTO_INPUTS_MAX, "items",
+                "type", "string", "description",
+                "Files the task is over, by path, read by anvil-mcp as the user it runs as; seen in the jail as "
+                "./inputs/NAME, NAME the path's last component.",
+                "max_steps", "type", "integer", "minimum", 1, "maximum", POL_TASK_STEPS_MAX, "description",
+                "the most code actions", "time_budget_s", "type", "integer", "minimum", 1, "maximum",
+                POL_TASK_BUDGET_S_MAX, "description", "the task's whole time, in seconds", "required", "task",
+                "additionalProperties", 0, "annotations", "readOnlyHint", 1, "destructiveHint", 0, "openWorldHint", 0);
+        return json_pack("[o, o, o]", run, task, probe);
 }
 
 /* ---- text ---- */
 
-/* A growing text (open_memstream). */
-struct text {
-        FILE *f;
-        char *buf;
-        size_t len;
-};
-
-static void text_open(struct text *t)
+void mcp_text_open(struct mcp_text *t)
 {
         t->buf = NULL;
         t->len = 0;
         t->f = open_memstream(&t->buf, &t->len);
 }
 
-static char *text_close(struct text *t)
+char *mcp_text_close(struct mcp_text *t)
 {
         if (t->f)
                 fclose(t->f);
@@ -182,21 +192,21 @@ static void text_run(FILE *f, const struct proto_run_result *r)
 
 /* ---- results ---- */
 
-static json_t *text_content(const char *s)
+json_t *mcp_text_content(const char *s)
 {
         return json_pack("{s:s, s:s}", "type", "text", "text", s);
 }
 
 /* A tool result of one text, isError set or not. */
-static void result_text(struct mcp_call *c, const char *s, bool is_error)
+void mcp_result_text(struct mcp_call *c, const char *s, bool is_error)
 {
-        mcp_result(c->id, json_pack("{s:[o], s:b}", "content", text_content(s), "isError", is_error));
+        mcp_result(c->id, json_pack("{s:[o], s:b}", "content", mcp_text_content(s), "isError", is_error));
 }
 
 /* What ctl_follow or ctl_send_request_why kept of how a request ended (failed: "code: message"
  * for an error frame), as the host is told: a refusal is the tool's result (isError), anything
  * else Anvil's own failure, a JSON-RPC error. */
-static void request_failed(struct mcp_call *c, int rc, const char *failed, bool probe)
+void mcp_request_failed(struct mcp_call *c, int rc, const char *failed, enum mcp_what what)
 {
         char msg[2048];
         const char *why = failed ? failed : "?";
@@ -207,11 +217,13 @@ static void request_failed(struct mcp_call *c, int rc, const char *failed, bool 
                         snprintf(code, sizeof(code), "%.*s", (int)(sep - why), why);
                         why = sep + 2;
                 }
-                if (probe)
+                if (what == MCP_PROBE)
                         POL_MCP_TEXT(msg, sizeof(msg), PROBE_REFUSED, code, why);
+                else if (what == MCP_TASK)
+                        POL_MCP_TEXT(msg, sizeof(msg), TASK_REFUSED, code, why);
                 else
                         POL_MCP_TEXT(msg, sizeof(msg), RUN_REFUSED, code, why);
-                result_text(c, msg, true);
+                mcp_result_text(c, msg, true);
                 return;
         }
         mcp_error(c->id, RPC_INTERNAL_ERROR, POL_MCP_TEXT(msg, sizeof(msg), ANVIL_UNREACHABLE, why));
@@ -260,7 +272,7 @@ static bool inline_image_type(const char *mime)
 
 /* The run's images as image content, read back through the broker; what is not shown is
  * said in notes. */
-static void add_images(struct mcp_call *c, const struct proto_run_result *r, json_t *content, FILE *notes)
+void mcp_add_images(struct mcp_call *c, const struct proto_run_result *r, json_t *content, FILE *notes)
 {
         const struct proto_artifact *a = r->artifacts.items;
         for (size_t i = 0; i < r->artifacts.n; i++) {
@@ -298,7 +310,7 @@ static void add_images(struct mcp_call *c, const struct proto_run_result *r, jso
         }
 }
 
-static json_t *resource_links(const struct proto_run_result *r)
+json_t *mcp_resource_links(const struct proto_run_result *r)
 {
         json_t *links = json_array();
         const struct proto_artifact *a = r->artifacts.items;
@@ -316,27 +328,27 @@ static json_t *resource_links(const struct proto_run_result *r)
 
 static void run_answer(struct mcp_call *c, const struct proto_run_result *r)
 {
-        struct text t;
-        text_open(&t);
+        struct mcp_text t;
+        mcp_text_open(&t);
         if (!t.f) {
                 mcp_error(c->id, RPC_INTERNAL_ERROR, "out of memory");
                 return;
         }
         text_run(t.f, r);
         json_t *content = json_array();
-        struct text notes;
-        text_open(&notes);
+        struct mcp_text notes;
+        mcp_text_open(&notes);
         if (notes.f)
-                add_images(c, r, content, notes.f);
-        char *n = text_close(&notes);
+                mcp_add_images(c, r, content, notes.f);
+        char *n = mcp_text_close(&notes);
         if (n && *n)
                 fprintf(t.f, "%s", n);
         free(n);
-        char *s = text_close(&t);
-        json_array_insert_new(content, 0, text_content(s ? s : ""));
+        char *s = mcp_text_close(&t);
+        json_array_insert_new(content, 0, mcp_text_content(s ? s : ""));
         free(s);
         if (mcp_version_at_least("2025-06-18")) {
-                json_t *links = resource_links(r);
+                json_t *links = mcp_resource_links(r);
                 json_array_extend(content, links);
                 json_decref(links);
         }
@@ -358,7 +370,7 @@ struct run_args {
         size_t n_fds;
 };
 
-static int unknown_member(const json_t *id, const char *path, const json_t *o, const char *const *known, size_t n)
+int mcp_unknown_member(const json_t *id, const char *path, const json_t *o, const char *const *known, size_t n)
 {
         const char *k;
         json_t *v;
@@ -384,7 +396,7 @@ static int bad_param(const json_t *id, const char *path, const char *what)
 }
 
 /* A JSON string without NUL, of at most max bytes. */
-static bool text_string(const json_t *s, size_t max)
+bool mcp_text_string(const json_t *s, size_t max)
 {
         return json_is_string(s) && json_string_length(s) <= max &&
                strlen(json_string_value(s)) == json_string_length(s);
@@ -400,7 +412,7 @@ static int string_list(const json_t *id, const char *path, const json_t *a, size
         const json_t *v;
         json_array_foreach(a, i, v)
         {
-                if (!text_string(v, PROTO_PATH_MAX)) {
+                if (!mcp_text_string(v, PROTO_PATH_MAX)) {
                         char p[128];
                         snprintf(p, sizeof(p), "%s[%zu]", path, i);
                         return mcp_param_type(id, p, "a string of at most 4096 bytes, without NUL");
@@ -456,7 +468,7 @@ static int run_args(struct mcp_call *c, const json_t *a, struct run_args *ra)
         struct proto_run_request *req = &ra->m.u.run_request;
         if (!json_is_object(a))
                 return mcp_param_type(c->id, "arguments", "an object");
-        if (unknown_member(c->id, "arguments", a, known, sizeof(known) / sizeof(known[0])) < 0)
+        if (mcp_unknown_member(c->id, "arguments", a, known, sizeof(known) / sizeof(known[0])) < 0)
                 return -1;
         const json_t *code = json_object_get(a, "code");
         if (!code) {
@@ -464,7 +476,7 @@ static int run_args(struct mcp_call *c, const json_t *a, struct run_args *ra)
                 mcp_error(c->id, RPC_INVALID_PARAMS, POL_MCP_TEXT(msg, sizeof(msg), PARAM_MISSING, "arguments.code"));
                 return -1;
         }
-        if (!text_string(code, PROTO_SOURCE_MAX))
+        if (!mcp_text_string(code, PROTO_SOURCE_MAX))
                 return mcp_param_type(c->id, "arguments.code", "a string of at most 1048576 bytes, without NUL");
         req->source = strdup(json_string_value(code));
         req->tool_name = strdup("mcp:run_python");
@@ -473,7 +485,7 @@ static int run_args(struct mcp_call *c, const json_t *a, struct run_args *ra)
                 static const char *const lk[] = { "timeout_s", "cpu_s", "memory_mb" };
                 if (!json_is_object(limits))
                         return mcp_param_type(c->id, "arguments.limits", "an object");
-                if (unknown_member(c->id, "arguments.limits", limits, lk, 3) < 0 ||
+                if (mcp_unknown_member(c->id, "arguments.limits", limits, lk, 3) < 0 ||
                     limit_arg(c->id, limits, "timeout_s", &req->limits.wall_s) < 0 ||
                     limit_arg(c->id, limits, "cpu_s", &req->limits.cpu_s) < 0 ||
                     limit_arg(c->id, limits, "memory_mb", &req->limits.memory_mb) < 0)
@@ -492,7 +504,7 @@ static int run_args(struct mcp_call *c, const json_t *a, struct run_args *ra)
                 return mcp_param_type(c->id, "arguments.inputs", "an array of at most 32 strings");
         size_t i;
         const json_t *v;
-        json_array_foreach(inputs, i, v) if (!text_string(v, PROTO_PATH_MAX))
+        json_array_foreach(inputs, i, v) if (!mcp_text_string(v, PROTO_PATH_MAX))
         {
                 char p[64];
                 snprintf(p, sizeof(p), "arguments.inputs[%zu]", i);
@@ -597,17 +609,26 @@ static int on_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 
 /* Sends m (with fds) and follows it to its end: 0 with fw->result, or the exit status with
  * *failed saying why. */
-static int follow(struct mcp_call *c, const struct proto_msg *m, const int *fds, size_t n, bool is_run,
-                  struct follow *fw, char **failed)
+int mcp_follow(struct mcp_call *c, const struct proto_msg *m, const int *fds, size_t n, bool is_run,
+               ctl_frame_fn frame_fn, void *ctx, char **failed)
 {
-        const char *what = is_run ? "the run" : "the probe";
+        const char *what = m->type == PROTO_RUN_REQUEST   ? "the run"
+                           : m->type == PROTO_TASK_SUBMIT ? "the task"
+                                                          : "the probe";
         int fd = ctl_send_request_why(m, what, fds, n, failed);
         if (fd < 0)
                 return -fd;
         mcp_call_set_fd(c, fd, is_run);
-        int rc = ctl_follow(fd, what, on_frame, fw, failed);
+        int rc = ctl_follow(fd, what, frame_fn, ctx, failed);
         mcp_call_set_fd(c, -1, false);
         (void)close(fd);
+        return rc;
+}
+
+static int follow(struct mcp_call *c, const struct proto_msg *m, const int *fds, size_t n, bool is_run,
+                  struct follow *fw, char **failed)
+{
+        int rc = mcp_follow(c, m, fds, n, is_run, on_frame, fw, failed);
         return rc == 0 && !fw->have ? EXIT_CONNECT : rc;
 }
 
@@ -625,7 +646,7 @@ static void run_python(struct mcp_call *c, const json_t *arguments)
         if (run_args(c, arguments, &ra) < 0)
                 goto out;
         if (run_inputs(json_object_get(arguments, "inputs"), &ra, why, sizeof(why)) < 0) {
-                result_text(c, why, true);
+                mcp_result_text(c, why, true);
                 goto out;
         }
         req->request_id = strdup(c->rid);
@@ -640,7 +661,7 @@ static void run_python(struct mcp_call *c, const json_t *arguments)
                                                                  : fw.result.u.run_result.status)
                                 : "was not started or did not end");
         } else if (rc != 0 || !fw.have) {
-                request_failed(c, rc, failed, false);
+                mcp_request_failed(c, rc, failed, MCP_RUN);
         } else {
                 run_answer(c, &fw.result.u.run_result);
         }
@@ -655,8 +676,8 @@ out:
 
 static void probe_answer(struct mcp_call *c, const struct proto_probe_result *r)
 {
-        struct text t;
-        text_open(&t);
+        struct mcp_text t;
+        mcp_text_open(&t);
         if (!t.f) {
                 mcp_error(c->id, RPC_INTERNAL_ERROR, "out of memory");
                 return;
@@ -667,8 +688,8 @@ static void probe_answer(struct mcp_call *c, const struct proto_probe_result *r)
                 fprintf(t.f, "  %s: available %s, probed %s, in force %s: %s\n", mm[i].name,
                         mm[i].available ? "yes" : "no", mm[i].probed ? "yes" : "no", mm[i].in_force ? "yes" : "no",
                         mm[i].evidence);
-        char *s = text_close(&t);
-        json_t *res = json_pack("{s:[o], s:b}", "content", text_content(s), "isError", 0);
+        char *s = mcp_text_close(&t);
+        json_t *res = json_pack("{s:[o], s:b}", "content", mcp_text_content(s), "isError", 0);
         free(s);
         if (mcp_version_at_least("2025-06-18")) {
                 json_t *sc = proto_to_json(proto_schemas[PROTO_PROBE_RESULT], r);
@@ -684,7 +705,7 @@ static void probe(struct mcp_call *c, const json_t *arguments)
                 if (!json_is_object(arguments))
                         (void)mcp_param_type(c->id, "arguments", "an object");
                 else
-                        (void)unknown_member(c->id, "arguments", arguments, NULL, 0);
+                        (void)mcp_unknown_member(c->id, "arguments", arguments, NULL, 0);
                 return;
         }
         struct proto_msg m = { .type = PROTO_PROBE_REQUEST };
@@ -695,7 +716,7 @@ static void probe(struct mcp_call *c, const json_t *arguments)
         if (mcp_call_cancelled(c))
                 fprintf(stderr, "anvil-mcp: %s: cancelled: no answer sent\n", c->rid);
         else if (rc != 0 || !fw.have)
-                request_failed(c, rc, failed, true);
+                mcp_request_failed(c, rc, failed, MCP_PROBE);
         else
                 probe_answer(c, &fw.result.u.probe_result);
         free(failed);
@@ -718,6 +739,8 @@ void mcp_tools_call(struct mcp_call *c)
                 run_python(c, arguments);
         } else if (strcmp(json_string_value(name), "probe") == 0) {
                 probe(c, arguments);
+        } else if (strcmp(json_string_value(name), "submit_task") == 0) {
+                mcp_submit_task(c, arguments);
         } else {
                 char cut[100];
                 snprintf(cut, sizeof(cut), "%s", json_string_value(name));

@@ -41,7 +41,7 @@
         /* the object's path, the member (cut) */                                               \
         X(PARAM_UNKNOWN, "%s: unknown member \"%s\"")                                           \
         /* the tool's name (cut) */                                                             \
-        X(UNKNOWN_TOOL, "unknown tool: %s (the tools are run_python and probe)")                \
+        X(UNKNOWN_TOOL, "unknown tool: %s (the tools are run_python, submit_task and probe)")                \
         /* the field's path, what is wrong */                                                   \
         X(PARAM_BAD, "%s: %s")                                                                  \
         /* Resources. the URI (cut) */                                                          \
@@ -57,6 +57,10 @@
         X(RUN_REFUSED, "Anvil refused the run (%s): %s")                                        \
         /* the code, the message */                                                             \
         X(PROBE_REFUSED, "Anvil refused the probe (%s): %s")                                    \
+        /* the code, the message */                                                             \
+        X(TASK_REFUSED, "Anvil refused the task (%s): %s")                                      \
+        /* the input's index (size_t), its path, what is wrong */                               \
+        X(TASK_INPUT, "inputs[%zu] %s: %s")                                                     \
         /* the artifact's path, bytes (unsigned long long), the limit (unsigned long long), its URI */ \
         X(IMAGE_NOT_INLINED, "image %s (%llu bytes) is over the %llu bytes shown inline: read it as %s") \
         /* the artifact's path, why */                                                          \

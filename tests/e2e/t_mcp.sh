@@ -1,7 +1,8 @@
 # anvil-mcp against the suite's daemons, driven by a client we did not write: the official MCP
 # TypeScript SDK (@modelcontextprotocol/sdk, pinned in tests/mcp/package-lock.json, installed
 # here with `npm ci` when the lock changed) spawns it over stdio as a host does, and calls
-# everything (tests/mcp/client.mjs); then malformed JSON-RPC is written raw to its stdin, each
+# everything (tests/mcp/client.mjs; submit_task against a broker of its own with a scripted
+# model); then malformed JSON-RPC is written raw to its stdin, each
 # answered per JSON-RPC and MCP, verbatim, with the process still serving (tests/mcp/raw.py).
 # The run the SDK cancels must be stored as killed: cancelled.
 . "$(dirname "$0")/lib.sh"
@@ -21,6 +22,13 @@ version=$(node -e 'console.log(require(process.argv[1]).version)' "$DIR/node_mod
 expect_eq "the MCP SDK installed is the one pinned" "$(jq -r '.packages["node_modules/@modelcontextprotocol/sdk"].version' "$DIR/package-lock.json")" "$version"
 
 cp "$TOP/data/sales.csv" "$T/sales.csv"
+# submit_task's broker: one of the test's own, whose model is the scripted one of the README's
+# first task (a look at the data, an attempt at the network, the tool).
+. "$(dirname "$0")/agent_lib.sh"
+cp "$TOP/examples/agent/scripted_model.json" "$T/scripts/readme.json"
+start_model readme
+start_bro taskbro --model-url "http://127.0.0.1:$PORT_readme/v1" --model scripted
+export ANVIL_MCP_TASK_SOCKET="$T/taskbro.sock"
 (cd "$DIR" && timeout 120 node client.mjs "$MCP" "$T/sales.csv" "$T") >"$T/client.out" 2>&1 ||
         { cat "$T/client.out"; fail "the SDK's client failed"; }
 cat "$T/client.out"

@@ -73,7 +73,7 @@ eq("the server's name", "anvil-mcp", client.getServerVersion().name);
 eq("its capabilities", { tools: { listChanged: false }, resources: { subscribe: false, listChanged: false } },
     client.getServerCapabilities());
 const tools = await client.listTools();
-eq("the tools", ["run_python", "probe"], tools.tools.map((t) => t.name));
+eq("the tools", ["run_python", "submit_task", "probe"], tools.tools.map((t) => t.name));
 eq("run_python requires", ["code"], tools.tools[0].inputSchema.required);
 
 // ---- a run with a PNG: image content, resources ----
@@ -139,7 +139,7 @@ has("a capability not approved", notApproved.content[0].text, "policy: capabilit
 // ---- invalid params ----
 e = await rpcError("an unknown tool", client.callTool({ name: "rm_rf", arguments: {} }));
 eq("  its code", -32602, e.code);
-has("  its message", e.message, "unknown tool: rm_rf (the tools are run_python and probe)");
+has("  its message", e.message, "unknown tool: rm_rf (the tools are run_python, submit_task and probe)");
 e = await rpcError("code not a string", client.callTool({ name: "run_python", arguments: { code: 5 } }));
 eq("  its code", -32602, e.code);
 has("  its message", e.message, "arguments.code: must be a string of at most 1048576 bytes, without NUL");
@@ -200,6 +200,31 @@ has("anvil-mcp's log", log(), "cancelled by the host: the test cancels it");
     has("  its message", e.message, "Anvil could not carry out the request, and the tool did not run: cannot reach Anvil at " +
         "/nonexistent/anvil.sock: No such file or directory (is anvil-broker running? set ANVIL_SOCKET)");
     await c3.close();
+}
+// ---- submit_task: refused by a broker with no model; delivered by one with a (scripted) model ----
+{
+    const r = await (await connect()).client.callTool({ name: "submit_task", arguments: { task: "Sum revenue.", inputs: [csv] } });
+    eq("a task the broker has no model for: isError", true, r.isError);
+    has("  its text", r.content[0].text, "Anvil refused the task (bad_request): ");
+    const { client: c4 } = await connect([], process.env.ANVIL_MCP_TASK_SOCKET);
+    const steps = [];
+    const t = await c4.callTool({ name: "submit_task", arguments: { task: "Total revenue per region, as a CSV and a chart.",
+        inputs: [csv], max_steps: 6 } }, undefined, { onprogress: (p) => steps.push(p.message) });
+    const task = t.structuredContent;
+    eq("a task delivered: isError", false, t.isError);
+    eq("  its status", "ok", task.status);
+    has("  its text", t.content[0].text, `task ${task.task_id}: ok\n`);
+    has("  the refused action in its text", t.content[0].text, `  action 2: run ${task.steps[1].run.run_id}: blocked\n`);
+    const chart = t.content.find((c) => c.type === "image");
+    if (!chart) fail(`the task's deliverable: no image content: ${JSON.stringify(t.content.map((c) => c.type))}`);
+    eq("  its chart is a PNG", PNG_MAGIC.toString("hex"), Buffer.from(chart.data, "base64").subarray(0, 8).toString("hex"));
+    has("  progress", steps.join("\n"), `task ${task.task_id} step 1: `);
+    const d = task.deliverable;
+    const read = await c4.readResource({ uri: `anvil://run/${d.run_id}/revenue_by_region.csv` });
+    has("  its CSV read as a resource", read.contents[0].text, "region,revenue\n");
+    e = await rpcError("a task's argument of the wrong type", c4.callTool({ name: "submit_task", arguments: { task: "x", max_steps: 0 } }));
+    has("  its message", e.message, "arguments.max_steps: must be an integer, 1..100");
+    await c4.close();
 }
 console.log("ok: all");
 process.exit(0);

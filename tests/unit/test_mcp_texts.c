@@ -54,6 +54,8 @@ static void format_text(enum pol_mcp_text t, char *b, size_t n)
                 CASE(ANVIL_UNREACHABLE, "cannot reach Anvil at /run/anvil.sock: No such file or directory");
                 CASE(RUN_REFUSED, "busy", "All 4 run slots are in use");
                 CASE(PROBE_REFUSED, "unavailable", "no supervisor");
+                CASE(TASK_REFUSED, "bad_request", "no model");
+                CASE(TASK_INPUT, (size_t)0, "/x.csv", "No such file or directory");
                 CASE(IMAGE_NOT_INLINED, "big.png", 3000000ULL, 2097152ULL, "anvil://run/R/big.png");
                 CASE(IMAGE_NOT_READ, "a.png", "not_found: gone");
 #undef CASE
@@ -85,7 +87,7 @@ static const char *const expected[] = {
         [POL_MCP_PARAM_TYPE] = "arguments.code: must be a string",
         [POL_MCP_PARAM_MISSING] = "params.name: is required",
         [POL_MCP_PARAM_UNKNOWN] = "arguments: unknown member \"shell\"",
-        [POL_MCP_UNKNOWN_TOOL] = "unknown tool: rm_rf (the tools are run_python and probe)",
+        [POL_MCP_UNKNOWN_TOOL] = "unknown tool: rm_rf (the tools are run_python, submit_task and probe)",
         [POL_MCP_PARAM_BAD] = "arguments.args: 257 arguments is over the limit of 256",
         [POL_MCP_BAD_URI] = "file:///etc/passwd is not an Anvil resource: expected anvil://run/RUN_ID/PATH",
         [POL_MCP_RESOURCE_TOO_LARGE] = "anvil://run/R/big.bin is 5000000 bytes, over the 4194304 bytes anvil-mcp reads "
@@ -95,6 +97,8 @@ static const char *const expected[] = {
                                       "Anvil at /run/anvil.sock: No such file or directory",
         [POL_MCP_RUN_REFUSED] = "Anvil refused the run (busy): All 4 run slots are in use",
         [POL_MCP_PROBE_REFUSED] = "Anvil refused the probe (unavailable): no supervisor",
+        [POL_MCP_TASK_REFUSED] = "Anvil refused the task (bad_request): no model",
+        [POL_MCP_TASK_INPUT] = "inputs[0] /x.csv: No such file or directory",
         [POL_MCP_IMAGE_NOT_INLINED] = "image big.png (3000000 bytes) is over the 2097152 bytes shown inline: read it "
                                       "as anvil://run/R/big.png",
         [POL_MCP_IMAGE_NOT_READ] = "image a.png could not be read back: not_found: gone",
