@@ -44,7 +44,7 @@ async function rpcError(what, promise) {
 
 async function connect(args = [], socket = process.env.ANVIL_SOCKET) {
     const transport = new StdioClientTransport({
-        command: mcpBin, args, env: { ANVIL_SOCKET: socket, PATH: process.env.PATH }, stderr: "pipe",
+        command: mcpBin, args, env: { ...process.env, ANVIL_SOCKET: socket }, stderr: "pipe",
     });
     let log = "";
     transport.stderr?.on("data", (d) => { log += d; });

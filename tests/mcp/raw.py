@@ -21,7 +21,7 @@ def fail(msg):
 class Server:
     def __init__(self, *args):
         self.p = subprocess.Popen([MCP, *args], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  env={"ANVIL_SOCKET": os.environ["ANVIL_SOCKET"], "PATH": os.environ["PATH"]})
+                                  env=dict(os.environ))
         self.buf = b""
         self.pings = 0
 
