@@ -105,6 +105,12 @@ srv.serving("bytes that are not UTF-8")
 print(f"ok: bytes that are not UTF-8: -32700 {got['error']['message']}")
 expect(srv, "duplicate keys", b'{"jsonrpc": "2.0", "id": 4, "id": 5, "method": "ping"}\n', -32700,
        "not valid JSON: duplicate object key near '\"id\"' (line 1, column 32)")
+srv.write(b"[" * 100000 + b"]" * 100000 + b"\n")
+got = srv.read()
+if got.get("error", {}).get("code") != -32700 or "maximum parsing depth" not in got["error"]["message"]:
+    fail(f"JSON nested 100000 deep: {got}")
+srv.serving("JSON nested 100000 deep")
+print(f"ok: JSON nested 100000 deep: -32700 {got['error']['message']}")
 expect(srv, "a number", b"42\n", R, "a JSON-RPC message is a JSON object")
 BATCH = ("a batch (a JSON array) is not accepted: this server speaks MCP 2025-06-18 and later, which removed JSON-RPC "
          "batching; send each message on its own line")
