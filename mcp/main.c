@@ -227,7 +227,7 @@ static void start_call(const json_t *id, const char *method, json_t *params)
         }
         static unsigned long seq;
         c->id = json_deep_copy(id);
-        c->params = params ? json_incref(params) : json_object();
+        c->params = params ? json_deep_copy(params) : json_object(); /* its own: nothing shared across threads */
         json_t *meta = json_object_get(c->params, "_meta");
         c->progress = json_object_get(meta, "progressToken");
         if (c->progress && !json_is_string(c->progress) && !json_is_integer(c->progress))
