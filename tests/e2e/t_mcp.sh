@@ -43,6 +43,38 @@ expect_eq "the run the SDK cancelled, as stored" "killed: cancelled" "$(j .kille
 timeout 120 "$PY" "$DIR/raw.py" "$MCP" >"$T/raw.out" 2>&1 || { cat "$T/raw.out"; fail "raw JSON-RPC"; }
 cat "$T/raw.out"
 
+# Inputs are opened by anvil-mcp as the user it runs as: as nobody, a file only root may read
+# is refused with the system's reason; the control, a file anyone may read, is read in the jail.
+printf 'secret\n' >"$T/secret.txt"
+chmod 600 "$T/secret.txt"
+printf 'public\n' >"$T/public.txt"
+chmod 644 "$T/public.txt"
+as_nobody_run() { # PATH: the run_python result's text, anvil-mcp as nobody on taskbro
+        setpriv --reuid=65534 --regid=65534 --clear-groups -- env ANVIL_SOCKET="$T/taskbro.sock" "$PY" -c '
+import json, subprocess, sys
+msgs = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18",
+         "capabilities": {}, "clientInfo": {"name": "t_mcp", "version": "1"}}},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "run_python", "arguments": {
+         "code": "print(open(\"inputs/" + sys.argv[2].rsplit("/", 1)[1] + "\").read().strip())", "inputs": [sys.argv[2]]}}}]
+p = subprocess.Popen([sys.argv[1]], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+for m in msgs:
+    p.stdin.write(json.dumps(m) + "\n")
+p.stdin.flush()
+for line in p.stdout:
+    m = json.loads(line)
+    if m.get("id") == 2:
+        r = m["result"]
+        print(json.dumps({"isError": r["isError"], "text": r["content"][0]["text"]}))
+        break
+p.stdin.close()
+p.wait()' "$MCP" "$1"
+}
+out=$(as_nobody_run "$T/secret.txt")
+expect_eq "as nobody, a file only root may read" \
+        "{\"isError\": true, \"text\": \"inputs[0] $T/secret.txt: cannot open it: Permission denied\"}" "$out"
+out=$(as_nobody_run "$T/public.txt")
+expect_match "control: as nobody, a file anyone may read" '"isError": false, "text": "run [^:]+: ok \(exit code 0\).*stdout:\\n  public\\n' "$out"
+
 # The control of the cancel: the same long run, not cancelled, is not killed at once (it
 # would be without the cancel: it ends by its timeout).
 "$CTL" run - --timeout 2 --json >"$T/result.json" 2>/dev/null <<'PY' || true
