@@ -130,6 +130,9 @@ expect(srv, "neither method nor result", {"jsonrpc": "2.0", "id": 12}, R,
 silent(srv, "a response to nothing", {"jsonrpc": "2.0", "id": 13, "result": {}})
 silent(srv, "an unknown notification", {"jsonrpc": "2.0", "method": "notifications/whatever"})
 silent(srv, "a blank line", b"   \n")
+silent(srv, "a cancel of no request in flight", {"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                                 "params": {"requestId": 999}})
+silent(srv, "a cancel without a requestId", {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {}})
 
 # The lifecycle.
 expect(srv, "initialize without clientInfo", {**INIT, "params": {"protocolVersion": "2025-06-18", "capabilities": {}}},
