@@ -1,4 +1,4 @@
-# Anvil. `make` builds the five programs into build/; `make check` installs what is missing
+# Anvil. `make` builds the six programs into build/; `make check` installs what is missing
 # (NODEPS=1: not even a look), builds, and runs every test (SANITIZE=1: under ASan and UBSan);
 # `make demo` runs the example and the escapes end to end; `make soak` runs 500 mixed runs from
 # 16 clients and checks that nothing leaked.
@@ -35,6 +35,7 @@ memo = $(eval $(1) := $(2))$($(1))
 SUP_LIBS   = $(call memo,SUP_LIBS,$(call pc,--libs,libuv msgpack libcap inih))
 BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmd inih))
 CTL_LIBS   = $(call memo,CTL_LIBS,$(call pc,--libs,msgpack jansson libmicrohttpd libmd))
+MCP_LIBS   = $(call memo,MCP_LIBS,$(call pc,--libs,msgpack jansson libmd))
 PY_LIBS    = $(call memo,PY_LIBS,$(call pc,--libs,python3-embed msgpack libseccomp))
 UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson libcap libseccomp))
 MODEL_TEST_LIBS = $(call memo,MODEL_TEST_LIBS,$(call pc,--libs,cmocka jansson))
@@ -111,6 +112,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
+MCP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard mcp/*.c))
 PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -118,7 +120,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
 
 PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py \
-            $(BUILD)/anvil-init
+            $(BUILD)/anvil-init $(BUILD)/anvil-mcp
 
 LIB_A := $(BUILD)/libanvil.a
 
@@ -203,6 +205,12 @@ $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
 $(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(CTL_LIBS)
+
+# anvil-mcp is a client of the broker as anvilctl is: its connection and inputs (ctl/client.c,
+# ctl/input.c) and the results' prose (broker/render.c, which a supervisor's results need);
+# jansson its JSON-RPC, libmd the artifacts' SHA-256 it checks; a thread per request.
+$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(LIB_A)
+	$(CC) $(SAN) $(LDFLAGS) -pthread -o $@ $^ $(MCP_LIBS)
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(JAIL_LIB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(PY_LIBS)
@@ -380,7 +388,8 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
 # completion (which reads its options from anvilctl's help too). Every file installed is listed in
 # $(BUILD)/install.list (as the paths below DESTDIR) for `make uninstall`, which removes
 # exactly those, and the configuration only if it is still the shipped one.
-MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1
+MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1 \
+             $(BUILD)/man/anvil-mcp.1
 
 $(BUILD)/man/%.8: $(BUILD)/%
 	@mkdir -p $(dir $@)
@@ -396,16 +405,23 @@ $(BUILD)/man/anvilctl.h2m: $(BUILD)/anvilctl
 		$< help $$c | sed -e '/^The broker is reached at/,$$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"; \
 		printf '.fi\n'; done; } >$@
 
+# anvil-mcp's page is its --help alone (a more specific rule than the one below, so make takes it).
+$(BUILD)/man/anvil-mcp.1: $(BUILD)/anvil-mcp
+	@mkdir -p $(dir $@)
+	help2man --no-info --no-discard-stderr --section=1 \
+		--name="serves Anvil to an MCP host over stdio" --output=$@ $<
+
 $(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/man/%.h2m
 	@mkdir -p $(dir $@)
 	help2man --no-info --no-discard-stderr --section=1 --include=$(BUILD)/man/$*.h2m \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
-INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl \
+INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl $(BINDIR)/anvil-mcp \
             $(LIBEXECDIR)/anvil-py $(LIBEXECDIR)/anvil-init \
             $(UNITDIR)/anvil-supervisor.service $(UNITDIR)/anvil-broker.service $(UNITDIR)/anvil-broker.socket \
             $(SYSUSERSDIR)/anvil.conf \
             $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
+            $(MANDIR)/man1/anvil-mcp.1 \
             $(COMPLETIONDIR)/anvilctl
 
 install: all $(MAN_PAGES)
@@ -413,14 +429,14 @@ install: all $(MAN_PAGES)
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSCONFDIR)/anvil \
 		$(DESTDIR)$(COMPLETIONDIR)
 	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(DESTDIR)$(SBINDIR)/
-	install -m 0755 $(BUILD)/anvilctl $(DESTDIR)$(BINDIR)/
+	install -m 0755 $(BUILD)/anvilctl $(BUILD)/anvil-mcp $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/anvil-py $(BUILD)/anvil-init $(DESTDIR)$(LIBEXECDIR)/
 	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket; do \
 		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/etc/anvil/|$(SYSCONFDIR)/anvil/|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 systemd/sysusers.d/anvil.conf $(DESTDIR)$(SYSUSERSDIR)/anvil.conf
 	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
-	install -m 0644 $(BUILD)/man/anvilctl.1 $(DESTDIR)$(MANDIR)/man1/
+	install -m 0644 $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list
 	@if [ -f etc/anvil.conf ]; then \

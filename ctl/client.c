@@ -15,25 +15,43 @@
 #include "lib/err.h"
 #include "lib/fd.h"
 
+const char *ctl_prog = "anvilctl";
+
 const char *ctl_socket_path(void)
 {
         const char *p = getenv("ANVIL_SOCKET");
         return p && *p ? p : "/run/anvil.sock";
 }
 
-static int connect_broker(void)
+/* One line of what ended a request: on stderr, or kept in *failed (the first one only). */
+static void say(char **failed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(char **failed, const char *fmt, ...)
+{
+        va_list ap;
+        va_start(ap, fmt);
+        if (!failed) {
+                fprintf(stderr, "%s: ", ctl_prog);
+                vfprintf(stderr, fmt, ap);
+                fputc('\n', stderr);
+        } else if (!*failed && vasprintf(failed, fmt, ap) < 0) {
+                *failed = NULL;
+        }
+        va_end(ap);
+}
+
+static int connect_broker(char **failed)
 {
         const char *path = ctl_socket_path();
         struct sockaddr_un sa = { .sun_family = AF_UNIX };
         if (strlen(path) >= sizeof(sa.sun_path)) {
-                fprintf(stderr, "anvilctl: socket path %s is too long\n", path);
+                say(failed, "socket path %s is too long", path);
                 return -1;
         }
         strcpy(sa.sun_path, path);
         int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-                fprintf(stderr, "anvilctl: cannot reach Anvil at %s: %s (is anvil-broker running? set ANVIL_SOCKET)\n",
-                        path, strerror(errno));
+                say(failed, "cannot reach Anvil at %s: %s (is anvil-broker running? set ANVIL_SOCKET)", path,
+                    strerror(errno));
                 if (fd >= 0)
                         close(fd);
                 return -1;
@@ -44,7 +62,7 @@ static int connect_broker(void)
 /* The broker closed the connection while a request was being sent (it refuses a connection
  * over one of its bounds with an error frame, then closes it without reading the request):
  * its error frame, if one came, says why. Returns the exit status. */
-static int closed_while_sending(int fd, const char *what)
+static int closed_while_sending(int fd, const char *what, char **failed)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_reader rd;
@@ -54,10 +72,10 @@ static int closed_while_sending(int fd, const char *what)
         proto_reader_free(&rd);
         int rc = EXIT_CONNECT;
         if (k == 1 && in.type == PROTO_ERROR) {
-                fprintf(stderr, "anvilctl: %s: %s\n", in.u.error.code, in.u.error.message);
+                say(failed, "%s: %s", in.u.error.code, in.u.error.message);
                 rc = ctl_error_exit(in.u.error.code);
         } else {
-                fprintf(stderr, "anvilctl: the broker closed the connection before it took %s\n", what);
+                say(failed, "the broker closed the connection before it took %s", what);
         }
         if (k == 1)
                 proto_msg_free(&in);
@@ -88,36 +106,25 @@ static int write_msg_fds(int fd, const struct proto_msg *m, const int *fds, size
 
 int ctl_send_request_fds(const struct proto_msg *m, const char *what, const int *fds, size_t n)
 {
-        int fd = connect_broker();
+        return ctl_send_request_why(m, what, fds, n, NULL);
+}
+
+int ctl_send_request_why(const struct proto_msg *m, const char *what, const int *fds, size_t n, char **failed)
+{
+        int fd = connect_broker(failed);
         if (fd < 0)
                 return -EXIT_CONNECT;
         struct anvil_err err = ANVIL_ERR_INIT;
         if (write_msg_fds(fd, m, fds, n, &err) < 0) {
                 int rc = EXIT_CONNECT;
                 if (err.code == EPIPE || err.code == ECONNRESET)
-                        rc = closed_while_sending(fd, what);
+                        rc = closed_while_sending(fd, what, failed);
                 else
-                        fprintf(stderr, "anvilctl: cannot send %s to %s: %s\n", what, ctl_socket_path(), err.msg);
+                        say(failed, "cannot send %s to %s: %s", what, ctl_socket_path(), err.msg);
                 close(fd);
                 return -rc;
         }
         return fd;
-}
-
-/* One line of what ended a request: on stderr, or kept in *failed (the first one only). */
-static void say(char **failed, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void say(char **failed, const char *fmt, ...)
-{
-        va_list ap;
-        va_start(ap, fmt);
-        if (!failed) {
-                fprintf(stderr, "anvilctl: ");
-                vfprintf(stderr, fmt, ap);
-                fputc('\n', stderr);
-        } else if (!*failed && vasprintf(failed, fmt, ap) < 0) {
-                *failed = NULL;
-        }
-        va_end(ap);
 }
 
 /* The message for a read that ended the connection: the broker's closing it (end of stream,
@@ -151,14 +158,14 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
                 int r;
                 /* A supervisor talked to directly sends facts where a broker sends prose. */
                 char unhashed[PROTO_PATH_MAX + 128] = "";
-                if (bro_render(&in) < 0 ||
-                    (in.type == PROTO_RUN_RESULT && bro_hash_artifacts(&in.u.run_result, unhashed, sizeof(unhashed)) < 0)) {
+                if (bro_render(&in) < 0 || (in.type == PROTO_RUN_RESULT &&
+                                            bro_hash_artifacts(&in.u.run_result, unhashed, sizeof(unhashed)) < 0)) {
                         say(failed, "out of memory");
                         proto_msg_free(&in);
                         break;
                 }
                 if (unhashed[0])
-                        fprintf(stderr, "anvilctl: an artifact is not hashed: %s\n", unhashed);
+                        fprintf(stderr, "%s: an artifact is not hashed: %s\n", ctl_prog, unhashed);
                 if (in.type == PROTO_ERROR) {
                         say(failed, "%s: %s", in.u.error.code, in.u.error.message);
                         rc = ctl_error_exit(in.u.error.code);

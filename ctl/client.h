@@ -20,6 +20,9 @@
 #define EXIT_ANVIL_MIN 120
 #define EXIT_ANVIL_MAX 127
 
+/* The program's name atop what it says on stderr: "anvilctl" (anvil-mcp sets its own). */
+extern const char *ctl_prog;
+
 /* $ANVIL_SOCKET, or /run/anvil.sock. */
 const char *ctl_socket_path(void);
 
@@ -28,6 +31,15 @@ const char *ctl_socket_path(void);
 int ctl_send_request(const struct proto_msg *m, const char *what);
 /* The same with n open fds attached to the frame's first bytes (a run_request's inputs). */
 int ctl_send_request_fds(const struct proto_msg *m, const char *what, const int *fds, size_t n);
+/* The same, with what went wrong kept in *failed (malloc'd, one line, as ctl_follow keeps it)
+ * instead of said on stderr, when failed is not NULL. */
+int ctl_send_request_why(const struct proto_msg *m, const char *what, const int *fds, size_t n, char **failed);
+
+/* --input [NAME=]PATH (ctl/input.c; what: "--input", the start of why): PATH opened as the calling user, read-only, and its fd
+ * put in fds[*n_fds] (then counted), in->name the NAME given or PATH's last component, in->fd
+ * its index. A regular file or a directory, nothing else. 0, or -1 with why said in why. */
+int ctl_open_input(const char *what, const char *arg, struct proto_input *in, int *fds, size_t *n_fds, char *why,
+                   size_t why_size);
 
 /* What a request's reader does with one frame (not an error frame): 1 to read on, 0 when the
  * request has ended (its exit status in *rc), -1 for a frame it does not expect. The frame

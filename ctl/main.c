@@ -429,35 +429,11 @@ static int read_input(const char *what, const char *path, struct proto_input *in
         return 0;
 }
 
-/* --input [NAME=]PATH for a run: PATH opened here, as the calling user, and the open fd passed
- * with the request (SCM_RIGHTS): no server ever opens a path for a client. NAME (what the
- * tool sees in ./inputs) is PATH's last component unless given before the first '='; a path
- * with '=' in it is given as NAME=PATH. A regular file or a directory, nothing else. */
+/* --input [NAME=]PATH for a run (ctl_open_input): no server ever opens a path for a client. */
 static int open_input(const char *arg, struct proto_input *in, int *fds, size_t *n_fds)
 {
-        const char *eq = strchr(arg, '=');
-        const char *path = eq ? eq + 1 : arg;
-        _cleanup_free_ char *copy = strdup(path);
-        if (!copy)
-                return die_usage("out of memory");
-        size_t l = strlen(copy);
-        while (l > 1 && copy[l - 1] == '/')
-                copy[--l] = 0;
-        in->name = eq ? strndup(arg, (size_t)(eq - arg)) : strdup(basename(copy));
-        if (!in->name || !path[0])
-                return die_usage("--input %s: expected [NAME=]PATH", arg);
-        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-        if (fd < 0)
-                return die_usage("--input %s: cannot open it: %s", path, strerror(errno));
-        struct stat st;
-        if (fstat(fd, &st) < 0 || (!S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))) {
-                (void)close(fd);
-                return die_usage("--input %s: not a regular file or a directory", path);
-        }
-        in->fd.set = true;
-        in->fd.v = (int64_t)*n_fds;
-        fds[(*n_fds)++] = fd;
-        return 0;
+        char why[PROTO_PATH_MAX + 128];
+        return ctl_open_input("--input", arg, in, fds, n_fds, why, sizeof(why)) < 0 ? die_usage("%s", why) : 0;
 }
 
 /* A request must fit in one frame (PROTO_FRAME_MAX): found here, before connecting, it is the

@@ -16,7 +16,7 @@ import subprocess
 import sys
 
 TOP = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "..")
-SOURCE_DIRS = ["lib", "proto", "policy", "jail", "runner", "supervisor", "broker", "ctl"]
+SOURCE_DIRS = ["lib", "proto", "policy", "jail", "runner", "supervisor", "broker", "ctl", "mcp"]
 PRIVILEGE = ("root", "unprivileged", "untrusted", "no privilege", "every program", "any user")
 
 problems = []

@@ -15,13 +15,15 @@ SAN=()
 mk() { make -s -C "$TOP" "$@" PREFIX=/usr DESTDIR="$D" BUILD="$ANVIL_BUILD" TEST_CFLAGS=-DANVIL_TEST_BUILD "${SAN[@]}" >>"$T/make.out" 2>&1; }
 mk install || fail "make install: $(tail -5 "$T/make.out")"
 UNITDIR=$(pkg-config --variable=systemdsystemunitdir systemd)
-expected="/usr/bin/anvilctl
+expected="/usr/bin/anvil-mcp
+/usr/bin/anvilctl
 /usr/lib/anvil/anvil-init
 /usr/lib/anvil/anvil-py
 /usr/lib/sysusers.d/anvil.conf
 /usr/sbin/anvil-broker
 /usr/sbin/anvil-supervisor
 /usr/share/bash-completion/completions/anvilctl
+/usr/share/man/man1/anvil-mcp.1
 /usr/share/man/man1/anvilctl.1
 /usr/share/man/man8/anvil-broker.8
 /usr/share/man/man8/anvil-supervisor.8
@@ -38,16 +40,16 @@ expected:
 $expected"
 echo "ok: make install put exactly these $(wc -l <<<"$got") files:"
 sed 's/^/    /' <<<"$got"
-for p in usr/sbin/anvil-supervisor usr/sbin/anvil-broker usr/bin/anvilctl usr/lib/anvil/anvil-py usr/lib/anvil/anvil-init; do
+for p in usr/sbin/anvil-supervisor usr/sbin/anvil-broker usr/bin/anvilctl usr/bin/anvil-mcp usr/lib/anvil/anvil-py usr/lib/anvil/anvil-init; do
         [ "$(stat -c %a "$D/$p")" = 755 ] || fail "$p: mode $(stat -c %a "$D/$p")"
 done
 for d in supervisor broker; do
         grep -qx "ExecStart=/usr/sbin/anvil-$d --config /etc/anvil/anvil.conf" "$D$UNITDIR/anvil-$d.service" ||
                 fail "the installed $d unit does not start /usr/sbin/anvil-$d --config /etc/anvil/anvil.conf"
 done
-for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1; do
+for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1 man1/anvil-mcp.1; do
         head -5 "$D/usr/share/man/$m" | grep -q '^\.TH ' || fail "$m: no .TH header: $(head -3 "$D/usr/share/man/$m")"
-        grep -q 'listen\|anvilctl run' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
+        grep -q 'listen\|anvilctl run\|run_python' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
 done
 grep -q '^\.SH "EXIT STATUS"\|^\.SS "Exit status:"\|Exit status' "$D/usr/share/man/man1/anvilctl.1" ||
         fail "anvilctl.1: no exit status, which anvilctl --help has"
