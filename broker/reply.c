@@ -684,6 +684,16 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
         return 0;
 }
 
+int bro_reply_tool_calls(const char *names, struct bro_reply *out)
+{
+        if (!out || !names)
+                return -EINVAL;
+        memset(out, 0, sizeof(*out));
+        struct bro_tb why = { 0 };
+        BRO_TB_TEXT(&why, REPLY_TOOL_CALLS, names);
+        return no_code(out, &why);
+}
+
 void bro_reply_free(struct bro_reply *r)
 {
         if (!r)

@@ -69,6 +69,11 @@ struct bro_reply {
 int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out);
 void bro_reply_free(struct bro_reply *r);
 
+/* A reply that called tools instead of writing content (OpenAI's content null with
+ * tool_calls): NO_CODE, why REPLY_TOOL_CALLS with the functions' names (printable, as the
+ * model client made them). Never run. 0 or -ENOMEM (-EINVAL without names or out). */
+int bro_reply_tool_calls(const char *names, struct bro_reply *out);
+
 /* "No code was received. What was seen: <why>." then the format hint (FORMAT_HINT), at most
  * max_len bytes. malloc'd; NULL if out of memory. */
 char *bro_observation_no_code(const struct bro_reply *r, size_t max_len);

@@ -526,6 +526,27 @@ static const struct reply_case dialect_cases[] = {
 #undef CODE
 #undef NOPE
 
+/* OpenAI's content null with tool_calls: the model is told that no code came, and in what form
+ * it should; nothing is run. */
+static void test_reply_tool_calls(void **state)
+{
+        (void)state;
+        struct bro_reply r;
+        assert_int_equal(bro_reply_tool_calls("python, get_weather", &r), 0);
+        assert_int_equal(r.kind, BRO_REPLY_NO_CODE);
+        assert_null(r.code);
+        _cleanup_free_ char *obs = bro_observation_no_code(&r, 4096);
+        assert_string_equal(obs, "No code was received. What was seen: a call of the tool python, get_weather and no "
+                                 "content; here tools are not called, code is run.\n"
+                                 "Reply with a short thought, then one Python code block, fenced like this:\n"
+                                 "```py\nresult = 6 * 7\nprint(result)\n```\n"
+                                 "When the deliverable is written under ./artifacts, call final_answer(value) in a "
+                                 "code block to finish.");
+        bro_reply_free(&r);
+        assert_int_equal(bro_reply_tool_calls(NULL, &r), -EINVAL);
+        assert_int_equal(bro_reply_tool_calls("x", NULL), -EINVAL);
+}
+
 /* One cmocka test a case: each rule passes or fails by its own name. */
 static void test_reply_dialect(void **state)
 {
@@ -1284,6 +1305,7 @@ int main(void)
                 cmocka_unit_test(test_reply_source_max),
                 cmocka_unit_test(test_reply_hostile),
                 cmocka_unit_test(test_reply_random),
+                cmocka_unit_test(test_reply_tool_calls),
                 cmocka_unit_test(test_observation_no_code),
                 cmocka_unit_test(test_observation_verbatim),
                 cmocka_unit_test(test_observation_lists),
