@@ -1,7 +1,8 @@
-/* A model's reply, read as one code action, and its capability declaration (agent.h has the
- * rules). The reply is untrusted and may be megabytes: it is scanned line by line, each byte
- * a bounded number of times (see the lexer's note below), nothing read past len, and no
- * allocation but the code itself, once its size is known.
+/* A model's reply, read as one code action, and its capability declaration (reply.h has the
+ * rules). Run by the broker, unprivileged. The reply is untrusted and may be megabytes: it is
+ * scanned line by line, each byte a bounded number of times (see the lexer's note below; a
+ * <think> is skipped by one memmem), nothing read past len, and no allocation but the code
+ * itself, once its size is known (and, for a declaration, jansson's of the object read).
  *
  * Two passes over the same deterministic scan: the first counts the blocks of each kind and
  * the size of their code, and decides (which kind is run, or why nothing is); the second
