@@ -1059,6 +1059,19 @@ static void test_caps_declared(void **state)
         assert_int_equal(proto_strv_push(&v, "x"), 0);
         assert_int_equal(bro_caps_declared("{\"capabilitiesRequested\": []}", 29, &v), -EINVAL); /* out not empty */
         proto_strv_free(&v);
+        /* hostile: a hundred thousand declarations, and keys that each open a search back */
+        static const char *const units[] = { "{\"capabilitiesRequested\": []} ", "\"capabilitiesRequested\" x ",
+                                             "{\"a\": {\"b\": [\"capabilitiesRequested\", ", "capabilitiesRequested{" };
+        static const int rcs[] = { 1, -EINVAL, -EINVAL, 0 };
+        for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+                size_t n;
+                _cleanup_free_ char *h = repeat(units[u], 100000, &n);
+                double t0 = cpu_s();
+                int hr = bro_caps_declared(guarded(h, n), n, &v);
+                if (hr != rcs[u] || cpu_s() - t0 > 2.0)
+                        fail_msg("hostile declarations %zu: %d in %.1f s", u, hr, cpu_s() - t0);
+                proto_strv_free(&v);
+        }
         /* a declaration line of a megabyte */
         size_t big = 1 << 20;
         _cleanup_free_ char *s = malloc(big + 64);
