@@ -632,17 +632,21 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
 
         struct tally t = { 0 };
         bool prose_tool = scan(reply, len, count, NULL, &t);
-        /* Tagged code wins; untagged fences are code only in a reply without it. */
-        /* <code> blocks win: beside them, fences are examples. A last <code> left open is
+        /* <code> blocks win: beside them, fences are examples; then tagged fences, beside which
+         * untagged ones are sample output. A last <code> left open is
          * the action cut by a stop sequence (it runs to the end); a fence left open is a
          * reply cut at its length limit (refused). */
-        enum blk_kind kind = t.n[BLK_TAG] ? BLK_TAG
-                             : t.n[BLK_PY] || (t.unclosed && t.last_unclosed.kind == BLK_PY) ? BLK_PY
-                                                                                            : BLK_UNTAGGED;
+        enum blk_kind kind = BLK_UNTAGGED;
+        unsigned not_taken = 0; /* fences beside the kind that is the action */
+        if (t.n[BLK_TAG]) {
+                kind = BLK_TAG;
+                not_taken = t.n[BLK_PY] + t.n[BLK_UNTAGGED];
+        } else if (t.n[BLK_PY] || (t.unclosed && t.last_unclosed.kind == BLK_PY)) {
+                kind = BLK_PY;
+                not_taken = t.n[BLK_UNTAGGED];
+        }
         out->blocks = t.n[kind];
-        out->skipped = t.other + t.json + (kind == BLK_TAG ? t.n[BLK_PY] + t.n[BLK_UNTAGGED]
-                                           : kind == BLK_PY ? t.n[BLK_UNTAGGED]
-                                                            : 0);
+        out->skipped = t.other + t.json + not_taken;
         if (t.unclosed && t.last_unclosed.kind == kind && kind != BLK_TAG && candidate(&t.last_unclosed)) {
                 BRO_TB_TEXT(&why, REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open), "```");
                 return no_code(out, &why);
