@@ -608,9 +608,13 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         }
         proto_strv_free(&declared);
         struct bro_reply pr;
-        /* tool_calls and no content (OpenAI's content null): the model is told, as for prose */
-        if ((reply->tool_calls && len == 0 ? bro_reply_tool_calls(reply->tool_calls, &pr)
-                                           : bro_reply_parse(reply->content, len, &pr)) < 0) {
+        int rr = bro_reply_parse(reply->content, len, &pr);
+        /* tool calls and no code (OpenAI's content null, or prose): the model is told so */
+        if (rr == 0 && pr.kind != BRO_REPLY_CODE && reply->tool_calls) {
+                bro_reply_free(&pr);
+                rr = bro_reply_tool_calls(reply->tool_calls, &pr);
+        }
+        if (rr < 0) {
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }

@@ -77,8 +77,8 @@ struct bro_reply {
 int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out);
 void bro_reply_free(struct bro_reply *r);
 
-/* A reply that called tools instead of writing content (OpenAI's content null with
- * tool_calls): NO_CODE, why REPLY_TOOL_CALLS with the functions' names (printable, as the
+/* A reply that called tools and holds no code (OpenAI's content null with tool_calls, or
+ * prose beside them): NO_CODE, why REPLY_TOOL_CALLS with the functions' names (printable, as the
  * model client made them). Never run. 0 or -ENOMEM (-EINVAL without names or out). */
 int bro_reply_tool_calls(const char *names, struct bro_reply *out);
 

@@ -18,7 +18,7 @@
         X(REPLY_PROSE, "prose only, no code block")                                             \
         X(REPLY_TOOL_CALL, "a JSON tool call; here tools are not called, code is run")          \
         /* the functions called (printable, joined by ", ") */                                  \
-        X(REPLY_TOOL_CALLS, "a call of the tool %s and no content; here tools are not called, code is run") \
+        X(REPLY_TOOL_CALLS, "a call of the tool %s and no code; here tools are not called, code is run") \
         /* the block's language tag (sanitized) */                                              \
         X(REPLY_OTHER_LANG, "a ```%s block, which is not Python")                               \
         X(REPLY_JSON_BLOCK, "a ``` block of JSON, which is not Python")                         \

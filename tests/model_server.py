@@ -39,7 +39,8 @@ Replies as real servers serialise them, byte for byte (the dialects):
                 null-valued extra fields; a gateway without id, created or usage.
       "content":       the reply's content ("hello from step N"); null for none
       "finish_reason": ("stop"; "tool_calls" when tool_calls are given)
-      "tool_calls":    function names the model calls (content null, as OpenAI sends it)
+      "tool_calls":    function names the model calls (content null unless given, as OpenAI
+                       sends it)
       "reasoning":     the server's separate reasoning (reasoning_content; Ollama: reasoning)
       "stream":        true, false, or absent: as the request asked ("stream": true), as the
                        servers do. A stream is server-sent events in HTTP chunks, as each
@@ -118,7 +119,7 @@ def dialect_body(d, content, finish, tools, reasoning):
     """The whole (non-streamed) reply of server d, as bytes."""
     now = int(time.time())
     if d == "openai":
-        msg = {"role": "assistant", "content": None if tools else content}
+        msg = {"role": "assistant", "content": content}
         if tools:
             msg["tool_calls"] = _tool_calls(tools)
         msg.update({"refusal": None, "annotations": []})
@@ -155,7 +156,7 @@ def dialect_body(d, content, finish, tools, reasoning):
                 "usage": {"prompt_tokens": 26, "completion_tokens": 10, "total_tokens": 36}}
         return _go_json(body).encode()
     if d == "vllm":
-        msg = {"role": "assistant", "reasoning_content": reasoning, "content": None if tools else content,
+        msg = {"role": "assistant", "reasoning_content": reasoning, "content": content,
                "tool_calls": _tool_calls(tools) if tools else []}
         body = {"id": "chatcmpl-8f2c", "object": "chat.completion", "created": now,
                 "model": "Qwen/Qwen2.5-7B-Instruct",

@@ -21,6 +21,7 @@ model_script stream <<'PY'
 PY
 model_script tools <<'PY'
 [{"dialect": "openai", "tool_calls": ["python"]},
+ {"dialect": "openai", "tool_calls": ["python"], "content": "I will call the python tool.", "stream": False},
  {"dialect": "vllm", "content": "<think>\n```py\nimport socket\nsocket.create_connection(('127.0.0.1', 9))\n```\n</think>\n"
                                  "Thought: now.\n<code>\nwith open('artifacts/t.txt', 'w') as f:\n    f.write('t\\n')\n"
                                  "final_answer('t')\nObservation: t\nThought: and more\n<code>\nraise SystemExit(3)\n"}]
@@ -83,13 +84,16 @@ expect_eq "tools: the action is the <code> block, cut at Observation:" \
         "$(jq -r '.steps[0].code' "$T/tools.json")"
 expect_eq "tools: the draft in <think> never ran: nothing refused" 0 \
         "$(jq '[.steps[0].run.events[] | select(.kind == "blocked")] | length' "$T/tools.json")"
-told=$(jq -r '.json.messages[-1].content' <(sed -n 2p "$T/logs/tools.jsonl"))
-expect_eq "tools: the model was told" \
-        "No code was received. What was seen: a call of the tool python and no content; here tools are not called, code is run." \
-        "$(head -1 <<<"$told")"
-expect_match "tools: and shown the form" '```py' "$told"
+for n in 2 3; do
+        told=$(jq -r '.json.messages[-1].content' <(sed -n ${n}p "$T/logs/tools.jsonl"))
+        expect_eq "tools: the model was told (request $n)" \
+                "No code was received. What was seen: a call of the tool python and no code; here tools are not called, code is run." \
+                "$(head -1 <<<"$told")"
+        expect_match "tools: and shown the form (request $n)" '```py' "$told"
+done
 tid=$(jq -r .task_id "$T/tools.json")
-expect_eq "tools: the trace names the call" python "$(jq -r 'select(.kind == "model_reply") | .tool_calls // empty' "$T/broker/traces/$tid.jsonl")"
+expect_eq "tools: the trace names the calls" "python python" \
+        "$(jq -r 'select(.kind == "model_reply") | .tool_calls // empty' "$T/broker/traces/$tid.jsonl" | tr '\n' ' ' | sed 's/ $//')"
 
 # ---- the time budget and a cancel stop the stream at once ----
 task budget ', "time_budget_s": 3'

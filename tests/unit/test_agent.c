@@ -537,7 +537,7 @@ static void test_reply_tool_calls(void **state)
         assert_null(r.code);
         _cleanup_free_ char *obs = bro_observation_no_code(&r, 4096);
         assert_string_equal(obs, "No code was received. What was seen: a call of the tool python, get_weather and no "
-                                 "content; here tools are not called, code is run.\n"
+                                 "code; here tools are not called, code is run.\n"
                                  "Reply with a short thought, then one Python code block, fenced like this:\n"
                                  "```py\nresult = 6 * 7\nprint(result)\n```\n"
                                  "When the deliverable is written under ./artifacts, call final_answer(value) in a "
