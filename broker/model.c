@@ -19,7 +19,12 @@
  *   M1  bro_model_chat: cfg checked and copied, the body rendered once, an easy handle set
  *       up and added to the multi handle (attempt 1)
  *   M2  the transfer ends (process_done): the status and body decide between success,
- *       an error, or another attempt
+ *       an error, or another attempt. Every request asks for "stream": true; a 2xx
+ *       text/event-stream body is fed to the SSE reader (model_parse.c) from the write
+ *       callback as it comes, and the reply so far told to the delta callback (forward: a
+ *       character never split, the key held back); any other body is kept whole and decoded
+ *       at the end. A 400/422 naming "stream" is asked again at once without it (the
+ *       endpoint remembered); a stream part of which was told is never asked again
  *   M3  another attempt (429, 5xx, refused or reset connection; at most cfg.retries): the
  *       request's own timer waits Retry-After (capped) or the backoff, then M1's handle is
  *       added again
@@ -241,7 +246,7 @@ static void on_req_closed(uv_handle_t *h)
 }
 
 /* M4: the end, exactly once. p is set on success and for a reply cut at its token limit. */
-static void finish_parsed(struct req *r, const struct bro_model_parsed *p, const char *error)
+static void finish(struct req *r, const struct bro_model_parsed *p, const char *error)
 {
         struct bro_model *m = r->m;
         if (r->ended)
@@ -276,13 +281,6 @@ static void finish_parsed(struct req *r, const struct bro_model_parsed *p, const
         uv_close((uv_handle_t *)&r->backoff, on_req_closed);
 }
 
-static void finish(struct req *r, const char *content, const char *finish_reason, const char *error)
-{
-        (void)content;
-        (void)finish_reason; /* only ever NULL: a reply goes through finish_parsed */
-        finish_parsed(r, NULL, error);
-}
-
 /* What of a streamed reply may be told: up to the end less what could still be the start of
  * the key, on a character's boundary. A key whole in it ends the request. */
 static void forward(struct req *r)
@@ -295,7 +293,7 @@ static void forward(struct req *r)
                 if (memmem(st->content + from, st->content_len - from, r->cfg.key, klen)) {
                         char err[ERR_MAX];
                         POL_REASON(err, sizeof(err), MODEL_KEY_IN_REPLY);
-                        finish_parsed(r, NULL, err);
+                        finish(r, NULL, err);
                         return;
                 }
         }
@@ -413,7 +411,7 @@ static void on_backoff(uv_timer_t *t)
         if (e < 0) {
                 char err[ERR_MAX];
                 POL_REASON(err, sizeof(err), MODEL_FAILED, r->where, strerror(-e));
-                finish(r, NULL, NULL, err);
+                finish(r, NULL, err);
         }
 }
 
@@ -527,6 +525,15 @@ static bool refuses_stream(struct req *r, long status)
 static char *render_body(const struct bro_model_cfg *cfg, json_t *messages, bool stream);
 static int start_attempt(struct req *r);
 
+/* r->body as the request's body. */
+static int set_body(struct req *r)
+{
+        if (curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body) != CURLE_OK ||
+            curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body)) != CURLE_OK)
+                return -EIO;
+        return 0;
+}
+
 /* The same request again at once, without "stream" (not one of cfg.retries); the URL
  * remembered so that later requests do not ask. */
 static int restart_without_stream(struct req *r)
@@ -544,10 +551,8 @@ static int restart_without_stream(struct req *r)
         r->body = b;
         r->stream = false;
         r->extra++;
-        if (curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body) != CURLE_OK ||
-            curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body)) != CURLE_OK)
-                return -EIO;
-        return start_attempt(r);
+        int e = set_body(r);
+        return e < 0 ? e : start_attempt(r);
 }
 
 /* M2: what one attempt's end means. */
@@ -559,7 +564,7 @@ static void attempt_ended(struct req *r, CURLcode res)
         if (r->ended)
                 return; /* ended from inside the transfer (a key in a streamed reply) */
         if (res != CURLE_OK && r->stream_failed) {
-                finish(r, NULL, NULL, r->st.why); /* an event that is not a chunk */
+                finish(r, NULL, r->st.why); /* an event that is not a chunk */
                 return;
         }
         if (res != CURLE_OK)
@@ -577,7 +582,7 @@ static void attempt_ended(struct req *r, CURLcode res)
                                 goto again;
                         }
                         if (pr < 0) {
-                                finish(r, NULL, NULL, err);
+                                finish(r, NULL, err);
                                 return;
                         }
                         size_t klen = strlen(r->cfg.key);
@@ -586,15 +591,15 @@ static void attempt_ended(struct req *r, CURLcode res)
                                  * as a tool: the key must not ride along (DESIGN §1). Short keys
                                  * (a local server's "test") would refuse ordinary code. */
                                 POL_REASON(err, sizeof(err), MODEL_KEY_IN_REPLY);
-                                finish(r, NULL, NULL, err);
+                                finish(r, NULL, err);
                         } else if (strcmp(p.finish_reason, "length") == 0) {
                                 if (r->cfg.max_tokens)
                                         POL_REASON(err, sizeof(err), MODEL_CUT, r->cfg.max_tokens);
                                 else
                                         POL_REASON(err, sizeof(err), MODEL_CUT_SERVER);
-                                finish_parsed(r, &p, err);
+                                finish(r, &p, err);
                         } else
-                                finish_parsed(r, &p, NULL);
+                                finish(r, &p, NULL);
                         bro_model_parsed_free(&p);
                         return;
                 }
@@ -603,7 +608,7 @@ static void attempt_ended(struct req *r, CURLcode res)
                         if (e == 0)
                                 return;
                         POL_REASON(err, sizeof(err), MODEL_FAILED, r->where, strerror(-e));
-                        finish(r, NULL, NULL, err);
+                        finish(r, NULL, err);
                         return;
                 }
                 http_error(r, status, err, sizeof(err));
@@ -627,7 +632,7 @@ again:
                 snprintf(base, sizeof(base), "%s", err);
                 POL_REASON(err, sizeof(err), MODEL_GAVE_UP, base, r->attempts);
         }
-        finish(r, NULL, NULL, err);
+        finish(r, NULL, err);
 }
 
 static void process_done(struct bro_model *m)
@@ -773,11 +778,7 @@ long bro_model_chat_stream(struct bro_model *m, const struct bro_model_cfg *cfg,
         e = -ENOMEM;
         if (!(r->body = render_body(cfg, messages, r->stream)))
                 goto fail;
-        if ((e = curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body) != CURLE_OK ||
-                         curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body)) != CURLE_OK
-                 ? -EIO
-                 : 0) < 0 ||
-            (e = start_attempt(r)) < 0)
+        if ((e = set_body(r)) < 0 || (e = start_attempt(r)) < 0)
                 goto fail;
         r->id = m->next_id++;
         if (m->next_id <= 0) /* a long-lived broker wraps after 2^63 requests: ids stay > 0 */
@@ -799,7 +800,7 @@ void bro_model_cancel(struct bro_model *m, long id)
         for (struct req *r = m->reqs; r; r = r->next)
                 if (r->id == id) {
                         char err[64];
-                        finish(r, NULL, NULL, POL_REASON(err, sizeof(err), MODEL_CANCELLED));
+                        finish(r, NULL, POL_REASON(err, sizeof(err), MODEL_CANCELLED));
                         return;
                 }
 }
@@ -818,7 +819,7 @@ void bro_model_close(struct bro_model *m)
         char err[64];
         POL_REASON(err, sizeof(err), MODEL_CANCELLED);
         while (m->reqs) /* done may start no new request now (-ESHUTDOWN) */
-                finish(m->reqs, NULL, NULL, err);
+                finish(m->reqs, NULL, err);
         /* Sockets curl still has (connections kept for reuse): closed here, and forgotten by
          * curl first, so that curl_multi_cleanup's own CURL_POLL_REMOVE finds nothing. */
         while (m->socks)
