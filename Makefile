@@ -364,15 +364,16 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 
 # The agent's pure pieces (broker/reply.c, broker/prompt.c): a model's reply, the capability
 # declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
-FUZZ_AGENT_LIB := $(FUZZ_LIB) proto/names.c broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c
+FUZZ_AGENT_LIB := $(FUZZ_LIB) proto/names.c broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c \
+	policy/variables.c
 
 $(BUILD)/fuzz/fuzz_agent: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(TOOL_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^ $(TOOL_LIBS) $(call pc,--libs,jansson)
 
 $(BUILD)/fuzz/fuzz_agent_seeds: tests/fuzz/fuzz_agent.c $(FUZZ_AGENT_LIB)
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ $(TOOL_LIBS)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^ $(TOOL_LIBS) $(call pc,--libs,jansson)
 
 .PHONY: fuzz-agent
 fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds

@@ -557,7 +557,14 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
                 fail(t, TASK_MODEL_FAILED, error);
                 return;
         }
-        json_t *x = json_pack("{s:i, s:I}", "attempts", reply->attempts, "ms", (json_int_t)reply->ms);
+        json_t *x = json_pack("{s:i, s:I, s:b}", "attempts", reply->attempts, "ms", (json_int_t)reply->ms, "streamed",
+                              reply->streamed);
+        /* A server's separate reasoning and the tools the model called: in the trace, never run. */
+        _cleanup_free_ char *reasoning = reply->reasoning ? cut_dup(reply->reasoning, TASK_EVENT_TEXT_MAX) : NULL;
+        if (x && reasoning)
+                json_object_set_new(x, "reasoning", json_string(reasoning));
+        if (x && reply->tool_calls)
+                json_object_set_new(x, "tool_calls", json_string(reply->tool_calls));
         report(t, "model_reply", reply->content, NULL, NULL, x);
         /* The conversation keeps at most TASK_REPLY_KEPT bytes of a reply (a server may send
          * megabytes a turn; the code in it is parsed whole below), so that a task's messages
@@ -601,7 +608,13 @@ static void on_model(void *data, const struct bro_model_reply *reply, const char
         }
         proto_strv_free(&declared);
         struct bro_reply pr;
-        if (bro_reply_parse(reply->content, len, &pr) < 0) {
+        int rr = bro_reply_parse(reply->content, len, &pr);
+        /* tool calls and no code (OpenAI's content null, or prose): the model is told so */
+        if (rr == 0 && pr.kind != BRO_REPLY_CODE && reply->tool_calls) {
+                bro_reply_free(&pr);
+                rr = bro_reply_tool_calls(reply->tool_calls, &pr);
+        }
+        if (rr < 0) {
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
@@ -633,6 +646,32 @@ static int add_user_message(struct bro_task *t, const char *text)
         return add_message(t, "user", both);
 }
 
+/* A streamed reply as it grows, to the task's client as model_delta events: sent, not written
+ * to the trace (its model_reply has the whole). Bounded as the reply is (the model client's
+ * body bound), and by the client's bound on replies left unread. Called from inside the
+ * transfer: it only sends. */
+static void on_model_delta(void *data, const char *text, size_t len)
+{
+        struct bro_task *t = data;
+        if (!t->client || t->state != T_MODEL)
+                return;
+        for (size_t off = 0; off < len;) { /* in pieces of at most TASK_EVENT_TEXT_MAX */
+                size_t n = len - off;
+                if (n > TASK_EVENT_TEXT_MAX)
+                        n = utf8_complete_len((const uint8_t *)text + off, TASK_EVENT_TEXT_MAX);
+                _cleanup_free_ char *piece = strndup(text + off, n);
+                if (!piece || n == 0)
+                        return;
+                struct proto_msg e = { .type = PROTO_TASK_EVENT };
+                e.u.task_event.task_id = t->id;
+                e.u.task_event.step = t->step;
+                e.u.task_event.kind = (char *)proto_task_kind_name(PROTO_TASK_MODEL_DELTA);
+                e.u.task_event.message = piece;
+                bro_client_send(t->client, &e);
+                off += n;
+        }
+}
+
 /* A3: the conversation so far to the model. */
 static void ask_model(struct bro_task *t)
 {
@@ -647,7 +686,7 @@ static void ask_model(struct bro_task *t)
         char line[128];
         snprintf(line, sizeof(line), "step %u of at most %u: asking the model", t->step, t->max_steps);
         report(t, "model_request", line, NULL, NULL, NULL);
-        long id = bro_model_chat(t->srv->model, &t->model, t->messages, on_model, t);
+        long id = bro_model_chat_stream(t->srv->model, &t->model, t->messages, on_model, on_model_delta, t);
         if (id < 0) {
                 fail(t, TASK_MODEL_FAILED, strerror((int)-id));
                 return;

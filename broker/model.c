@@ -19,7 +19,12 @@
  *   M1  bro_model_chat: cfg checked and copied, the body rendered once, an easy handle set
  *       up and added to the multi handle (attempt 1)
  *   M2  the transfer ends (process_done): the status and body decide between success,
- *       an error, or another attempt
+ *       an error, or another attempt. Every request asks for "stream": true; a 2xx
+ *       text/event-stream body is fed to the SSE reader (model_parse.c) from the write
+ *       callback as it comes, and the reply so far told to the delta callback (forward: a
+ *       character never split, the key held back); any other body is kept whole and decoded
+ *       at the end. A 400/422 naming "stream" is asked again at once without it (the
+ *       endpoint remembered); a stream part of which was told is never asked again
  *   M3  another attempt (429, 5xx, refused or reset connection; at most cfg.retries): the
  *       request's own timer waits Retry-After (capped) or the backoff, then M1's handle is
  *       added again
@@ -49,6 +54,7 @@
 #include "lib/fd.h"
 #include "lib/list.h"
 #include "lib/log.h"
+#include "lib/utf8.h"
 #include "policy/reasons.h"
 
 #define ENDPOINT "/chat/completions"
@@ -74,8 +80,15 @@ struct req {
         uv_timer_t backoff;
         char *resp;
         size_t resp_len, resp_cap;
-        size_t header_bytes;
+        size_t header_bytes, body_bytes;
         bool too_large, headers_too_large;
+        /* streaming: asked for (stream), answered with (sse: text/event-stream on a 2xx) */
+        json_t *messages;
+        bool stream, sse, sse_decided, stream_failed, in_write;
+        struct bro_model_stream st;
+        size_t forwarded; /* of st.content, told to delta */
+        unsigned extra;   /* attempts that were not retries (asked again without streaming) */
+        bro_model_delta_fn delta;
         int64_t retry_after_ms; /* -1: the last response had none */
         unsigned attempts;
         uint64_t t0;
@@ -85,7 +98,11 @@ struct req {
         struct req *next, **pprev;
 };
 
+#define NO_STREAM_KEPT 8
+
 struct bro_model {
+        char no_stream[NO_STREAM_KEPT][sizeof(((struct bro_model_cfg *)0)->url) + sizeof(ENDPOINT)]; /* endpoints that refused it */
+        unsigned no_stream_next;
         uv_loop_t *loop;
         CURLM *multi;
         uv_timer_t timer;
@@ -224,28 +241,35 @@ static void on_req_closed(uv_handle_t *h)
         explicit_bzero(&r->cfg, sizeof(r->cfg));
         free(r->body);
         free(r->resp);
+        bro_model_stream_free(&r->st);
         free(r);
 }
 
-/* M4: the end, exactly once. content is set on success and for a reply cut at its token
- * limit. */
-static void finish(struct req *r, const char *content, const char *finish_reason, const char *error)
+/* M4: the end, exactly once. p is set on success and for a reply cut at its token limit. */
+static void finish(struct req *r, const struct bro_model_parsed *p, const char *error)
 {
         struct bro_model *m = r->m;
         if (r->ended)
                 return;
         r->ended = true;
         LIST_REMOVE(r);
-        if (r->in_multi) {
+        /* Inside curl's write callback the handle may not be removed: the callback returns 0
+         * (the transfer aborts at once) and process_done removes it. */
+        if (r->in_multi && !r->in_write) {
                 (void)curl_multi_remove_handle(m->multi, r->easy);
                 r->in_multi = false;
         }
         (void)uv_timer_stop(&r->backoff);
+        const char *content = p ? p->content : NULL;
+        const char *finish_reason = p ? p->finish_reason : NULL;
         struct bro_model_reply reply = {
                 .content = content,
                 .finish_reason = finish_reason,
                 .attempts = r->attempts,
                 .ms = now_ms() - r->t0,
+                .reasoning = p ? p->reasoning : NULL,
+                .tool_calls = p ? p->tool_calls : NULL,
+                .streamed = r->sse,
         };
         if (error)
                 log_info("model request #%ld: ended after %" PRIu64 " ms, %u attempt%s: %s", r->id, reply.ms,
@@ -257,14 +281,66 @@ static void finish(struct req *r, const char *content, const char *finish_reason
         uv_close((uv_handle_t *)&r->backoff, on_req_closed);
 }
 
+/* What of a streamed reply may be told: up to the end less what could still be the start of
+ * the key, on a character's boundary. A key whole in it ends the request. */
+static void forward(struct req *r)
+{
+        const struct bro_model_stream *st = &r->st;
+        size_t klen = strlen(r->cfg.key);
+        bool guard = klen >= 16; /* as attempt_ended's check: short keys would refuse ordinary text */
+        if (guard) {
+                size_t from = r->forwarded > klen ? r->forwarded - klen : 0;
+                if (memmem(st->content + from, st->content_len - from, r->cfg.key, klen)) {
+                        char err[ERR_MAX];
+                        POL_REASON(err, sizeof(err), MODEL_KEY_IN_REPLY);
+                        finish(r, NULL, err);
+                        return;
+                }
+        }
+        size_t end = st->content_len - (guard ? klen - 1 < st->content_len ? klen - 1 : st->content_len : 0);
+        if (end <= r->forwarded)
+                return;
+        size_t n = utf8_complete_len((const uint8_t *)st->content + r->forwarded, end - r->forwarded);
+        if (n == 0)
+                return;
+        r->delta(r->data, st->content + r->forwarded, n);
+        r->forwarded += n;
+}
+
+/* A 2xx body of server-sent events, fed to the stream's reader as it comes. */
+static size_t on_sse(struct req *r, const char *ptr, size_t n)
+{
+        size_t before = r->st.content_len;
+        if (bro_model_stream_feed(&r->st, ptr, n) < 0) {
+                r->stream_failed = true;
+                return 0; /* the transfer is aborted: attempt_ended says why */
+        }
+        if (r->delta && r->st.content_len > before) {
+                r->in_write = true;
+                forward(r);
+                r->in_write = false;
+        }
+        return r->ended ? 0 : n;
+}
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
         struct req *r = userdata;
         size_t n = size * nmemb;
-        if (n > BRO_MODEL_BODY_MAX - r->resp_len) {
+        if (r->ended)
+                return 0;
+        if (n > BRO_MODEL_BODY_MAX - r->body_bytes) {
                 r->too_large = true;
                 return 0; /* CURLE_WRITE_ERROR: the transfer is aborted */
         }
+        r->body_bytes += n;
+        if (!r->sse_decided) { /* the headers are all in: a stream, or a body to keep */
+                long status = 0;
+                (void)curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
+                r->sse_decided = true;
+                r->sse = r->sse && status >= 200 && status <= 299;
+        }
+        if (r->sse)
+                return on_sse(r, ptr, n);
         if (r->resp_len + n + 1 > r->resp_cap) {
                 size_t cap = r->resp_cap ? r->resp_cap : 16384;
                 while (cap < r->resp_len + n + 1)
@@ -292,9 +368,15 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
                 return 0;
         }
         r->header_bytes += n;
-        if (n >= 5 && memcmp(line, "HTTP/", 5) == 0)
+        if (n >= 5 && memcmp(line, "HTTP/", 5) == 0) {
                 r->retry_after_ms = -1; /* a new response (after a 1xx, say): its own headers */
-        else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
+                r->sse = false;
+        } else if (n > 13 && strncasecmp(line, "content-type:", 13) == 0) {
+                size_t i = 13;
+                while (i < n && (line[i] == ' ' || line[i] == '\t'))
+                        i++;
+                r->sse = n - i >= 17 && strncasecmp(line + i, "text/event-stream", 17) == 0;
+        } else if (n > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
                 uint64_t ms;
                 if (bro_model_retry_after(line + 12, n - 12, time(NULL), &ms) == 0)
                         r->retry_after_ms = (int64_t)ms;
@@ -306,8 +388,11 @@ static size_t on_header(char *line, size_t size, size_t nitems, void *userdata)
 static int start_attempt(struct req *r)
 {
         r->resp_len = 0;
-        r->header_bytes = 0;
+        r->header_bytes = r->body_bytes = 0;
         r->too_large = r->headers_too_large = false;
+        r->sse = r->sse_decided = r->stream_failed = false;
+        bro_model_stream_free(&r->st);
+        bro_model_stream_init(&r->st, r->cfg.key);
         r->retry_after_ms = -1;
         r->attempts++;
         CURLMcode mc = curl_multi_add_handle(r->m->multi, r->easy);
@@ -326,7 +411,7 @@ static void on_backoff(uv_timer_t *t)
         if (e < 0) {
                 char err[ERR_MAX];
                 POL_REASON(err, sizeof(err), MODEL_FAILED, r->where, strerror(-e));
-                finish(r, NULL, NULL, err);
+                finish(r, NULL, err);
         }
 }
 
@@ -417,21 +502,87 @@ static void transfer_error(struct req *r, CURLcode res, char *err, size_t size, 
         }
 }
 
+/* ---- streaming or not ---- */
+
+static bool stream_refused(const struct bro_model *m, const char *endpoint)
+{
+        for (unsigned i = 0; i < NO_STREAM_KEPT; i++)
+                if (strcmp(m->no_stream[i], endpoint) == 0)
+                        return true;
+        return false;
+}
+
+/* A server that does not stream says so with a 400 or 422 naming it ("stream is not
+ * supported", "Streaming not available for this model"). */
+static bool refuses_stream(struct req *r, long status)
+{
+        char said[BRO_MODEL_SERVER_MSG_MAX + 8];
+        return r->stream && (status == 400 || status == 422) &&
+               bro_model_server_message(r->resp ? r->resp : "", r->resp_len, r->cfg.key, said, sizeof(said)) &&
+               strcasestr(said, "stream");
+}
+
+static char *render_body(const struct bro_model_cfg *cfg, json_t *messages, bool stream);
+static int start_attempt(struct req *r);
+
+/* r->body as the request's body. */
+static int set_body(struct req *r)
+{
+        if (curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body) != CURLE_OK ||
+            curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body)) != CURLE_OK)
+                return -EIO;
+        return 0;
+}
+
+/* The same request again at once, without "stream" (not one of cfg.retries); the URL
+ * remembered so that later requests do not ask. */
+static int restart_without_stream(struct req *r)
+{
+        struct bro_model *m = r->m;
+        if (!stream_refused(m, r->endpoint)) {
+                snprintf(m->no_stream[m->no_stream_next], sizeof(m->no_stream[0]), "%s", r->endpoint);
+                m->no_stream_next = (m->no_stream_next + 1) % NO_STREAM_KEPT;
+        }
+        log_info("model request #%ld: the server does not stream; asked again without it", r->id);
+        char *b = render_body(&r->cfg, r->messages, false);
+        if (!b)
+                return -ENOMEM;
+        free(r->body);
+        r->body = b;
+        r->stream = false;
+        r->extra++;
+        int e = set_body(r);
+        return e < 0 ? e : start_attempt(r);
+}
+
 /* M2: what one attempt's end means. */
 static void attempt_ended(struct req *r, CURLcode res)
 {
         char err[ERR_MAX];
         bool retry = false;
         long status = 0;
+        if (r->ended)
+                return; /* ended from inside the transfer (a key in a streamed reply) */
+        if (res != CURLE_OK && r->stream_failed) {
+                finish(r, NULL, r->st.why); /* an event that is not a chunk */
+                return;
+        }
         if (res != CURLE_OK)
                 transfer_error(r, res, err, sizeof(err), &retry);
         else {
                 (void)curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &status);
                 if (status >= 200 && status <= 299) {
                         struct bro_model_parsed p;
-                        if (bro_model_parse_reply(r->resp ? r->resp : "", r->resp_len, r->cfg.key, &p, err,
-                                                  sizeof(err)) < 0) {
-                                finish(r, NULL, NULL, err);
+                        int pr = r->sse ? bro_model_stream_end(&r->st, &p, err, sizeof(err))
+                                        : bro_model_parse_reply(r->resp ? r->resp : "", r->resp_len, r->cfg.key, &p,
+                                                                err, sizeof(err));
+                        if (pr == -EPIPE) { /* the stream ended before the reply did */
+                                POL_REASON(err, sizeof(err), MODEL_CONNECTION_CUT, r->where);
+                                retry = true;
+                                goto again;
+                        }
+                        if (pr < 0) {
+                                finish(r, NULL, err);
                                 return;
                         }
                         size_t klen = strlen(r->cfg.key);
@@ -440,22 +591,34 @@ static void attempt_ended(struct req *r, CURLcode res)
                                  * as a tool: the key must not ride along (DESIGN §1). Short keys
                                  * (a local server's "test") would refuse ordinary code. */
                                 POL_REASON(err, sizeof(err), MODEL_KEY_IN_REPLY);
-                                finish(r, NULL, NULL, err);
+                                finish(r, NULL, err);
                         } else if (strcmp(p.finish_reason, "length") == 0) {
                                 if (r->cfg.max_tokens)
                                         POL_REASON(err, sizeof(err), MODEL_CUT, r->cfg.max_tokens);
                                 else
                                         POL_REASON(err, sizeof(err), MODEL_CUT_SERVER);
-                                finish(r, p.content, p.finish_reason, err);
+                                finish(r, &p, err);
                         } else
-                                finish(r, p.content, p.finish_reason, NULL);
+                                finish(r, &p, NULL);
                         bro_model_parsed_free(&p);
+                        return;
+                }
+                if (refuses_stream(r, status)) {
+                        int e = restart_without_stream(r);
+                        if (e == 0)
+                                return;
+                        POL_REASON(err, sizeof(err), MODEL_FAILED, r->where, strerror(-e));
+                        finish(r, NULL, err);
                         return;
                 }
                 http_error(r, status, err, sizeof(err));
                 retry = status == 429 || (status >= 500 && status <= 599);
         }
-        if (retry && r->attempts <= r->cfg.retries) {
+again:
+        /* A reply part of which was told as it grew is not asked again: the followers saw it. */
+        if (r->forwarded)
+                retry = false;
+        if (retry && r->attempts - r->extra <= r->cfg.retries) {
                 uint64_t wait = r->retry_after_ms >= 0 ? (uint64_t)r->retry_after_ms : bro_model_backoff_ms(r->attempts);
                 log_info("model request #%ld: %s; attempt %u of %u in %" PRIu64 " ms", r->id, err, r->attempts + 1,
                          r->cfg.retries + 1, wait);
@@ -469,7 +632,7 @@ static void attempt_ended(struct req *r, CURLcode res)
                 snprintf(base, sizeof(base), "%s", err);
                 POL_REASON(err, sizeof(err), MODEL_GAVE_UP, base, r->attempts);
         }
-        finish(r, NULL, NULL, err);
+        finish(r, NULL, err);
 }
 
 static void process_done(struct bro_model *m)
@@ -508,14 +671,14 @@ static bool messages_ok(json_t *messages)
         return true;
 }
 
-static char *render_body(const struct bro_model_cfg *cfg, json_t *messages)
+static char *render_body(const struct bro_model_cfg *cfg, json_t *messages, bool stream)
 {
         json_t *o = json_object();
         if (!o)
                 return NULL;
         int bad = json_object_set_new(o, "model", json_string(cfg->model));
         bad |= json_object_set(o, "messages", messages);
-        bad |= json_object_set_new(o, "stream", json_false());
+        bad |= json_object_set_new(o, "stream", json_boolean(stream));
         if (cfg->max_tokens)
                 bad |= json_object_set_new(o, "max_tokens", json_integer(cfg->max_tokens));
         if (cfg->temperature >= 0)
@@ -538,7 +701,8 @@ static int req_setup(struct req *r)
         snprintf(r->where, sizeof(r->where), "%s:%s", r->host, port);
 
         struct curl_slist *h = NULL, *t;
-        static const char *const fixed[] = { "Content-Type: application/json", "Accept: application/json",
+        static const char *const fixed[] = { "Content-Type: application/json",
+                                             "Accept: application/json, text/event-stream",
                                              "Expect:" /* no 100-continue round trip */ };
         for (size_t i = 0; i < ELEMENTSOF(fixed); i++) {
                 if (!(t = curl_slist_append(h, fixed[i])))
@@ -564,8 +728,6 @@ static int req_setup(struct req *r)
         bad |= curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
         bad |= curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
         bad |= curl_easy_setopt(c, CURLOPT_HTTPHEADER, r->headers);
-        bad |= curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body);
-        bad |= curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(r->body));
         bad |= curl_easy_setopt(c, CURLOPT_USERAGENT, "anvil-broker/" ANVIL_VERSION);
         bad |= curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)r->cfg.timeout_s * 1000L);
         bad |= curl_easy_setopt(c, CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)BRO_MODEL_BODY_MAX);
@@ -584,6 +746,12 @@ nomem:
 long bro_model_chat(struct bro_model *m, const struct bro_model_cfg *cfg, json_t *messages, bro_model_done_fn done,
                     void *data)
 {
+        return bro_model_chat_stream(m, cfg, messages, done, NULL, data);
+}
+
+long bro_model_chat_stream(struct bro_model *m, const struct bro_model_cfg *cfg, json_t *messages, bro_model_done_fn done,
+                           bro_model_delta_fn delta, void *data)
+{
         if (!m || !cfg || !done)
                 return -EINVAL;
         if (m->closing)
@@ -596,14 +764,21 @@ long bro_model_chat(struct bro_model *m, const struct bro_model_cfg *cfg, json_t
         r->m = m;
         r->cfg = *cfg;
         r->done = done;
+        r->delta = delta;
         r->data = data;
+        r->messages = messages;
         r->t0 = now_ms();
+        bro_model_stream_init(&r->st, r->cfg.key);
         (void)uv_timer_init(m->loop, &r->backoff);
         r->backoff.data = r;
         int e = -ENOMEM;
-        if (!(r->body = render_body(cfg, messages)))
+        if ((e = req_setup(r)) < 0)
                 goto fail;
-        if ((e = req_setup(r)) < 0 || (e = start_attempt(r)) < 0)
+        r->stream = !stream_refused(m, r->endpoint);
+        e = -ENOMEM;
+        if (!(r->body = render_body(cfg, messages, r->stream)))
+                goto fail;
+        if ((e = set_body(r)) < 0 || (e = start_attempt(r)) < 0)
                 goto fail;
         r->id = m->next_id++;
         if (m->next_id <= 0) /* a long-lived broker wraps after 2^63 requests: ids stay > 0 */
@@ -625,7 +800,7 @@ void bro_model_cancel(struct bro_model *m, long id)
         for (struct req *r = m->reqs; r; r = r->next)
                 if (r->id == id) {
                         char err[64];
-                        finish(r, NULL, NULL, POL_REASON(err, sizeof(err), MODEL_CANCELLED));
+                        finish(r, NULL, POL_REASON(err, sizeof(err), MODEL_CANCELLED));
                         return;
                 }
 }
@@ -644,7 +819,7 @@ void bro_model_close(struct bro_model *m)
         char err[64];
         POL_REASON(err, sizeof(err), MODEL_CANCELLED);
         while (m->reqs) /* done may start no new request now (-ESHUTDOWN) */
-                finish(m->reqs, NULL, NULL, err);
+                finish(m->reqs, NULL, err);
         /* Sockets curl still has (connections kept for reuse): closed here, and forgotten by
          * curl first, so that curl_multi_cleanup's own CURL_POLL_REMOVE finds nothing. */
         while (m->socks)

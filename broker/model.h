@@ -32,8 +32,21 @@ struct bro_model_cfg {
  * finish_reason are NULL, except for a reply cut at the token limit (finish_reason "length"),
  * which comes with its partial content. attempts and ms are always set. The reply and its
  * strings live only for the duration of the call. */
-struct bro_model_reply { const char *content; const char *finish_reason; unsigned attempts; uint64_t ms; };
+struct bro_model_reply {
+        const char *content;
+        const char *finish_reason;
+        unsigned attempts;
+        uint64_t ms;
+        const char *reasoning;  /* the server's separate reasoning, or NULL (never code) */
+        const char *tool_calls; /* the functions the model called, printable, or NULL */
+        bool streamed;          /* the reply came as server-sent events */
+};
 typedef void (*bro_model_done_fn)(void *data, const struct bro_model_reply *reply, const char *error);
+/* A streamed reply's content as it grows: the bytes added since the last call (valid UTF-8,
+ * never a character split, never a stretch of the key: up to its length less one byte is held
+ * back until what follows shows it is not the key). Called from inside the transfer: it must
+ * not cancel the request nor close the model (it may send, log, queue). */
+typedef void (*bro_model_delta_fn)(void *data, const char *text, size_t len);
 struct bro_model; /* one per broker: owns the curl multi handle, lives on the loop */
 
 int bro_model_init(struct bro_model **m, uv_loop_t *loop, struct anvil_err *err);
@@ -47,6 +60,12 @@ void bro_model_close(struct bro_model *m);
  * closing, -ENOMEM. done is then never called. Otherwise done is called exactly once, from
  * the loop, never from inside bro_model_chat. cfg is copied. */
 long bro_model_chat(struct bro_model *m, const struct bro_model_cfg *cfg, json_t *messages, bro_model_done_fn done, void *data);
+/* bro_model_chat, with delta called as a streamed reply grows (NULL: not told). Every request
+ * asks for "stream": true; a server that answers with a whole JSON body is read as before, and
+ * one that refuses streaming (a 400 or 422 whose message names "stream") is asked again at
+ * once without it, and from then on this model asks that URL without it. */
+long bro_model_chat_stream(struct bro_model *m, const struct bro_model_cfg *cfg, json_t *messages, bro_model_done_fn done,
+                           bro_model_delta_fn delta, void *data);
 /* done is then called with error "cancelled", before this returns. An id that has ended (or
  * never was) is ignored. */
 void bro_model_cancel(struct bro_model *m, long id);
@@ -106,10 +125,53 @@ struct bro_model_parsed {
         char *content;
         size_t content_len;
         char *finish_reason;
+        /* NULL when absent: the server's separate reasoning (message.reasoning_content, or
+         * .reasoning), kept for the trace and never run; the functions of the message's
+         * tool_calls, their names made printable and joined by ", " (at most
+         * BRO_MODEL_TOOLS_MAX bytes). A message whose content is null or "" and which calls
+         * tools is a reply of content "" with its tool_calls: the caller tells the model. */
+        char *reasoning;
+        size_t reasoning_len;
+        char *tool_calls;
 };
+#define BRO_MODEL_TOOLS_MAX 200
 int bro_model_parse_reply(const char *body, size_t len, const char *key, struct bro_model_parsed *out, char *why,
                           size_t why_size);
 void bro_model_parsed_free(struct bro_model_parsed *p);
+
+/* ---- a streamed reply (model_parse.c): server-sent events, fed as they arrive ----
+ *
+ * What OpenAI, vLLM, llama.cpp and Ollama send for "stream": true: lines ending in LF, CRLF
+ * or CR; "data:" with or without a space (several data lines of one event are joined by LF);
+ * a comment line (":" first) and other fields (event:, id:, retry:) ignored; a blank line ends
+ * an event. An event's data is "[DONE]" or a chunk, decoded as strictly as a whole reply:
+ * choices[0].delta's content (a string, null or absent) is appended to the reply, its
+ * reasoning_content or reasoning to the reasoning, its tool_calls' function names kept; a
+ * finish_reason ends the reply; a chunk with empty choices (the usage chunk) and unknown
+ * fields are ignored; a chunk without choices but with an error is the server's error.
+ * Everything is bounded by the body's own bound (BRO_MODEL_BODY_MAX, the caller's). */
+struct bro_model_stream {
+        const char *key; /* kept out of error texts */
+        char *line, *data, *content, *reasoning;
+        size_t line_len, line_cap, data_len, data_cap, content_len, content_cap, reasoning_len, reasoning_cap;
+        bool has_data, cr, done, finished;
+        unsigned chunks; /* events with choices */
+        char finish_reason[40];
+        char tools[BRO_MODEL_TOOLS_MAX + 8];
+        int rc; /* 0, or the first error (then why says it) */
+        char why[512];
+};
+void bro_model_stream_init(struct bro_model_stream *st, const char *key);
+/* Feeds n more bytes of the body. 0, or -EBADMSG (why set) for an event that is not a chunk,
+ * or -ENOMEM; after an error every call returns it. The content grows in st->content
+ * (st->content_len bytes, NUL-terminated): a caller that wants the deltas compares
+ * content_len before and after. */
+int bro_model_stream_feed(struct bro_model_stream *st, const char *buf, size_t n);
+/* The body has ended: the reply into out, as bro_model_parse_reply fills it. -EBADMSG with
+ * why on an error; -EPIPE when the stream ended before [DONE] and before a finish_reason
+ * (the connection was cut: the caller says so). */
+int bro_model_stream_end(struct bro_model_stream *st, struct bro_model_parsed *out, char *why, size_t why_size);
+void bro_model_stream_free(struct bro_model_stream *st);
 
 /* The server's own short error message in an error reply's body, for the error text:
  * {"error":{"message":"..."}} (OpenAI, vLLM, llama.cpp), {"error":"..."} (Ollama),

@@ -241,8 +241,44 @@ void bro_model_parsed_free(struct bro_model_parsed *p)
 {
         free(p->content);
         free(p->finish_reason);
-        p->content = p->finish_reason = NULL;
-        p->content_len = 0;
+        free(p->reasoning);
+        free(p->tool_calls);
+        *p = (struct bro_model_parsed){ 0 };
+}
+
+/* A tool call's function name added to names (", " between, each made printable, once each,
+ * at most BRO_MODEL_TOOLS_MAX bytes in all: a name that does not fit is left out). */
+static void add_tool(char *names, size_t size, json_t *call, const char *key)
+{
+        json_t *name = json_object_get(json_object_get(call, "function"), "name");
+        char shown[72];
+        if (!json_is_string(name))
+                return;
+        untrusted(json_string_value(name), json_string_length(name), key, shown, sizeof(shown), 64);
+        if (!shown[0])
+                return;
+        size_t n = strlen(names), k = strlen(shown);
+        for (const char *p = names; (p = strstr(p, shown)); p += k)
+                if ((p == names || p[-1] == ' ') && (p[k] == ',' || p[k] == 0))
+                        return;
+        if (n + k + 2 > BRO_MODEL_TOOLS_MAX || n + k + 3 > size)
+                return;
+        snprintf(names + n, size - n, "%s%s", n ? ", " : "", shown);
+}
+
+static void add_tools(char *names, size_t size, json_t *calls, const char *key)
+{
+        size_t i;
+        json_t *call;
+        json_array_foreach(calls, i, call) add_tool(names, size, call, key);
+}
+
+/* The reasoning a server keeps apart from the content: vLLM's and DeepSeek's
+ * reasoning_content, Ollama's and OpenRouter's reasoning. */
+static json_t *reasoning_of(json_t *msg)
+{
+        json_t *r = json_object_get(msg, "reasoning_content");
+        return json_is_string(r) ? r : json_object_get(msg, "reasoning");
 }
 
 int bro_model_parse_reply(const char *body, size_t len, const char *key, struct bro_model_parsed *out, char *why,
@@ -271,25 +307,45 @@ int bro_model_parse_reply(const char *body, size_t len, const char *key, struct 
                 goto out;
         }
         json_t *choice = json_array_get(choices, 0);
-        json_t *content = json_object_get(json_object_get(choice, "message"), "content");
-        if (!json_is_string(content)) {
+        json_t *message = json_object_get(choice, "message");
+        json_t *content = json_object_get(message, "content");
+        json_t *calls = json_object_get(message, "tool_calls");
+        char tools[BRO_MODEL_TOOLS_MAX + 8] = "";
+        if (json_is_array(calls) && json_array_size(calls) > 0) {
+                add_tools(tools, sizeof(tools), calls, key);
+                if (!tools[0])
+                        snprintf(tools, sizeof(tools), "?");
+        }
+        /* OpenAI's reply when the model calls a function: content null, tool_calls */
+        bool only_tools = tools[0] && (json_is_null(content) || !content);
+        if (!json_is_string(content) && !only_tools) {
                 POL_REASON(why, why_size, MODEL_NO_CONTENT);
                 goto out;
         }
+        json_t *reasoning = reasoning_of(message);
+        if (json_is_string(reasoning) && json_string_length(reasoning) > 0) {
+                out->reasoning_len = json_string_length(reasoning);
+                out->reasoning = malloc(out->reasoning_len + 1);
+                if (out->reasoning)
+                        memcpy(out->reasoning, json_string_value(reasoning), out->reasoning_len + 1);
+        }
+        if (tools[0])
+                out->tool_calls = strdup(tools);
         json_t *fr = json_object_get(choice, "finish_reason");
         char finish[40] = "";
         if (json_is_string(fr)) /* logged and passed on: untrusted like an error's text */
                 untrusted(json_string_value(fr), json_string_length(fr), key, finish, sizeof(finish), 32);
-        out->content_len = json_string_length(content);
+        out->content_len = only_tools ? 0 : json_string_length(content);
         out->content = malloc(out->content_len + 1);
         out->finish_reason = strdup(finish);
-        if (!out->content || !out->finish_reason) {
+        if (!out->content || !out->finish_reason || (json_is_string(reasoning) && out->reasoning_len && !out->reasoning) ||
+            (tools[0] && !out->tool_calls)) {
                 bro_model_parsed_free(out);
                 snprintf(why, why_size, "%s", strerror(ENOMEM));
                 r = -ENOMEM;
                 goto out;
         }
-        memcpy(out->content, json_string_value(content), out->content_len + 1);
+        memcpy(out->content, only_tools ? "" : json_string_value(content), out->content_len + 1);
         r = 0;
 out:
         json_decref(root);
@@ -321,4 +377,215 @@ bool bro_model_server_message(const char *body, size_t len, const char *key, cha
         size_t n = nl ? (size_t)(nl - (body + i)) : len - i;
         untrusted(body + i, n, key, out, size, BRO_MODEL_SERVER_MSG_MAX);
         return size && out[0];
+}
+
+/* ---- a streamed reply ---- */
+
+void bro_model_stream_init(struct bro_model_stream *st, const char *key)
+{
+        *st = (struct bro_model_stream){ .key = key };
+}
+
+void bro_model_stream_free(struct bro_model_stream *st)
+{
+        free(st->line);
+        free(st->data);
+        free(st->content);
+        free(st->reasoning);
+        st->line = st->data = st->content = st->reasoning = NULL;
+}
+
+/* n bytes appended to *p (kept NUL-terminated), which grows by doubling. */
+static int append(char **p, size_t *len, size_t *cap, const char *s, size_t n)
+{
+        if (*len + n + 1 > *cap) {
+                size_t c = *cap ? *cap : 1024;
+                while (c < *len + n + 1)
+                        c *= 2;
+                char *q = realloc(*p, c);
+                if (!q)
+                        return -ENOMEM;
+                *p = q;
+                *cap = c;
+        }
+        memcpy(*p + *len, s, n);
+        *len += n;
+        (*p)[*len] = 0;
+        return 0;
+}
+
+static int stream_error(struct bro_model_stream *st, int rc)
+{
+        st->rc = rc;
+        if (rc == -ENOMEM)
+                snprintf(st->why, sizeof(st->why), "%s", strerror(ENOMEM));
+        return rc;
+}
+
+/* choices[0] of a chunk: its delta added to the reply. */
+static int stream_choice(struct bro_model_stream *st, json_t *choice)
+{
+        json_t *delta = json_object_get(choice, "delta");
+        json_t *content = json_object_get(delta, "content");
+        if (content && !json_is_null(content) && !json_is_string(content)) {
+                POL_REASON(st->why, sizeof(st->why), MODEL_NO_CONTENT);
+                return stream_error(st, -EBADMSG);
+        }
+        if (json_is_string(content) &&
+            append(&st->content, &st->content_len, &st->content_cap, json_string_value(content),
+                   json_string_length(content)) < 0)
+                return stream_error(st, -ENOMEM);
+        json_t *reasoning = reasoning_of(delta);
+        if (json_is_string(reasoning) &&
+            append(&st->reasoning, &st->reasoning_len, &st->reasoning_cap, json_string_value(reasoning),
+                   json_string_length(reasoning)) < 0)
+                return stream_error(st, -ENOMEM);
+        json_t *calls = json_object_get(delta, "tool_calls");
+        if (json_is_array(calls))
+                add_tools(st->tools, sizeof(st->tools), calls, st->key);
+        json_t *fr = json_object_get(choice, "finish_reason");
+        if (json_is_string(fr)) {
+                untrusted(json_string_value(fr), json_string_length(fr), st->key, st->finish_reason,
+                          sizeof(st->finish_reason), 32);
+                st->finished = true;
+        }
+        return 0;
+}
+
+/* One event's data: [DONE], or a chunk. */
+static int stream_event(struct bro_model_stream *st)
+{
+        if (st->data_len == 6 && memcmp(st->data, "[DONE]", 6) == 0) {
+                st->done = true;
+                return 0;
+        }
+        json_error_t jerr;
+        json_t *root = load(st->data ? st->data : "", st->data_len, 0, &jerr);
+        if (!root) {
+                char text[128];
+                untrusted(jerr.text, strnlen(jerr.text, sizeof(jerr.text)), st->key, text, sizeof(text), 80);
+                POL_REASON(st->why, sizeof(st->why), MODEL_NOT_JSON, text, jerr.position);
+                return stream_error(st, -EBADMSG);
+        }
+        int rc = 0;
+        json_t *choices = json_object_get(root, "choices");
+        if (json_is_array(choices)) {
+                st->chunks++;
+                size_t i;
+                json_t *c;
+                json_array_foreach(choices, i, c) {
+                        json_t *index = json_object_get(c, "index");
+                        if (json_is_integer(index) && json_integer_value(index) != 0)
+                                continue; /* another choice than the first (n > 1) */
+                        rc = stream_choice(st, c);
+                        break;
+                }
+        } else {
+                json_t *msg = json_is_object(root) && !choices ? error_message(root) : NULL;
+                if (msg || !json_is_object(root) || choices) {
+                        char text[BRO_MODEL_SERVER_MSG_MAX + 8];
+                        if (msg) {
+                                untrusted(json_string_value(msg), json_string_length(msg), st->key, text, sizeof(text),
+                                          BRO_MODEL_SERVER_MSG_MAX);
+                                POL_REASON(st->why, sizeof(st->why), MODEL_REPLY_ERROR, text);
+                        } else
+                                POL_REASON(st->why, sizeof(st->why), MODEL_NO_CHOICES);
+                        rc = stream_error(st, -EBADMSG);
+                }
+                /* else an object of some other kind (a keep-alive, a server's own event): ignored */
+        }
+        json_decref(root);
+        return rc;
+}
+
+/* One line of the stream, without its end. */
+static int stream_line(struct bro_model_stream *st, const char *l, size_t n)
+{
+        if (n == 0) { /* the event ends */
+                int rc = st->has_data ? stream_event(st) : 0;
+                st->data_len = 0;
+                st->has_data = false;
+                return rc;
+        }
+        if (l[0] == ':')
+                return 0; /* a comment: a keep-alive, a gateway's ": PROCESSING" */
+        const char *colon = memchr(l, ':', n);
+        size_t field = colon ? (size_t)(colon - l) : n;
+        if (field != 4 || memcmp(l, "data", 4) != 0)
+                return 0; /* event:, id:, retry: and what this reader does not know */
+        size_t v = colon ? field + 1 : n;
+        if (v < n && l[v] == ' ')
+                v++;
+        if ((st->has_data && append(&st->data, &st->data_len, &st->data_cap, "\n", 1) < 0) ||
+            append(&st->data, &st->data_len, &st->data_cap, l + v, n - v) < 0)
+                return stream_error(st, -ENOMEM);
+        st->has_data = true;
+        return 0;
+}
+
+int bro_model_stream_feed(struct bro_model_stream *st, const char *buf, size_t n)
+{
+        size_t i = 0;
+        while (st->rc == 0 && i < n) {
+                if (st->cr && buf[i] == '\n') { /* the LF of a CRLF split across two reads */
+                        st->cr = false;
+                        i++;
+                        continue;
+                }
+                st->cr = false;
+                size_t j = i;
+                while (j < n && buf[j] != '\n' && buf[j] != '\r')
+                        j++;
+                if (j > i && append(&st->line, &st->line_len, &st->line_cap, buf + i, j - i) < 0)
+                        return stream_error(st, -ENOMEM);
+                if (j == n)
+                        break;
+                st->cr = buf[j] == '\r';
+                if (st->cr && j + 1 < n && buf[j + 1] == '\n') {
+                        st->cr = false;
+                        j++;
+                }
+                int rc = stream_line(st, st->line ? st->line : "", st->line_len);
+                st->line_len = 0;
+                if (rc < 0)
+                        return rc;
+                i = j + 1;
+        }
+        return st->rc;
+}
+
+int bro_model_stream_end(struct bro_model_stream *st, struct bro_model_parsed *out, char *why, size_t why_size)
+{
+        *out = (struct bro_model_parsed){ 0 };
+        if (st->rc < 0) {
+                snprintf(why, why_size, "%s", st->why);
+                return st->rc == -ENOMEM ? -ENOMEM : -EBADMSG;
+        }
+        /* an event left without its blank line is not dispatched (the SSE rule) */
+        if (!st->done && !st->finished) {
+                if (why_size)
+                        why[0] = 0;
+                return -EPIPE;
+        }
+        if (st->chunks == 0) {
+                POL_REASON(why, why_size, MODEL_NO_CHOICES);
+                return -EBADMSG;
+        }
+        out->content_len = st->content_len;
+        out->content = st->content ? st->content : strdup("");
+        st->content = NULL;
+        out->finish_reason = strdup(st->finish_reason);
+        if (st->reasoning_len) {
+                out->reasoning = st->reasoning;
+                out->reasoning_len = st->reasoning_len;
+                st->reasoning = NULL;
+        }
+        if (st->tools[0])
+                out->tool_calls = strdup(st->tools);
+        if (!out->content || !out->finish_reason || (st->tools[0] && !out->tool_calls)) {
+                bro_model_parsed_free(out);
+                snprintf(why, why_size, "%s", strerror(ENOMEM));
+                return -ENOMEM;
+        }
+        return 0;
 }

@@ -1,7 +1,8 @@
-/* A model's reply, read as one code action, and its capability declaration (agent.h has the
- * rules). The reply is untrusted and may be megabytes: it is scanned line by line, each byte
- * a bounded number of times (see the lexer's note below), nothing read past len, and no
- * allocation but the code itself, once its size is known.
+/* A model's reply, read as one code action, and its capability declaration (reply.h has the
+ * rules). Run by the broker, unprivileged. The reply is untrusted and may be megabytes: it is
+ * scanned line by line, each byte a bounded number of times (see the lexer's note below; a
+ * <think> is skipped by one memmem), nothing read past len, and no allocation but the code
+ * itself, once its size is known (and, for a declaration, jansson's of the object read).
  *
  * Two passes over the same deterministic scan: the first counts the blocks of each kind and
  * the size of their code, and decides (which kind is run, or why nothing is); the second
@@ -11,6 +12,7 @@
 #include "broker/reply.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -68,7 +70,8 @@ static bool all_blank(const char *s, size_t i, size_t end)
 
 /* ---- openers and closers ---- */
 
-enum blk_kind { BLK_PY, BLK_UNTAGGED, BLK_OTHER };
+/* <code> blocks, ```py (and the other Python tags), ``` untagged, other languages */
+enum blk_kind { BLK_TAG, BLK_PY, BLK_UNTAGGED, BLK_OTHER, BLK_KINDS };
 
 struct opener {
         bool fence; /* else <code> */
@@ -79,7 +82,7 @@ struct opener {
 
 static bool py_tag(const char *t, size_t n)
 {
-        static const char *const tags[] = { "py", "python", "python3", "py3" };
+        static const char *const tags[] = { "py", "python", "python3", "py3", "ipython" };
         for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
                 if (n == strlen(tags[i]) && strncasecmp(t, tags[i], n) == 0)
                         return true;
@@ -126,7 +129,8 @@ static bool end_code_line(const char *s, const struct line *l)
         return starts(s, i, l->end, "<end_code>") && skip_sp(s, i + 10, l->end) == l->end;
 }
 
-/* A line of at least `ticks` backticks, maybe followed by <end_code>; or <end_code> alone. */
+/* A line whose first non-blank characters are at least `ticks` backticks, whatever follows
+ * them (<end_code>, or the model's next words: "``` Done."); or <end_code> alone. */
 static bool fence_close(const char *s, const struct line *l, size_t ticks)
 {
         size_t i = skip_sp(s, l->start, l->end), t = i;
@@ -134,12 +138,22 @@ static bool fence_close(const char *s, const struct line *l, size_t ticks)
                 i++;
         if (i - t == 0)
                 return end_code_line(s, l);
-        if (i - t < ticks)
-                return false;
-        i = skip_sp(s, i, l->end);
-        if (starts(s, i, l->end, "<end_code>"))
-                i = skip_sp(s, i + 10, l->end);
-        return i == l->end;
+        return i - t >= ticks;
+}
+
+/* Where smolagents' stop sequences would have cut the reply: a line that starts (its first
+ * byte) with "Observation:" or "Calling tools:". The model imagining the tool's output and
+ * going on to a next step; whatever follows is not its action, whether or not the server
+ * honoured `stop`. */
+static bool stop_line(const char *s, const struct line *l)
+{
+        return starts(s, l->start, l->end, "Observation:") || starts(s, l->start, l->end, "Calling tools:");
+}
+
+/* A line that opens a model's hidden reasoning: "<think>" its first non-blank characters. */
+static bool think_line(const char *s, const struct line *l)
+{
+        return starts(s, skip_sp(s, l->start, l->end), l->end, "<think>");
 }
 
 /* ---- the lexer ----
@@ -219,6 +233,10 @@ static size_t fence_end(struct scan *sc, const struct opener *o, bool lex, size_
         size_t p = o->body;
         while (p < sc->len) {
                 struct line l = line_at(s, sc->len, p);
+                if (stop_line(s, &l)) {
+                        sc->len = p; /* the reply ends here */
+                        break;
+                }
                 if (fence_close(s, &l, o->ticks)) {
                         if (!lex || sc->plain || !in_string(&x)) {
                                 *be = p;
@@ -263,6 +281,10 @@ static size_t code_tag_end(struct scan *sc, size_t body, size_t *be)
                 bool str = !sc->plain && in_string(&x);
                 if (line_start) {
                         struct line l = line_at(s, sc->len, i);
+                        if (stop_line(s, &l)) {
+                                sc->len = i; /* the reply ends here */
+                                break;
+                        }
                         if (end_code_line(s, &l)) {
                                 if (!str) {
                                         *be = i;
@@ -295,7 +317,6 @@ static size_t code_tag_end(struct scan *sc, size_t body, size_t *be)
 
 struct blk {
         enum blk_kind kind;
-        bool code_tag;
         bool closed;
         size_t open; /* the opening line's offset */
         size_t bs, be, indent;
@@ -390,22 +411,56 @@ static size_t emit(const char *s, const struct blk *b, char *out, bool *empty)
 }
 
 typedef void (*blk_fn)(const char *s, const struct blk *b, void *ctx);
+/* A stretch of prose, [start, end): outside every block and every <think>, before the cut. */
+typedef void (*prose_fn)(const char *s, size_t start, size_t end, void *ctx);
 
-/* The scan: every block in order to fn; returns whether prose outside the blocks holds a
- * tool call's marker. */
-static bool scan(const char *s, size_t len, blk_fn fn, void *ctx)
+/* A trailing partial "</code>" ("</", "</c", ... "</code"), blanks after it allowed: where the
+ * body ends without it (a stop sequence cut the tag), or be as it was. */
+static size_t drop_partial_close(const char *s, size_t bs, size_t be)
+{
+        size_t q = be;
+        while (q > bs && blank(s[q - 1]))
+                q--;
+        for (size_t k = 6; k >= 2; k--)
+                if (q - bs >= k && memcmp(s + q - k, "</code>", k) == 0)
+                        return q - k;
+        return be;
+}
+
+/* The scan: every block in order to fn, every stretch of prose to pfn (may be NULL); returns
+ * whether prose outside the blocks holds a tool call's marker. It ends at the end of the
+ * reply, at a stop line (stop_line, outside a <think>), or at a <think> never closed (what it
+ * hides is not the reply's). A <think> is skipped to its </think>, wherever on a line that is;
+ * the scan goes on right after it. */
+static bool scan(const char *s, size_t len, blk_fn fn, prose_fn pfn, void *ctx)
 {
         struct scan sc = { s, len, false };
         bool tool = false;
-        size_t p = 0;
-        while (p < len) {
-                struct line l = line_at(s, len, p);
+        size_t p = 0, prose = 0;
+        while (p < sc.len) {
+                struct line l = line_at(s, sc.len, p);
                 struct opener o;
+                if (stop_line(s, &l)) {
+                        sc.len = p;
+                        break;
+                }
+                if (think_line(s, &l)) {
+                        if (pfn && p > prose)
+                                pfn(s, prose, p, ctx);
+                        size_t open = skip_sp(s, l.start, l.end) + 7;
+                        const char *close = memmem(s + open, sc.len - open, "</think>", 8);
+                        p = prose = close ? (size_t)(close - s) + 8 : sc.len;
+                        if (!close)
+                                sc.len = p;
+                        continue;
+                }
                 if (!opener_at(s, &l, &o)) {
                         tool = tool || tool_marker(s, l.start, l.end);
                         p = l.next;
                         continue;
                 }
+                if (pfn && p > prose)
+                        pfn(s, prose, p, ctx);
                 struct blk b = { .open = p, .bs = o.body, .indent = o.indent };
                 size_t next;
                 if (o.fence) {
@@ -414,42 +469,45 @@ static bool scan(const char *s, size_t len, blk_fn fn, void *ctx)
                         b.tag_len = o.tag_len;
                         next = fence_end(&sc, &o, b.kind != BLK_OTHER, &b.be);
                 } else {
-                        b.kind = BLK_PY;
-                        b.code_tag = true;
+                        b.kind = BLK_TAG;
                         b.indent = 0;
                         next = code_tag_end(&sc, o.body, &b.be);
-                        if (next != NONE) {
-                                /* "</code>" on a line after the code: the body ends at that
-                                 * line's start */
-                                size_t q = b.be;
-                                while (q > b.bs && (s[q - 1] == ' ' || s[q - 1] == '\t'))
-                                        q--;
-                                if (q > b.bs && s[q - 1] == '\n')
-                                        b.be = q;
-                        }
                 }
                 b.closed = next != NONE;
                 if (!b.closed) {
-                        b.be = len;
-                        next = len;
+                        b.be = sc.len;
+                        next = sc.len;
+                        /* a last <code> runs to the end of the reply, a cut closing tag dropped */
+                        if (b.kind == BLK_TAG && b.bs < b.be)
+                                b.be = drop_partial_close(s, b.bs, b.be);
+                }
+                if (b.kind == BLK_TAG && b.be != NONE) {
+                        /* "</code>" on a line after the code: the body ends at that line's start */
+                        size_t q = b.be;
+                        while (q > b.bs && (s[q - 1] == ' ' || s[q - 1] == '\t'))
+                                q--;
+                        if (q > b.bs && s[q - 1] == '\n')
+                                b.be = q;
                 }
                 if (b.bs > b.be)
                         b.bs = b.be; /* an opener on the last line */
-                if (b.code_tag)
+                if (b.kind == BLK_TAG)
                         unwrap(s, &b);
                 classify_json(s, &b);
                 fn(s, &b, ctx);
-                p = next;
+                p = prose = next;
         }
+        if (pfn && sc.len > prose)
+                pfn(s, prose, sc.len, ctx);
         return tool;
 }
 
 /* ---- pass 1: count and decide ---- */
 
 struct tally {
-        unsigned n[3];              /* candidates by kind: PY, UNTAGGED */
-        unsigned full[3];           /* of them not empty */
-        unsigned long long size[3]; /* their code's bytes, joins included */
+        unsigned n[BLK_KINDS];              /* candidates by kind: TAG, PY, UNTAGGED */
+        unsigned full[BLK_KINDS];           /* of them not empty */
+        unsigned long long size[BLK_KINDS]; /* their code's bytes, joins included */
         unsigned other, json, tool_blocks;
         bool unclosed;
         struct blk last_unclosed;
@@ -459,7 +517,7 @@ struct tally {
 
 static bool candidate(const struct blk *b)
 {
-        if (b->kind == BLK_PY)
+        if (b->kind == BLK_PY || b->kind == BLK_TAG)
                 return !b->tool_call;
         if (b->kind == BLK_UNTAGGED)
                 return !b->json;
@@ -573,14 +631,24 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
         }
 
         struct tally t = { 0 };
-        bool prose_tool = scan(reply, len, count, &t);
-        /* Tagged code wins; untagged fences are code only in a reply without it. */
-        enum blk_kind kind = t.n[BLK_PY] || (t.unclosed && t.last_unclosed.kind == BLK_PY) ? BLK_PY : BLK_UNTAGGED;
+        bool prose_tool = scan(reply, len, count, NULL, &t);
+        /* <code> blocks win: beside them, fences are examples; then tagged fences, beside which
+         * untagged ones are sample output. A last <code> left open is
+         * the action cut by a stop sequence (it runs to the end); a fence left open is a
+         * reply cut at its length limit (refused). */
+        enum blk_kind kind = BLK_UNTAGGED;
+        unsigned not_taken = 0; /* fences beside the kind that is the action */
+        if (t.n[BLK_TAG]) {
+                kind = BLK_TAG;
+                not_taken = t.n[BLK_PY] + t.n[BLK_UNTAGGED];
+        } else if (t.n[BLK_PY] || (t.unclosed && t.last_unclosed.kind == BLK_PY)) {
+                kind = BLK_PY;
+                not_taken = t.n[BLK_UNTAGGED];
+        }
         out->blocks = t.n[kind];
-        out->skipped = t.other + t.json + (kind == BLK_PY ? t.n[BLK_UNTAGGED] : 0);
-        if (t.unclosed && t.last_unclosed.kind == kind && candidate(&t.last_unclosed)) {
-                BRO_TB_TEXT(&why, REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open),
-                            t.last_unclosed.code_tag ? "</code>" : "```");
+        out->skipped = t.other + t.json + not_taken;
+        if (t.unclosed && t.last_unclosed.kind == kind && kind != BLK_TAG && candidate(&t.last_unclosed)) {
+                BRO_TB_TEXT(&why, REPLY_UNCLOSED, line_no(reply, t.last_unclosed.open), "```");
                 return no_code(out, &why);
         }
         if (t.size[kind] > PROTO_SOURCE_MAX) {
@@ -614,11 +682,21 @@ int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out)
         struct copy c = { kind, malloc(t.size[kind] + 1), 0 };
         if (!c.out)
                 return -ENOMEM;
-        (void)scan(reply, len, copy, &c);
+        (void)scan(reply, len, copy, NULL, &c);
         c.out[c.n] = 0;
         out->kind = BRO_REPLY_CODE;
         out->code = c.out;
         return 0;
+}
+
+int bro_reply_tool_calls(const char *names, struct bro_reply *out)
+{
+        if (!out || !names)
+                return -EINVAL;
+        memset(out, 0, sizeof(*out));
+        struct bro_tb why = { 0 };
+        BRO_TB_TEXT(&why, REPLY_TOOL_CALLS, names);
+        return no_code(out, &why);
 }
 
 void bro_reply_free(struct bro_reply *r)
@@ -663,81 +741,127 @@ static bool listed(const struct proto_strv *v, const char *s, size_t n)
         return false;
 }
 
-/* Exactly {"capabilitiesRequested": [ "name", ... ]} between l and e, blanks between tokens. */
-static int declaration(const char *s, size_t i, size_t e, struct proto_strv *out)
+/* The names of a declaration's list: each a string of 1..BRO_CAP_NAME_MAX bytes of
+ * [A-Za-z0-9_.-], written without escapes (raw[0..raw_len) is the list's text as the model
+ * wrote it), pushed once each. */
+static int caps_names(json_t *list, const char *raw, size_t raw_len, struct proto_strv *out)
 {
-        static const char key[] = "\"capabilitiesRequested\"";
-        if (i >= e || s[i] != '{')
+        if (!json_is_array(list) || memchr(raw, '\\', raw_len))
                 return -EINVAL;
-        i = skip_sp(s, i + 1, e);
-        if (!starts(s, i, e, key))
-                return -EINVAL;
-        i = skip_sp(s, i + sizeof(key) - 1, e);
-        if (i >= e || s[i] != ':')
-                return -EINVAL;
-        i = skip_sp(s, i + 1, e);
-        if (i >= e || s[i] != '[')
-                return -EINVAL;
-        i = skip_sp(s, i + 1, e);
-        if (i < e && s[i] == ']')
-                i++;
-        else
-                for (;;) {
-                        if (i >= e || s[i] != '"')
+        size_t i;
+        json_t *v;
+        json_array_foreach(list, i, v) {
+                const char *name = json_string_value(v);
+                size_t n = name ? json_string_length(v) : 0;
+                if (n == 0 || n > BRO_CAP_NAME_MAX || strlen(name) != n)
+                        return -EINVAL;
+                for (size_t k = 0; k < n; k++)
+                        if (!cap_char(name[k]))
                                 return -EINVAL;
-                        size_t n0 = ++i;
-                        while (i < e && cap_char(s[i]) && i - n0 < BRO_CAP_NAME_MAX + 1)
-                                i++;
-                        size_t n = i - n0;
-                        if (n == 0 || n > BRO_CAP_NAME_MAX || i >= e || s[i] != '"')
-                                return -EINVAL;
-                        if (!listed(out, s + n0, n)) {
-                                if (out->n >= PROTO_CAPS_MAX)
-                                        return -E2BIG;
-                                char name[BRO_CAP_NAME_MAX + 1];
-                                memcpy(name, s + n0, n);
-                                name[n] = 0;
-                                if (proto_strv_push(out, name) < 0)
-                                        return -ENOMEM;
-                        }
-                        i = skip_sp(s, i + 1, e);
-                        if (i < e && s[i] == ']') {
-                                i++;
-                                break;
-                        }
-                        if (i >= e || s[i] != ',')
-                                return -EINVAL;
-                        i = skip_sp(s, i + 1, e);
-                }
-        i = skip_sp(s, i, e);
-        if (i >= e || s[i] != '}')
+                if (listed(out, name, n))
+                        continue;
+                if (out->n >= PROTO_CAPS_MAX)
+                        return -E2BIG;
+                if (proto_strv_push(out, name) < 0)
+                        return -ENOMEM;
+        }
+        return 0;
+}
+
+struct caps {
+        struct proto_strv *out;
+        size_t done; /* where the last declaration read ends: nothing before it is looked at again */
+        int rc;      /* 0, or the first error */
+        bool found;
+};
+
+#define CAPS_KEY "capabilitiesRequested"
+#define CAPS_KEY_LEN (sizeof(CAPS_KEY) - 1)
+
+/* The '{' of the object whose key's quote is at q: backwards over balanced braces, not below
+ * lo. NONE if there is none. */
+static size_t object_start(const char *s, size_t lo, size_t q)
+{
+        unsigned depth = 0;
+        for (size_t i = q; i-- > lo;) {
+                char c = s[i];
+                if (c == '}')
+                        depth++;
+                else if (c == '{' && depth-- == 0)
+                        return i;
+        }
+        return NONE;
+}
+
+/* One declaration whose key is at k: the JSON object around it, read from its '{' to its '}'
+ * (on one line or several, other keys ignored, whatever follows it), its list's names added. */
+static int declaration(struct caps *c, const char *s, size_t lo, size_t k, size_t end)
+{
+        size_t o = object_start(s, lo, k - 1);
+        if (o == NONE)
                 return -EINVAL;
-        return skip_sp(s, i + 1, e) == e ? 0 : -EINVAL;
+        json_error_t jerr;
+        json_t *root = json_loadb(s + o, end - o, JSON_DISABLE_EOF_CHECK | JSON_REJECT_DUPLICATES, &jerr);
+        json_t *list = json_object_get(root, CAPS_KEY);
+        size_t stop = root ? o + (size_t)jerr.position : 0;
+        /* the key at k must be this object's own, not a nested one's */
+        int r = !list || stop <= k ? -EINVAL : 0;
+        if (r == 0) {
+                const char *rb = memchr(s + k, ']', stop - k);
+                r = caps_names(list, s + k, rb ? (size_t)(rb - (s + k)) : stop - k, c->out);
+        }
+        json_decref(root);
+        if (r == 0) {
+                c->done = stop;
+                c->found = true;
+        }
+        return r;
+}
+
+/* Every declaration in s[start, end): each quoted key "capabilitiesRequested" (or with single
+ * quotes: an attempt, refused as malformed) not inside one already read. */
+static void caps_in(struct caps *c, const char *s, size_t start, size_t end)
+{
+        size_t lo = start > c->done ? start : c->done;
+        size_t p = lo;
+        while (c->rc == 0 && p < end) {
+                const char *hit = memmem(s + p, end - p, CAPS_KEY, CAPS_KEY_LEN);
+                if (!hit)
+                        return;
+                size_t k = (size_t)(hit - s);
+                p = k + CAPS_KEY_LEN;
+                if (k < c->done || k == start || (s[k - 1] != '"' && s[k - 1] != '\'') || p >= end || s[p] != s[k - 1])
+                        continue; /* a word in a sentence */
+                c->rc = declaration(c, s, lo, k, end);
+                lo = c->done > p ? c->done : p;
+                p = lo;
+        }
+}
+
+static void caps_prose(const char *s, size_t start, size_t end, void *ctx)
+{
+        caps_in(ctx, s, start, end);
+}
+
+/* In a ```json fence, or a fence of JSON without a tag: read as prose. Code is not looked at. */
+static void caps_block(const char *s, const struct blk *b, void *ctx)
+{
+        bool json = (b->kind == BLK_OTHER && b->tag_len == 4 && strncasecmp(s + b->tag, "json", 4) == 0) ||
+                    (b->kind == BLK_UNTAGGED && b->json);
+        if (json)
+                caps_in(ctx, s, b->bs, b->be);
 }
 
 int bro_caps_declared(const char *reply, size_t len, struct proto_strv *out)
 {
         if (!out || (!reply && len) || out->n)
                 return -EINVAL;
-        static const char name[] = "capabilitiesRequested";
-        bool found = false;
-        for (size_t p = 0; p < len;) {
-                struct line l = line_at(reply, len, p);
-                p = l.next;
-                size_t i = skip_sp(reply, l.start, l.end), e = l.end;
-                while (e > i && (reply[e - 1] == ' ' || reply[e - 1] == '\t'))
-                        e--;
-                /* An attempt: the line starts as JSON would, or as the inline code or the
-                 * multi-line JSON a model might write instead, and names the key. */
-                if (i >= e || (reply[i] != '{' && reply[i] != '`' && reply[i] != '"') ||
-                    !memmem(reply + i, e - i, name, sizeof(name) - 1))
-                        continue;
-                int r = declaration(reply, i, e, out);
-                if (r < 0) {
-                        proto_strv_free(out);
-                        return r;
-                }
-                found = true;
+        struct caps c = { .out = out };
+        if (len)
+                (void)scan(reply, len, caps_block, caps_prose, &c);
+        if (c.rc < 0) {
+                proto_strv_free(out);
+                return c.rc;
         }
-        return found ? 1 : 0;
+        return c.found ? 1 : 0;
 }

@@ -19,36 +19,44 @@
 
 /* ---- a model's reply: one code action (broker/reply.c) ----
  *
- * Accepted, in any mix, in the order they come:
- *   - fenced blocks: a line of ``` (three or more backticks; leading spaces allowed, and a
- *     leading "Code:") with the tag py, python, python3, py3 in any case, or no tag; closed by
- *     a line of at least as many backticks, optionally followed by <end_code>, or by a line
- *     <end_code>; LF or CRLF line ends. A fence indented by n spaces has up to n spaces taken
- *     off each of its lines. A closing line inside a triple-quoted Python string does not
- *     close the block (a tool that writes Markdown); should the string never end, the first
- *     closing line does, and from there on strings are not looked at (so the scan stays
- *     linear). The limit of it: a string the model left open is closed by a quote in a later
- *     block, and what lies between runs as one string (its code was broken either way).
+ * Not the reply's action (docs/agent.md has the rules with their reasons):
+ *   - <think> ... </think>: a line whose first non-blank characters are <think> opens it, the
+ *     first </think> after it closes it, wherever on a line; unclosed, it hides the rest.
+ *   - everything from the first line that starts (its first bytes) with "Observation:" or
+ *     "Calling tools:", outside a <think>: the reply is read as if it ended there.
+ * The blocks, in the order they come:
  *   - <code> ... </code>, the <code> at the start of a line (or after "Code:"): an inline
  *     <code>x</code> in a sentence is prose. A </code> inside a Python string does not close
- *     it. A fenced block alone inside it is unwrapped.
+ *     it. A fenced block alone inside it is unwrapped. A last <code> without its </code> runs
+ *     to the end of the reply, a trailing partial closing tag ("</", "</c", ... "</code")
+ *     dropped. A reply with any <code> block: its <code> blocks are the action, fences not.
+ *   - fenced blocks: a line of ``` (three or more backticks; leading spaces allowed, and a
+ *     leading "Code:") with the tag py, python, python3, py3, ipython in any case, or no tag;
+ *     closed by a later line whose first non-blank characters are at least as many backticks,
+ *     whatever follows them, or by a line <end_code>; LF or CRLF line ends. A fence indented by
+ *     n spaces has up to n spaces taken off each of its lines. A closing line inside a
+ *     triple-quoted Python string does not close the block (a tool that writes Markdown);
+ *     should the string never end, the first closing line does, and from there on strings are
+ *     not looked at (so the scan stays linear). The limit of it: a string the model left open
+ *     is closed by a quote in a later block, and what lies between runs as one string.
  *   - Thought:/Code: lines and <end_code> around them are prose, and ignored.
  * Never code: prose; a fence of another language (```json, ```bash, ```text); an untagged
  * fence or a py block that holds a JSON tool call; an untagged fence whose text starts with
  * '{' or '[' (JSON); a reply with a NUL byte or invalid UTF-8 anywhere (refused whole).
  *
- * Several blocks: every Python block (py-tagged or <code>) is taken, in order, joined by a
- * blank line. Untagged fences count only when the reply has no tagged one: beside tagged code
- * they are a model's sample output ("Output:\n```\n  region  revenue\n```"), not code. Why
- * join rather than take the last: a model that writes its action in steps ("load the data:"
- * block, "now aggregate:" block) means them to run in order as one action, and the later
- * blocks use the earlier ones' names; taking the last would fail with a NameError. A model
- * that repeats a block it corrected runs both, and sees the first one's error if it has one:
- * an honest failure, never a silent half-action. This is smolagents' rule too.
+ * Several blocks: every block of the kind that is the action (<code>; else Python fences;
+ * else untagged fences) is taken, in order, joined by a blank line. Untagged fences count only
+ * when the reply has no tagged one: beside tagged code they are a model's sample output
+ * ("Output:\n```\n  region  revenue\n```"), not code. Why join rather than take the last: a
+ * model that writes its action in steps ("load the data:" block, "now aggregate:" block)
+ * means them to run in order as one action, and the later blocks use the earlier ones' names;
+ * taking the last would fail with a NameError. A model that repeats a block it corrected runs
+ * both, and sees the first one's error if it has one: an honest failure, never a silent
+ * half-action. This is smolagents' rule too.
  *
- * Refused as NO_CODE with why: a Python block that is never closed (a reply cut by the
- * model's length limit: running its first half is not what it meant), code over
- * PROTO_SOURCE_MAX bytes, only empty blocks. */
+ * Refused as NO_CODE with why: a fence that is never closed (a reply cut by the model's
+ * length limit: running its first half is not what it meant), code over PROTO_SOURCE_MAX
+ * bytes, only empty blocks. */
 enum bro_reply_kind { BRO_REPLY_CODE, BRO_REPLY_NO_CODE };
 
 struct bro_reply {
@@ -68,6 +76,11 @@ struct bro_reply {
  * with len > 0; -ENOMEM. A reply without code is 0 with kind NO_CODE, never an error. */
 int bro_reply_parse(const char *reply, size_t len, struct bro_reply *out);
 void bro_reply_free(struct bro_reply *r);
+
+/* A reply that called tools and holds no code (OpenAI's content null with tool_calls, or
+ * prose beside them): NO_CODE, why REPLY_TOOL_CALLS with the functions' names (printable, as the
+ * model client made them). Never run. 0 or -ENOMEM (-EINVAL without names or out). */
+int bro_reply_tool_calls(const char *names, struct bro_reply *out);
 
 /* "No code was received. What was seen: <why>." then the format hint (FORMAT_HINT), at most
  * max_len bytes. malloc'd; NULL if out of memory. */
@@ -209,13 +222,17 @@ char *bro_system_prompt(const struct bro_prompt_in *in, size_t max_len);
 
 /* ---- the capability declaration (broker/reply.c) ----
  *
- * The prompt asks for {"capabilitiesRequested": ["network"]} on a line of its own. A line
- * (anywhere in the reply, code blocks included, leading and trailing blanks allowed) whose
- * first character is '{' and that names capabilitiesRequested is a declaration, and must be
- * exactly that: the one key, a list of 0..PROTO_CAPS_MAX strings, each 1..BRO_CAP_NAME_MAX
- * bytes of [A-Za-z0-9_.-], no escapes. Names are kept as given (the server denies those it
- * does not know, DESIGN §7), duplicates once, in order of appearance across every
- * declaration of the reply.
+ * The prompt asks for {"capabilitiesRequested": ["network"]} on a line of its own. A
+ * declaration is a JSON object holding that key, outside the code: in the prose (on a line of
+ * its own, inline in a sentence, in backticks) or in a ```json fence (or an untagged fence of
+ * JSON), on one line or several, other keys ignored; never in a code block, a <think> or after
+ * a stop line. Each quoted key "capabilitiesRequested" is looked up: its object starts at the
+ * nearest '{' before it over balanced braces and is read with jansson (duplicate keys
+ * refused); its value must be a list of 0..PROTO_CAPS_MAX strings, each 1..BRO_CAP_NAME_MAX
+ * bytes of [A-Za-z0-9_.-], no escapes. The key unquoted (a word in a sentence) declares
+ * nothing. Names are kept as given (the server denies those it does not know, DESIGN §7),
+ * duplicates once, in order of appearance across every declaration of the reply. An object
+ * read is not looked into again, and the first malformed one ends the reading: linear.
  *
  * Returns 1 with out filled (maybe empty: "[]"), 0 when the reply declares nothing, -EINVAL
  * for a declaration not in that form (tell the model CAPS_MALFORMED), -E2BIG for more than

@@ -909,10 +909,44 @@ static void print_indented(const char *prefix, const char *text)
 
 /* One task_event as a line (or a few). verbose: the model's replies, the prompt and the
  * observations in full (anvilctl trace; submit --verbose). */
+/* A streamed reply as it grows (submit --verbose): its text as it comes, indented as the
+ * whole reply would be; the whole is then not printed again. */
+static bool delta_shown, delta_at_line_start;
+
+static void print_delta(const char *msg)
+{
+        if (!delta_shown) {
+                printf("the model is replying:\n");
+                delta_shown = delta_at_line_start = true;
+        }
+        for (const char *p = msg; *p; p++) {
+                if (delta_at_line_start)
+                        fputs("  | ", stdout);
+                putchar(*p);
+                delta_at_line_start = *p == '\n';
+        }
+        fflush(stdout);
+}
+
 static void print_task_event(const struct proto_task_event *e, bool verbose)
 {
         enum proto_task_kind k = proto_task_kind_from_name(e->kind);
         const char *msg = e->message ? e->message : "";
+        if (k == PROTO_TASK_MODEL_DELTA) {
+                if (verbose)
+                        print_delta(msg);
+                return;
+        }
+        if (k == PROTO_TASK_MODEL_REPLY && delta_shown) {
+                printf("%sthe model replied (%zu bytes, shown above as it came)\n", delta_at_line_start ? "" : "\n",
+                       strlen(msg));
+                delta_shown = false;
+                return;
+        }
+        if (delta_shown) { /* the stream ended without its reply (an error, a cancel) */
+                printf("%s", delta_at_line_start ? "" : "\n");
+                delta_shown = false;
+        }
         if (k == PROTO_TASK_STARTED) {
                 printf("task %s\n", e->task_id);
                 print_indented("  | ", msg);

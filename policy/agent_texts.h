@@ -17,6 +17,8 @@
         X(REPLY_BLANK, "a reply of whitespace only")                                            \
         X(REPLY_PROSE, "prose only, no code block")                                             \
         X(REPLY_TOOL_CALL, "a JSON tool call; here tools are not called, code is run")          \
+        /* the functions called (printable, joined by ", ") */                                  \
+        X(REPLY_TOOL_CALLS, "a call of the tool %s and no code; here tools are not called, code is run") \
         /* the block's language tag (sanitized) */                                              \
         X(REPLY_OTHER_LANG, "a ```%s block, which is not Python")                               \
         X(REPLY_JSON_BLOCK, "a ``` block of JSON, which is not Python")                         \

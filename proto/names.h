@@ -68,6 +68,7 @@ struct proto_strv;
         X(DESCRIBE_RESULT, "describe_result")                                                   \
         X(PROMPT, "prompt")                                                                     \
         X(MODEL_REQUEST, "model_request")                                                       \
+        X(MODEL_DELTA, "model_delta") /* a streamed reply as it grows: sent, not in the trace */ \
         X(MODEL_REPLY, "model_reply")                                                           \
         X(MODEL_ERROR, "model_error")                                                           \
         X(NO_CODE, "no_code")                                                                   \

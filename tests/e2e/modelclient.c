@@ -3,7 +3,7 @@
  *
  *   modelclient --url URL --model NAME [--key-file PATH] [--timeout S] [--max-tokens N]
  *               [--temperature T] [--retries N] [--prompt TEXT | --messages FILE]
- *               [--parallel N] [--cancel-after MS] [--close-after MS]
+ *               [--parallel N] [--cancel-after MS] [--close-after MS] [--deltas]
  *
  * The key is ANVIL_MODEL_KEY's, or --key-file's (read as the broker reads it). Runs N
  * requests at once (1), each of the messages [system, user PROMPT] or the JSON array in
@@ -11,6 +11,7 @@
  * one line per request as it ends:
  *   ok attempts=A ms=M finish_reason=F content=<content as a JSON string>
  *   error attempts=A ms=M: <error>[ content=<JSON string>]   (content: a reply cut short)
+ * and, with --deltas, a streamed reply as it grows: "delta t=<ms since the start> <JSON string>";
  * and exits 0 if every request succeeded, 1 if one failed, 2 for a usage or set-up error, 3
  * if the client broke its promises: done called from inside bro_model_chat, twice for a
  * request, not at all, or handles left open on the loop once the client is closed. */
@@ -75,8 +76,23 @@ static void on_done(void *data, const struct bro_model_reply *reply, const char 
         } else {
                 if (!content || !reply->finish_reason)
                         bug("a success without content or finish_reason");
-                printf("ok attempts=%u ms=%llu finish_reason=%s content=%s\n", reply->attempts,
+                printf("ok attempts=%u ms=%llu finish_reason=%s content=%s", reply->attempts,
                        (unsigned long long)reply->ms, reply->finish_reason, content);
+                /* what a streamed reply, a reasoning model or a tool call adds: only then */
+                if (reply->streamed)
+                        printf(" streamed");
+                if (reply->tool_calls)
+                        printf(" tool_calls=%s", reply->tool_calls);
+                if (reply->reasoning) {
+                        json_t *s = json_string(reply->reasoning);
+                        char *r = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+                        json_decref(s);
+                        if (!r)
+                                bug("the reply's reasoning is not UTF-8");
+                        printf(" reasoning=%s", r);
+                        free(r);
+                }
+                printf("\n");
         }
         fflush(stdout);
         free(content);
@@ -84,6 +100,25 @@ static void on_done(void *data, const struct bro_model_reply *reply, const char 
                 bro_model_close(model);
                 close_timers();
         }
+}
+
+/* --deltas: a streamed reply as it grows, one line a piece, the ms since the start first */
+static bool show_deltas;
+static uint64_t t_start;
+
+static void on_delta(void *data, const char *text, size_t len)
+{
+        (void)data;
+        if (!show_deltas)
+                return;
+        json_t *s = json_stringn(text, len);
+        char *d = s ? json_dumps(s, JSON_ENCODE_ANY) : NULL;
+        json_decref(s);
+        if (!d)
+                bug("a delta is not UTF-8, or splits a character");
+        printf("delta t=%llu %s\n", (unsigned long long)(uv_hrtime() / 1000000 - t_start), d);
+        fflush(stdout);
+        free(d);
 }
 
 static void on_cancel(uv_timer_t *t)
@@ -125,7 +160,7 @@ int main(int argc, char **argv)
                 { "retries", required_argument, NULL, 'r' },    { "prompt", required_argument, NULL, 'p' },
                 { "messages", required_argument, NULL, 'M' },   { "parallel", required_argument, NULL, 'P' },
                 { "cancel-after", required_argument, NULL, 'c' }, { "close-after", required_argument, NULL, 'C' },
-                { 0 },
+                { "deltas", no_argument, NULL, 'D' },           { 0 },
         };
         log_set_program("modelclient");
         struct bro_model_cfg cfg;
@@ -178,6 +213,9 @@ int main(int argc, char **argv)
                         if (!parse_u(optarg, &close_after))
                                 return usage("--close-after: not a number");
                         break;
+                case 'D':
+                        show_deltas = true;
+                        break;
                 default:
                         return usage("unknown option");
                 }
@@ -203,9 +241,10 @@ int main(int argc, char **argv)
         uv_loop_t loop;
         if (uv_loop_init(&loop) < 0 || bro_model_init(&model, &loop, &err) < 0)
                 return usage(err.msg[0] ? err.msg : "uv_loop_init failed");
+        t_start = uv_hrtime() / 1000000;
         for (unsigned i = 0; i < parallel; i++) {
                 in_chat = true;
-                ids[i] = bro_model_chat(model, &cfg, messages, on_done, (void *)(uintptr_t)i);
+                ids[i] = bro_model_chat_stream(model, &cfg, messages, on_done, on_delta, (void *)(uintptr_t)i);
                 in_chat = false;
                 if (ids[i] <= 0) {
                         fprintf(stderr, "modelclient: bro_model_chat: %s\n", strerror((int)-ids[i]));

@@ -120,6 +120,13 @@ static const struct {
         { 0, "{\"name\": \"python\", \"arguments\": {\"code\": \"print(1)\"}}" },
         { 0, "   ```python3\r\n   x = 1\r\n   ```\r\n<tool_call>" },
         { 1, "{\"capabilitiesRequested\": [\"network\", \"gpu\"]}\n```json\n{\"capabilitiesRequested\": []}\n```" },
+        /* the dialects of issue 14: <think>, stop lines, <code> beside fences, a cut </code>,
+         * declarations over several lines and inline */
+        { 0, "<think>\n```py\ndraft()\n```\n</think>```py\nprint(1)\n``` done\nObservation: 1\n```py\nx\n```" },
+        { 0, "Example:\n```ipython\nex()\n```\n<code>\na = 1\n</code>\nCalling tools:\n<code>\nprint(a)\n</co" },
+        { 0, "<think>never closed\n<code>\nprint(1)\n" },
+        { 1, "I need {\"why\": {\"a\": 1}, \"capabilitiesRequested\": [\"network\"]} now\n```json\n{\n \"capabilitiesRequested\":\n"
+             "  [\"gpu\"]\n}\n```\n<think>{\"capabilitiesRequested\": [\"x\"]}</think>\n```py\n{'capabilitiesRequested': 1}\n```" },
         { 2, "line\n\x1b[31m\xff\r\nTraceback (most recent call last):\nKeyError: 'x'\n" },
         { 3, "region\n```\"\\\x01\xC2\x85\xE2\x9C\x93" },
 };

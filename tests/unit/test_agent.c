@@ -139,7 +139,6 @@ static const struct reply_case accepted_cases[] = {
         CODE("several blocks are joined in order by a blank line",
              "Load:\n```py\nimport pandas as pd\ndf = pd.read_csv('x.csv')\n```\nAggregate:\n```py\nprint(df.sum())\n```\n",
              "import pandas as pd\ndf = pd.read_csv('x.csv')\n\nprint(df.sum())\n", 2, 0),
-        CODE("<code> and fences, in order", "<code>\na = 1\n</code>\n```py\nb = a\n```", "a = 1\n\nb = a\n", 2, 0),
         CODE("untagged fences beside tagged code are sample output, skipped",
              "```py\nprint(1)\n```\nOutput:\n```\n1\n```", "print(1)\n", 1, 1),
         CODE("untagged fences alone are code, joined", "```\na = 1\n```\n```\nprint(a)\n```", "a = 1\n\nprint(a)\n", 2, 0),
@@ -191,7 +190,6 @@ static const struct reply_case refused_cases[] = {
         NOPE("```text", "```text\nprint(1)\n```", "a ```text block, which is not Python", 0, 1),
         NOPE("```json without a tool call", "```json\n{\"a\": 1}\n```", "a ```json block, which is not Python", 0, 1),
         NOPE("```pycon", "```pycon\n>>> print(1)\n```", "a ```pycon block, which is not Python", 0, 1),
-        NOPE("```ipython", "```ipython\n%timeit x\n```", "a ```ipython block, which is not Python", 0, 1),
         NOPE("the first other language is named", "```sh\nls\n```\n```bash\nls\n```", "a ```sh block, which is not Python",
              0, 2),
         NOPE("a tag's odd bytes are shown as ?", "```b@sh!\nls\n```", "a ```b?sh? block, which is not Python", 0, 1),
@@ -204,14 +202,10 @@ static const struct reply_case refused_cases[] = {
              "a code block opened at line 2 and never closed (no closing ```)", 1, 0),
         NOPE("an unclosed block after a closed one refuses the whole", "```py\na = 1\n```\nand\n```py\nb = 2",
              "a code block opened at line 5 and never closed (no closing ```)", 2, 0),
-        NOPE("an unclosed <code>", "<code>\nprint(1)\n", "a code block opened at line 1 and never closed (no closing </code>)",
-             1, 0),
         NOPE("an unclosed untagged fence alone", "```\nprint(1)", "a code block opened at line 1 and never closed (no closing ```)",
              1, 0),
         NOPE("an opener on the last line", "Here:\n```py", "a code block opened at line 2 and never closed (no closing ```)",
              1, 0),
-        NOPE("a closing line with text after it closes nothing", "```py\nprint(1)\n``` done",
-             "a code block opened at line 1 and never closed (no closing ```)", 1, 0),
         NOPE("fewer backticks close nothing", "````py\nprint(1)\n```",
              "a code block opened at line 1 and never closed (no closing ```)", 1, 0),
         NOPE("a fence must begin its line", "Here: ```py\nprint(1)\n```",
@@ -385,13 +379,16 @@ static void test_reply_hostile(void **state)
                 /* every block opens a ''' string the next one closes: two by two */
                 { "```py\n'''\n```\n", 100000, NULL, 50000 },
                 /* strings that never close, and no closing line: one unclosed block */
-                { "```py\n'''\n", 1000000, "a code block opened at line 1 and never closed (no closing ```)", 1 },
-                { "<code>\n'''\n", 1000000, "a code block opened at line 1 and never closed (no closing </code>)", 1 },
+                /* (each ```py line closes a block: the last one is left open) */
+                { "```py\n'''\n", 1000000, "a code block opened at line 1999999 and never closed (no closing ```)",
+                  333334 },
+                /* a <code> left open runs to the end: over the size limit here */
+                { "<code>\n'''\n", 1000000, "10999993 bytes of code, over the limit of 1048576 bytes", 1 },
                 /* one line of 12 million backticks opens a block (CommonMark's rule) */
                 { "```", 4000000, "a code block opened at line 1 and never closed (no closing ```)", 1 },
                 { "`x", 8000000, "prose only, no code block", 0 },
                 { "\"arguments\"", 1000000, "prose only, no code block", 0 },
-                { "<code>", 2000000, "a code block opened at line 1 and never closed (no closing </code>)", 1 },
+                { "<code>", 2000000, "11999995 bytes of code, over the limit of 1048576 bytes", 1 },
                 { "```\n", 1000000, "only empty code blocks", 500000 },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -464,6 +461,97 @@ static void test_reply_random(void **state)
         "```py\nresult = 6 * 7\nprint(result)\n```\n"                                               \
         "When the deliverable is written under ./artifacts, call final_answer(value) in a code block " \
         "to finish."
+
+/* ---- the dialects of real models (issue 14): each rule, and beside it the reply that must
+ * still be read as before ---- */
+
+#define CODE(what, lit, code, blocks, skipped) { what, lit, sizeof(lit) - 1, code, NULL, blocks, skipped }
+#define NOPE(what, lit, why, blocks, skipped) { what, lit, sizeof(lit) - 1, NULL, why, blocks, skipped }
+static const struct reply_case dialect_cases[] = {
+        /* <think>...</think> is never code */
+        CODE("draft code in <think> is not joined to the action",
+             "<think>\nMaybe:\n```py\ndraft()\n```\n</think>\nThought: now.\n```py\nprint(1)\n```\n", "print(1)\n", 1, 0),
+        CODE("</think> in the middle of a line, the action after it on the same line",
+             "<think>a draft: ```py</think>```py\nprint(1)\n```", "print(1)\n", 1, 0),
+        CODE("a <code> draft in <think> too", "  <think>\n<code>\ndraft()\n</code>\n</think>\n<code>\nprint(1)\n</code>",
+             "print(1)\n", 1, 0),
+        NOPE("an unclosed <think> hides the rest", "<think>\nThe action could be:\n```py\nprint(1)\n```\n",
+             "prose only, no code block", 0, 0),
+        CODE("a <think> inside a sentence opens nothing", "I do not <think> so:\n```py\nprint(1)\n```", "print(1)\n", 1, 0),
+        CODE("a <think> inside code is code", "```py\ns = '''\n<think>\n'''\nprint(s)\n```", "s = '''\n<think>\n'''\nprint(s)\n",
+             1, 0),
+        /* the action ends at a line starting Observation: or Calling tools: */
+        CODE("an imagined observation and a second step are cut",
+             "Thought: x\n<code>\nprint(1)\n</code>\nObservation: 1\nThought: then\n<code>\nprint(2)\n</code>\n", "print(1)\n", 1,
+             0),
+        CODE("the same with fences", "```py\nprint(1)\n```\nObservation: 1\n```py\nprint(2)\n```", "print(1)\n", 1, 0),
+        CODE("Calling tools: cuts too", "```py\nprint(1)\n```\nCalling tools:\n```py\nprint(2)\n```", "print(1)\n", 1, 0),
+        CODE("an Observation: line inside an unclosed <code> ends it", "<code>\nprint(1)\nObservation: 1\nprint(2)\n",
+             "print(1)\n", 1, 0),
+        CODE("Observation: inside <think> cuts nothing",
+             "<think>\nObservation: a guess\n</think>\n```py\nprint(1)\n```", "print(1)\n", 1, 0),
+        CODE("Observation: within a line cuts nothing", "```py\na = 1\n```\nMy Observation: fine\n```py\nprint(a)\n```",
+             "a = 1\n\nprint(a)\n", 2, 0),
+        CODE("an indented Observation: cuts nothing", "```py\na = 1\n```\n  Observation: fine\n```py\nprint(a)\n```",
+             "a = 1\n\nprint(a)\n", 2, 0),
+        /* any <code> tag: the <code> blocks are the action, fences are not */
+        CODE("an example fence in the prose is not joined to the <code> action",
+             "For example:\n```py\nexample()\n```\nThought: the real one.\n<code>\nprint(1)\n</code>", "print(1)\n", 1, 1),
+        CODE("a fence after the <code> block neither", "<code>\na = 1\n</code>\n```py\nb = a\n```", "a = 1\n", 1, 1),
+        CODE("several <code> blocks are joined", "<code>\na = 1\n</code>\nthen\n<code>\nprint(a)\n</code>", "a = 1\n\nprint(a)\n",
+             2, 0),
+        CODE("an inline <code> span is prose: the fences are the action", "Call <code>f()</code> like this:\n```py\nf()\n```",
+             "f()\n", 1, 0),
+        /* a last <code> without its </code> runs to the end; a partial closing tag is dropped */
+        CODE("a </code> eaten by a stop sequence", "Thought: x\n<code>\nprint(1)\n", "print(1)\n", 1, 0),
+        CODE("a trailing </co", "<code>\nprint(1)\n</co", "print(1)\n", 1, 0),
+        CODE("a trailing </c on the code's line", "<code>\nprint(1)</c", "print(1)\n", 1, 0),
+        CODE("a trailing </code without its >", "<code>\nx = 1\n</code  \n", "x = 1\n", 1, 0),
+        CODE("a trailing </", "<code>\nx = 1\n</", "x = 1\n", 1, 0),
+        CODE("a lone < at the end is code", "<code>\nprint(1 if a <", "print(1 if a <\n", 1, 0),
+        CODE("after a closed one", "<code>\na = 1\n</code>\n<code>\nprint(a)\n", "a = 1\n\nprint(a)\n", 2, 0),
+        NOPE("an unclosed <code> of blanks is empty", "<code>\n  \n", "only empty code blocks", 1, 0),
+        NOPE("an unclosed fence is still refused", "```py\nprint(1)\n",
+             "a code block opened at line 1 and never closed (no closing ```)", 1, 0),
+        /* a fence closes at a line that starts with enough backticks, whatever follows */
+        CODE("a closing fence with text after it", "```py\nprint(1)\n``` done", "print(1)\n", 1, 0),
+        CODE("a closing fence that opens the next", "```py\na = 1\n``````py\nprint(a)\n```", "a = 1\n", 1, 1),
+        NOPE("fewer backticks with text close nothing", "````py\nprint(1)\n``` x",
+             "a code block opened at line 1 and never closed (no closing ```)", 1, 0),
+        /* the Python info strings */
+        CODE("```ipython", "```ipython\nprint(1)\n```", "print(1)\n", 1, 0),
+        CODE("```IPython", "```IPython\nprint(1)\n```", "print(1)\n", 1, 0),
+        NOPE("```ipython3 is not in the list", "```ipython3\nprint(1)\n```", "a ```ipython3 block, which is not Python", 0, 1),
+};
+#undef CODE
+#undef NOPE
+
+/* OpenAI's content null with tool_calls: the model is told that no code came, and in what form
+ * it should; nothing is run. */
+static void test_reply_tool_calls(void **state)
+{
+        (void)state;
+        struct bro_reply r;
+        assert_int_equal(bro_reply_tool_calls("python, get_weather", &r), 0);
+        assert_int_equal(r.kind, BRO_REPLY_NO_CODE);
+        assert_null(r.code);
+        _cleanup_free_ char *obs = bro_observation_no_code(&r, 4096);
+        assert_string_equal(obs, "No code was received. What was seen: a call of the tool python, get_weather and no "
+                                 "code; here tools are not called, code is run.\n"
+                                 "Reply with a short thought, then one Python code block, fenced like this:\n"
+                                 "```py\nresult = 6 * 7\nprint(result)\n```\n"
+                                 "When the deliverable is written under ./artifacts, call final_answer(value) in a "
+                                 "code block to finish.");
+        bro_reply_free(&r);
+        assert_int_equal(bro_reply_tool_calls(NULL, &r), -EINVAL);
+        assert_int_equal(bro_reply_tool_calls("x", NULL), -EINVAL);
+}
+
+/* One cmocka test a case: each rule passes or fails by its own name. */
+static void test_reply_dialect(void **state)
+{
+        check_reply(*state);
+}
 
 static void test_observation_no_code(void **state)
 {
@@ -868,7 +956,6 @@ static const struct {
         { "empty", "", 0, "" },
         { "named in prose", "I need no capabilitiesRequested at all.", 0, "" },
         { "named in code", "```py\ncaps = {\"capabilitiesRequested\": [\"network\"]}\n```", 0, "" },
-        { "named in a comment", "# {\"capabilitiesRequested\": [\"network\"]}", 0, "" },
         { "another key", "{\"capabilities\": [\"network\"]}", 0, "" },
         { "seventeen names", "{\"capabilitiesRequested\": [\"a\",\"b\",\"c\",\"d\",\"e\",\"f\",\"g\",\"h\",\"i\",\"j\","
                              "\"k\",\"l\",\"m\",\"n\",\"o\",\"p\",\"q\"]}",
@@ -884,15 +971,55 @@ static const struct {
         { "single quotes", "{'capabilitiesRequested': ['network']}", -EINVAL, "" },
         { "a string, not a list", "{\"capabilitiesRequested\": \"network\"}", -EINVAL, "" },
         { "a trailing comma", "{\"capabilitiesRequested\": [\"network\",]}", -EINVAL, "" },
-        { "another key beside", "{\"capabilitiesRequested\": [\"network\"], \"why\": \"fetch\"}", -EINVAL, "" },
-        { "text after it", "{\"capabilitiesRequested\": [\"network\"]} please", -EINVAL, "" },
         { "not closed", "{\"capabilitiesRequested\": [\"network\"]", -EINVAL, "" },
         { "a number", "{\"capabilitiesRequested\": [1]}", -EINVAL, "" },
-        { "in inline code", "`{\"capabilitiesRequested\": [\"network\"]}`", -EINVAL, "" },
-        { "over several lines", "{\n  \"capabilitiesRequested\": [\"network\"]\n}", -EINVAL, "" },
         { "a good one and a bad one", "{\"capabilitiesRequested\": [\"network\"]}\n{\"capabilitiesRequested\": [network]}",
           -EINVAL, "" },
 };
+
+struct caps_dialect_case {
+        const char *what;
+        const char *reply;
+        int rc;
+        const char *names;
+};
+static const struct caps_dialect_case caps_dialect_cases[] = {
+        { "another key beside", "{\"capabilitiesRequested\": [\"network\"], \"why\": \"fetch\"}", 1, "network" },
+        { "another key first", "{\"why\": {\"a\": 1}, \"capabilitiesRequested\": [\"network\"]}", 1, "network" },
+        { "inline in a sentence", "I need {\"capabilitiesRequested\": [\"network\"]} please", 1, "network" },
+        { "in inline code", "`{\"capabilitiesRequested\": [\"network\"]}`", 1, "network" },
+        { "over several lines", "{\n  \"capabilitiesRequested\": [\n    \"network\"\n  ]\n}", 1, "network" },
+        { "over several lines in a ```json fence", "```json\n{\n  \"capabilitiesRequested\": [\"network\"],\n  \"x\": 1\n}\n```",
+          1, "network" },
+        { "after a heading's #", "# {\"capabilitiesRequested\": [\"network\"]}", 1, "network" },
+        { "in a py block is code, not a declaration", "```py\n{\"capabilitiesRequested\": [\"network\"]}\nprint(1)\n```", 0, "" },
+        { "in a <code> block neither", "<code>\n{\"capabilitiesRequested\": [\"network\"]}\n</code>", 0, "" },
+        { "in <think> neither", "<think>\n{\"capabilitiesRequested\": [\"network\"]}\n</think>\nok", 0, "" },
+        { "after Observation: neither", "```py\nprint(1)\n```\nObservation: 1\n{\"capabilitiesRequested\": [\"network\"]}", 0, "" },
+        { "over several lines, malformed", "{\n  \"capabilitiesRequested\": network\n}", -EINVAL, "" },
+        { "in an object within another: that one declares", "{\"x\": {\"capabilitiesRequested\": [\"network\"]}}", 1, "network" },
+        { "a quoted key without an object", "\"capabilitiesRequested\": [\"network\"]", -EINVAL, "" },
+};
+
+/* Each case as its own test, as the reply dialects are. */
+static void test_caps_dialect(void **state)
+{
+        const struct caps_dialect_case *c = *state;
+        size_t len = strlen(c->reply);
+        struct proto_strv v = { 0 };
+        int r = bro_caps_declared(guarded(c->reply, len), len, &v);
+        if (r != c->rc)
+                fail_msg("%s: %d, expected %d", c->what, r, c->rc);
+        char joined[512] = "";
+        for (size_t k = 0; k < v.n; k++) {
+                if (k)
+                        strcat(joined, ",");
+                strcat(joined, v.items[k]);
+        }
+        if (strcmp(joined, c->names) != 0)
+                fail_msg("%s: [%s], expected [%s]", c->what, joined, c->names);
+        proto_strv_free(&v);
+}
 
 static void test_caps_declared(void **state)
 {
@@ -932,6 +1059,19 @@ static void test_caps_declared(void **state)
         assert_int_equal(proto_strv_push(&v, "x"), 0);
         assert_int_equal(bro_caps_declared("{\"capabilitiesRequested\": []}", 29, &v), -EINVAL); /* out not empty */
         proto_strv_free(&v);
+        /* hostile: a hundred thousand declarations, and keys that each open a search back */
+        static const char *const units[] = { "{\"capabilitiesRequested\": []} ", "\"capabilitiesRequested\" x ",
+                                             "{\"a\": {\"b\": [\"capabilitiesRequested\", ", "capabilitiesRequested{" };
+        static const int rcs[] = { 1, -EINVAL, -EINVAL, 0 };
+        for (size_t u = 0; u < ELEMENTSOF(units); u++) {
+                size_t n;
+                _cleanup_free_ char *h = repeat(units[u], 100000, &n);
+                double t0 = cpu_s();
+                int hr = bro_caps_declared(guarded(h, n), n, &v);
+                if (hr != rcs[u] || cpu_s() - t0 > 2.0)
+                        fail_msg("hostile declarations %zu: %d in %.1f s", u, hr, cpu_s() - t0);
+                proto_strv_free(&v);
+        }
         /* a declaration line of a megabyte */
         size_t big = 1 << 20;
         _cleanup_free_ char *s = malloc(big + 64);
@@ -1178,6 +1318,7 @@ int main(void)
                 cmocka_unit_test(test_reply_source_max),
                 cmocka_unit_test(test_reply_hostile),
                 cmocka_unit_test(test_reply_random),
+                cmocka_unit_test(test_reply_tool_calls),
                 cmocka_unit_test(test_observation_no_code),
                 cmocka_unit_test(test_observation_verbatim),
                 cmocka_unit_test(test_observation_lists),
@@ -1189,5 +1330,16 @@ int main(void)
                 cmocka_unit_test(test_prompt_hostile),
                 cmocka_unit_test(test_prompt_shrinks),
         };
-        return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+        int failed = cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+        /* the dialects of real models (issue 14): one test a case */
+        struct CMUnitTest dialects[ELEMENTSOF(dialect_cases) + ELEMENTSOF(caps_dialect_cases)];
+        size_t n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(dialect_cases); i++)
+                dialects[n++] = (struct CMUnitTest){ dialect_cases[i].what, test_reply_dialect, NULL, NULL,
+                                                     (void *)&dialect_cases[i] };
+        for (size_t i = 0; i < ELEMENTSOF(caps_dialect_cases); i++)
+                dialects[n++] = (struct CMUnitTest){ caps_dialect_cases[i].what, test_caps_dialect, NULL, NULL,
+                                                     (void *)&caps_dialect_cases[i] };
+        failed += _cmocka_run_group_tests("agent dialects", dialects, n, NULL, NULL);
+        return failed;
 }

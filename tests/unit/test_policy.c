@@ -1585,6 +1585,9 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
         case POL_AGENT_REPLY_TOOL_CALL:
                 BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALL);
                 return;
+        case POL_AGENT_REPLY_TOOL_CALLS:
+                BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALLS, "python");
+                return;
         case POL_AGENT_REPLY_JSON_BLOCK:
                 BRO_AGENT_TEXT(buf, size, REPLY_JSON_BLOCK);
                 return;
@@ -1746,6 +1749,7 @@ static const char *const agent_expected[_POL_AGENT_TEXT_MAX] = {
         [POL_AGENT_REPLY_BLANK] = "a reply of whitespace only",
         [POL_AGENT_REPLY_PROSE] = "prose only, no code block",
         [POL_AGENT_REPLY_TOOL_CALL] = "a JSON tool call; here tools are not called, code is run",
+        [POL_AGENT_REPLY_TOOL_CALLS] = "a call of the tool python and no code; here tools are not called, code is run",
         [POL_AGENT_REPLY_OTHER_LANG] = "a ```bash block, which is not Python",
         [POL_AGENT_REPLY_JSON_BLOCK] = "a ``` block of JSON, which is not Python",
         [POL_AGENT_REPLY_UNCLOSED] = "a code block opened at line 3 and never closed (no closing ```)",
