@@ -1,0 +1,32 @@
+# The Python client (clients/python/anvil_client, docs/python.md) and its smolagents executor,
+# against the suite's real broker and supervisor: tests/python/test_client.py (unittest) runs
+# a tool ok with its artifacts saved and checked, a blocked one with its refusal verbatim, a
+# failed one (results, not exceptions), a refused request (an exception with Anvil's message
+# and field), inputs by fd (a file removed from the file system after it was opened, so no
+# path reaches it; a pipe refused), the live event iterator, cancel, an unreachable socket,
+# the probe (compared with anvilctl's), a task against a scripted model (tests/model_server.py
+# over real HTTP), and the decoder against frames no broker sends.
+# tests/python/test_smolagents.py calls AnvilExecutor as smolagents' CodeAgent does
+# (smolagents is not installable here): send_variables, send_tools, steps with state carried,
+# an error step and a blocked step (their logs and messages), final_answer.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/agent_lib.sh"
+"$PY" -c 'import msgpack' 2>/dev/null || fail "python3-msgpack is not installed (make deps installs it)"
+
+# The task's script: two actions, a variable carried, an artifact, a final answer.
+model_script pytask <<'PY'
+[code('import csv\ntotal = sum(int(r["amount"]) for r in csv.DictReader(open("inputs/sales.csv")))\nprint(total)\n'),
+ code('open("artifacts/total.txt", "w").write(f"{total}\\n")\nfinal_answer({"total": total})\n')]
+PY
+start_model pytask
+
+for t in test_client test_smolagents; do
+        ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" \
+                timeout 120 "$PY" "$TOP/tests/python/$t.py" >"$T/$t.out" 2>&1
+        rc=$?
+        cat "$T/$t.out"
+        [ "$rc" = 0 ] || fail "tests/python/$t.py exited $rc"
+        tail -1 "$T/$t.out" | grep -qx 'OK' || fail "tests/python/$t.py did not end OK"
+        echo "ok: tests/python/$t.py: $(grep -E '^Ran [0-9]+ tests' "$T/$t.out")"
+done
+expect_serving

@@ -1,0 +1,310 @@
+"""The Python client (clients/python/anvil_client) against the suite's real daemons.
+
+Run by tests/e2e/t_pyclient.sh with ANVIL_SOCKET (the suite's broker), ANVIL_CTL (anvilctl,
+the C client, to compare with) and MODEL_URL (a scripted model server, tests/model_server.py,
+whose script is the task below's). Each test makes real runs in real jails; the decoder's
+tests speak to a socket of their own that sends what no broker would.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
+
+import msgpack  # noqa: E402
+
+from anvil_client import (Anvil, ConnectionLost, ProtocolError, Refused, RunEvent,  # noqa: E402
+                          RunOutput, RunResult, TaskEvent, TaskResult, Unreachable)
+
+SOCKET = os.environ["ANVIL_SOCKET"]
+CTL = os.environ.get("ANVIL_CTL", "anvilctl")
+MODEL_URL = os.environ.get("MODEL_URL")
+
+
+class RunTests(unittest.TestCase):
+    anvil = Anvil(SOCKET)
+
+    def test_run_ok_artifacts_saved(self):
+        code = ("import csv\n"
+                "rows = list(csv.DictReader(open('inputs/sales.csv')))\n"
+                "total = sum(float(r['amount']) for r in rows)\n"
+                "open('artifacts/total.txt', 'w').write(f'{total:.2f}\\n')\n"
+                "import os; os.makedirs('artifacts/sub', exist_ok=True)\n"
+                "open('artifacts/sub/bytes.bin', 'wb').write(bytes(range(256)) * 2000)\n"
+                "print('rows', len(rows))\n")
+        r = self.anvil.run(code, inputs={"sales.csv": b"region,amount\nnorth,10.5\nsouth,32\n"},
+                           tool_name="total.py")
+        self.assertIsInstance(r, RunResult)
+        self.assertEqual((r.status, r.exit_code, r.stdout), ("ok", 0, "rows 2\n"))
+        self.assertTrue(r.isolation.tier)
+        self.assertGreater(r.peak_rss_mb, 0)
+        self.assertEqual(sorted(a.path for a in r.artifacts), ["sub/bytes.bin", "total.txt"])
+        with tempfile.TemporaryDirectory() as d:
+            written = self.anvil.save_artifacts(r, d)
+            self.assertEqual(sorted(str(p.relative_to(d)) for p in written), ["sub/bytes.bin", "total.txt"])
+            self.assertEqual(Path(d, "total.txt").read_text(), "42.50\n")
+            big = Path(d, "sub/bytes.bin").read_bytes()
+            self.assertEqual(big, bytes(range(256)) * 2000)  # 512000 bytes: two artifact_data frames and more
+            listed = {a.path: a for a in r.artifacts}
+            self.assertEqual(hashlib.sha256(big).hexdigest(), listed["sub/bytes.bin"].sha256)
+        self.assertEqual(self.anvil.artifact(r.run_id, "total.txt"), b"42.50\n")  # by id: show() first
+        # A path the result does not list: the broker's refusal, verbatim.
+        with self.assertRaises(Refused) as cm:
+            self.anvil.artifact(r, "../total.txt")
+        self.assertEqual(cm.exception.code, "bad_request")
+        self.assertEqual(cm.exception.message, f"'../total.txt' is not an artifact of run {r.run_id}")
+        # The store: listed, and shown as it was sent.
+        self.assertIn(r.run_id, [e.id for e in self.anvil.runs(limit=50)])
+        entry = next(e for e in self.anvil.runs(limit=50) if e.id == r.run_id)
+        self.assertEqual((entry.status, entry.tool), ("ok", "total.py"))
+        shown = self.anvil.show(r.run_id)
+        self.assertEqual((shown.run_id, shown.stdout, shown.artifacts), (r.run_id, r.stdout, r.artifacts))
+
+    def test_blocked_is_a_result_with_its_refusal(self):
+        r = self.anvil.run("import socket\nprint('never')\n")
+        self.assertEqual(r.status, "blocked")
+        self.assertEqual(r.stdout, "")
+        self.assertEqual([(e.layer, e.kind, e.message) for e in r.refusals],
+                         [("precheck", "blocked", "blocked: import socket (network denied by policy)"),
+                          ("runner", "blocked", "the pre-check refused the tool (1 finding); none of it ran")])
+        self.assertEqual((r.refusals[0].line, r.refusals[0].col), (1, 1))
+        # The control: the same run without the import runs.
+        self.assertEqual(self.anvil.run("print('ran')\n").stdout, "ran\n")
+
+    def test_failed_tool_is_a_result(self):
+        r = self.anvil.run("x = 1\nraise ValueError('boom')\n")
+        self.assertEqual((r.status, r.exit_code), ("error", 1))
+        self.assertIn("ValueError: boom", r.stderr)
+        self.assertEqual(r.variables_dict, {"x": 1})
+
+    def test_refused_request_is_an_exception(self):
+        with self.assertRaises(Refused) as cm:
+            self.anvil.run("print(1)\n", variables={"print": 1})
+        e = cm.exception
+        self.assertEqual((e.code, e.field, e.message),
+                         ("bad_request", "run_request.variables", "variables refused: 'print' shadows a builtin"))
+        # The control: variables with names a tool may use are bound.
+        r = self.anvil.run("print(total + 1)\n", variables={"total": 41})
+        self.assertEqual(r.stdout, "42\n")
+        with self.assertRaises(ValueError):  # the client's own check, before anything is sent
+            self.anvil.run("print(1)\n", limits={"wall_s": 0})
+        with self.assertRaises(Refused) as cm:
+            self.anvil.run("print(1)\n", limits={"wall_s": 100000})
+        self.assertEqual((cm.exception.code, cm.exception.field), ("bad_request", "run_request.limits.wall_s"))
+
+    def test_input_by_fd_no_path_reaches(self):
+        # A file no one can open by its path any more: created 0600, opened, then removed.
+        # Only the open fd the client passes (SCM_RIGHTS) can carry it to the jail.
+        with tempfile.TemporaryDirectory() as d:
+            p = Path(d, "secret.csv")
+            p.write_text("a,b\n1,2\n")
+            os.chmod(p, 0o600)
+            f = open(p, "rb")
+            os.unlink(p)
+            self.assertFalse(p.exists())
+            with f:
+                r = self.anvil.run("print(open('inputs/gone.csv').read().splitlines()[1])\n",
+                                   inputs={"gone.csv": f})
+            self.assertEqual((r.status, r.stdout), ("ok", "1,2\n"))
+            # And by path: the client opens it and sends the fd; a directory too.
+            Path(d, "dir").mkdir()
+            Path(d, "dir", "x.txt").write_text("in a dir\n")
+            Path(d, "one.txt").write_text("one\n")
+            code = ("import os\nprint(sorted(os.listdir('inputs')))\n"
+                    "print(open('inputs/one.txt').read().strip())\n")
+            rootless = os.environ.get("ANVIL_E2E_ROOTLESS_USER")
+            ins = [Path(d, "one.txt")] + ([] if rootless else [str(Path(d, "dir")) + "/"])
+            r = self.anvil.run(code, inputs=ins)
+            want = "['one.txt']" if rootless else "['dir', 'one.txt']"
+            self.assertEqual((r.status, r.stdout), ("ok", f"{want}\none\n"))
+        # A pipe is not a file: the broker's refusal, naming the input.
+        rd, wr = os.pipe()
+        try:
+            with self.assertRaises(Refused) as cm:
+                self.anvil.run("print(1)\n", inputs={"p.csv": rd})
+            self.assertEqual((cm.exception.code, cm.exception.field), ("bad_request", "run_request.inputs[0].fd"))
+            self.assertIn("its fd is a pipe", cm.exception.message)
+        finally:
+            os.close(rd)
+            os.close(wr)
+
+    def test_events_live(self):
+        code = ("import time\nprint('first', flush=True)\ntime.sleep(1.5)\nprint('second', flush=True)\n")
+        seen = []
+        for item in self.anvil.run_events(code):
+            seen.append((time.monotonic(), item))
+        kinds = [type(i).__name__ for _, i in seen]
+        self.assertEqual(kinds[-1], "RunResult")
+        outs = [(t, i.text) for t, i in seen if isinstance(i, RunOutput)]
+        self.assertEqual([x for _, x in outs], ["first\n", "second\n"])
+        # Live: 'first' reached us while the tool was still sleeping, not with the result.
+        self.assertGreaterEqual(outs[1][0] - outs[0][0], 1.0)
+        events = [i.event.kind for _, i in seen if isinstance(i, RunEvent)]
+        self.assertLess(events.index("started"), events.index("finished"))
+        started_at = next(t for t, i in seen if isinstance(i, RunEvent) and i.event.kind == "started")
+        self.assertLess(started_at, outs[0][0])
+        self.assertEqual(seen[-1][1].stdout, "first\nsecond\n")
+
+    def test_cancel(self):
+        stream = self.anvil.run_events("import time\nprint('going', flush=True)\ntime.sleep(60)\n")
+        t0 = time.monotonic()
+        for item in stream:
+            if isinstance(item, RunOutput) and item.text == "going\n":
+                stream.cancel()
+        r = stream.result
+        self.assertEqual((r.status, r.killed), ("killed", "killed: cancelled"))
+        self.assertLess(time.monotonic() - t0, 20)
+
+    def test_unreachable(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "no.sock")
+            with self.assertRaises(Unreachable) as cm:
+                Anvil(path).run("print(1)\n")
+            self.assertEqual(str(cm.exception), f"cannot reach Anvil at {path}: No such file or directory "
+                             "(is anvil-broker running? pass socket= or set ANVIL_SOCKET)")
+            # A socket no one accepts on: refused, the same exception.
+            s = socket.socket(socket.AF_UNIX)
+            s.bind(path)
+            s.close()
+            with self.assertRaises(Unreachable) as cm:
+                Anvil(path).probe()
+            self.assertIn("Connection refused", str(cm.exception))
+
+    def test_probe(self):
+        p = self.anvil.probe()
+        ctl = json.loads(subprocess.run([CTL, "probe", "--json"], check=True, capture_output=True,
+                                        text=True, env={**os.environ, "ANVIL_SOCKET": SOCKET}).stdout)
+        self.assertEqual(p.tier, ctl["tier"])
+        self.assertEqual([(m.name, m.available, m.probed, m.in_force) for m in p.mechanisms],
+                         [(m["name"], m["available"], m["probed"], m["in_force"]) for m in ctl["mechanisms"]])
+        self.assertTrue(p.mechanism("namespaces").in_force or os.environ.get("ANVIL_E2E_ROOTLESS_USER"))
+        self.assertEqual(self.anvil.hello().role, "broker")
+
+
+@unittest.skipUnless(MODEL_URL, "no scripted model (MODEL_URL)")
+class TaskTests(unittest.TestCase):
+    anvil = Anvil(SOCKET)
+
+    def test_task_against_the_scripted_model(self):
+        stream = self.anvil.submit_events("Total the amounts.", inputs={"sales.csv": b"region,amount\nn,1\ns,2\n"},
+                                          max_steps=4, model={"url": MODEL_URL, "name": "scripted"})
+        kinds = []
+        for item in stream:
+            if isinstance(item, TaskEvent):
+                kinds.append(item.kind)
+        t = stream.result
+        self.assertIsInstance(t, TaskResult)
+        self.assertEqual((t.status, t.error), ("ok", None))
+        self.assertEqual(len(t.steps), 2)
+        self.assertEqual(t.steps[0].run.stdout, "3\n")
+        self.assertEqual(t.final_answer_value, {"total": 3})
+        self.assertEqual(kinds[0], "started")
+        self.assertIn("final_answer", kinds)
+        self.assertEqual(sorted(a.path for a in t.deliverable.artifacts), ["tool.py", "total.txt"])
+        with tempfile.TemporaryDirectory() as d:
+            self.anvil.save_artifacts(t, d)
+            self.assertEqual(Path(d, "total.txt").read_text(), "3\n")
+            self.assertEqual(Path(d, "tool.py").read_text(), t.deliverable.source)
+        self.assertEqual(self.anvil.show(t.task_id).steps[1].code, t.steps[1].code)
+        replay = [i.kind for i in self.anvil.trace(t.task_id) if isinstance(i, TaskEvent)]
+        self.assertEqual(replay[-1], "trace_end")
+
+
+class Broker(threading.Thread):
+    """A socket of the test's own that answers any request with the frames given: what no
+    broker sends, for the decoder."""
+
+    def __init__(self, path: str, frames: list[bytes]):
+        super().__init__(daemon=True)
+        self.srv = socket.socket(socket.AF_UNIX)
+        self.srv.bind(path)
+        self.srv.listen(1)
+        self.frames = frames
+
+    def run(self):
+        c, _ = self.srv.accept()
+        c.recv(1 << 20)
+        for f in self.frames:
+            c.sendall(f)
+        c.close()
+        self.srv.close()
+
+
+def frame(body) -> bytes:
+    p = msgpack.packb(body, use_bin_type=True) if not isinstance(body, bytes) else body
+    return struct.pack(">I", len(p)) + p
+
+
+PROBE = {"v": 1, "type": "probe_result", "tier": "none", "mechanisms": []}
+
+
+class DecoderTests(unittest.TestCase):
+    def answer(self, *frames: bytes):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "b.sock")
+        Broker(path, list(frames)).start()
+        return Anvil(path, timeout=10).probe()
+
+    def test_the_control_decodes(self):
+        self.assertEqual(self.answer(frame(PROBE)).tier, "none")
+
+    def test_frame_over_the_bound_refused_from_its_header(self):
+        with self.assertRaises(ProtocolError) as cm:
+            self.answer(struct.pack(">I", 16 * 1024 * 1024 + 1))
+        self.assertEqual(str(cm.exception), "a frame of 16777217 bytes (the bound is 1..16777216)")
+
+    def test_bad_fields(self):
+        cases = [
+            ({**PROBE, "tier": 5}, "probe_result.tier: expected a string, got an integer"),
+            ({**PROBE, "extra": 1}, "probe_result.extra: unknown field"),
+            ({k: v for k, v in PROBE.items() if k != "tier"}, "probe_result.tier: missing required field"),
+            ({**PROBE, "tier": "x" * 65}, "probe_result.tier: string of 65 bytes is over the limit of 64"),
+            ({**PROBE, "tier": "a\0b"}, "probe_result.tier: string contains NUL"),
+            ({**PROBE, "v": 2}, "unsupported protocol version 2"),
+            ({**PROBE, "mechanisms": [{"name": "x", "available": 1, "probed": True, "in_force": True,
+                                       "evidence": ""}]},
+             "probe_result.mechanisms[0].available: expected a boolean, got an integer"),
+            ({**PROBE, "type": "task_result"}, "unexpected task_result from the broker during the probe"),
+        ]
+        for body, want in cases:
+            with self.subTest(want=want):
+                with self.assertRaises(ProtocolError) as cm:
+                    self.answer(frame(body))
+                self.assertEqual(str(cm.exception), want)
+        dup = b"\x83\xa1v\x01\xa4type\xacprobe_result\xa1v\x01"
+        with self.assertRaises(ProtocolError) as cm:
+            self.answer(frame(dup))
+        self.assertEqual(str(cm.exception), "the key 'v' appears twice in a map")
+
+    def test_unknown_names_kept(self):
+        # An error code (and an event's layer or kind) this client does not know is passed on.
+        err = {"v": 1, "type": "error", "code": "brand_new", "message": "m"}
+        with self.assertRaises(Refused) as cm:
+            self.answer(frame(err))
+        self.assertEqual((cm.exception.code, cm.exception.message), ("brand_new", "m"))
+
+    def test_closed_early(self):
+        whole = frame(PROBE)
+        with self.assertRaises(ConnectionLost) as cm:
+            self.answer(whole[:10])
+        self.assertEqual(str(cm.exception),
+                         f"the broker closed the connection inside a frame (6 of its {len(whole) - 4} bytes)")
+        with self.assertRaises(ConnectionLost) as cm:
+            self.answer()
+        self.assertEqual(str(cm.exception), "the broker closed the connection before the probe ended")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
