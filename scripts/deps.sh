@@ -10,6 +10,8 @@
 #            certificate for the model client's TLS test)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
+#   clients: python3-msgpack, the one package the Python client (clients/python) uses beyond
+#            the standard library: the broker's frames are msgpack
 set -u
 PKGS=(
         build-essential pkg-config
@@ -19,6 +21,7 @@ PKGS=(
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq openssl bubblewrap hyperfine help2man
+        python3-msgpack
 )
 # One look at the package database (dpkg-query, no apt-get, no network): silent when every
 # package is installed. Otherwise one line naming what is missing, then (as root) apt-get

@@ -20,6 +20,7 @@ model_script pytask <<'PY'
 PY
 start_model pytask
 
+export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 for t in test_client test_smolagents; do
         ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" \
                 timeout 120 "$PY" "$TOP/tests/python/$t.py" >"$T/$t.out" 2>&1
