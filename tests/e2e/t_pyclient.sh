@@ -5,7 +5,8 @@
 # and field), inputs by fd (a file removed from the file system after it was opened, so no
 # path reaches it; a pipe refused), the live event iterator, cancel, an unreachable socket,
 # the probe (compared with anvilctl's), a task against a scripted model (tests/model_server.py
-# over real HTTP), and the decoder against frames no broker sends.
+# over real HTTP) and one cancelled, and the decoder and the artifacts' checks against frames
+# no broker sends.
 # tests/python/test_smolagents.py calls AnvilExecutor as smolagents' CodeAgent does
 # (smolagents is not installable here): send_variables, send_tools, steps with state carried,
 # an error step and a blocked step (their logs and messages), final_answer.
@@ -19,10 +20,14 @@ model_script pytask <<'PY'
  code('open("artifacts/total.txt", "w").write(f"{total}\\n")\nfinal_answer({"total": total})\n')]
 PY
 start_model pytask
+model_script pyslow <<'PY'
+[dict(code('final_answer(1)\n'), delay_s=30)]
+PY
+start_model pyslow
 
 export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 for t in test_client test_smolagents; do
-        ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" \
+        ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" SLOW_MODEL_URL="http://127.0.0.1:$PORT_pyslow/v1" \
                 timeout 120 "$PY" "$TOP/tests/python/$t.py" >"$T/$t.out" 2>&1
         rc=$?
         cat "$T/$t.out"

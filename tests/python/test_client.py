@@ -25,12 +25,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python
 
 import msgpack  # noqa: E402
 
-from anvil_client import (Anvil, ConnectionLost, ProtocolError, Refused, RunEvent,  # noqa: E402
+from anvil_client import (Anvil, ConnectionLost, IntegrityError, ProtocolError, Refused, RunEvent,  # noqa: E402
                           RunOutput, RunResult, TaskEvent, TaskResult, Unreachable)
 
 SOCKET = os.environ["ANVIL_SOCKET"]
 CTL = os.environ.get("ANVIL_CTL", "anvilctl")
 MODEL_URL = os.environ.get("MODEL_URL")
+SLOW_MODEL_URL = os.environ.get("SLOW_MODEL_URL")
 
 
 class RunTests(unittest.TestCase):
@@ -167,6 +168,15 @@ class RunTests(unittest.TestCase):
         self.assertEqual((r.status, r.killed), ("killed", "killed: cancelled"))
         self.assertLess(time.monotonic() - t0, 20)
 
+    def test_cancel_before_the_run_is_named(self):
+        # At once, before any frame: the broker holds the cancel until the supervisor names the run.
+        stream = self.anvil.run_events("import time\ntime.sleep(60)\n")
+        stream.cancel()
+        self.assertIsNone(stream.run_id)
+        r = stream.wait()
+        self.assertEqual((r.status, r.killed), ("killed", "killed: cancelled"))
+        self.assertEqual(stream.run_id, r.run_id)
+
     def test_unreachable(self):
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "no.sock")
@@ -220,6 +230,21 @@ class TaskTests(unittest.TestCase):
         self.assertEqual(self.anvil.show(t.task_id).steps[1].code, t.steps[1].code)
         replay = [i.kind for i in self.anvil.trace(t.task_id) if isinstance(i, TaskEvent)]
         self.assertEqual(replay[-1], "trace_end")
+        # The trace is what the stream showed, but the tool's output (kept in the run's
+        # result, not the trace) and with the trace's own end line.
+        self.assertEqual([k for k in replay if k not in ("end", "trace_end")],
+                         [k for k in kinds if k not in ("run_stdout", "run_stderr")])
+
+    @unittest.skipUnless(SLOW_MODEL_URL, "no slow scripted model (SLOW_MODEL_URL)")
+    def test_task_cancelled(self):
+        # The model takes 30 s to answer: the task is cancelled while the broker waits on it.
+        stream = self.anvil.submit_events("Wait.", model={"url": SLOW_MODEL_URL, "name": "scripted"})
+        stream.cancel()  # before its id is known: sent when the first event names it
+        t0 = time.monotonic()
+        t = stream.wait()
+        self.assertEqual(t.status, "cancelled")
+        self.assertLess(time.monotonic() - t0, 20)
+        self.assertEqual(self.anvil.show(t.task_id).status, "cancelled")
 
 
 class Broker(threading.Thread):
@@ -294,6 +319,52 @@ class DecoderTests(unittest.TestCase):
         with self.assertRaises(Refused) as cm:
             self.answer(frame(err))
         self.assertEqual((cm.exception.code, cm.exception.message), ("brand_new", "m"))
+
+    def test_artifact_checked(self):
+        # A real run's result, and a socket of the test's own answering its artifact request.
+        r = Anvil(SOCKET).run("open('artifacts/a.txt', 'w').write('right')\n")
+        self.assertEqual(r.artifacts[0].bytes, 5)
+        sha = hashlib.sha256(b"right").hexdigest()
+
+        def copy(data: bytes, end_bytes: int, end_sha: str, path: str = "a.txt"):
+            d = tempfile.mkdtemp()
+            Broker(os.path.join(d, "b.sock"), [
+                frame({"v": 1, "type": "artifact_data", "data": data}),
+                frame({"v": 1, "type": "artifact_end", "path": path, "bytes": end_bytes, "sha256": end_sha})]).start()
+            return Anvil(os.path.join(d, "b.sock"), timeout=10).artifact(r, "a.txt")
+
+        self.assertEqual(copy(b"right", 5, sha), b"right")  # the control
+        wrong = hashlib.sha256(b"wrong").hexdigest()
+        cases = [
+            ((b"wrong", 5, wrong), f"artifact 'a.txt' of {r.run_id}: SHA-256 differs (received {wrong}, "
+                                   f"the result lists {sha})"),
+            ((b"right", 5, wrong), f"artifact 'a.txt' of {r.run_id}: SHA-256 differs (received {sha}, "
+                                   f"the broker counted {wrong})"),
+            ((b"right!", 6, hashlib.sha256(b"right!").hexdigest()),
+             f"artifact 'a.txt' of {r.run_id}: more bytes than listed (received 6, listed 5)"),
+            ((b"right", 5, sha, "b.txt"), f"artifact 'a.txt' of {r.run_id}: path differs (received b.txt, "
+                                          "the broker named a.txt)"),
+        ]
+        for args, want in cases:
+            with self.subTest(want=want):
+                with self.assertRaises(IntegrityError) as cm:
+                    copy(*args)
+                self.assertEqual(str(cm.exception), want)
+
+    def test_timeout(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "b.sock")
+        srv = socket.socket(socket.AF_UNIX)
+        srv.bind(path)
+        srv.listen(1)  # accepted by the kernel, never answered
+        try:
+            t0 = time.monotonic()
+            with self.assertRaises(ConnectionLost) as cm:
+                Anvil(path, timeout=0.5).probe()
+            self.assertEqual(str(cm.exception), "no frame from the broker in 0.5 s while waiting for the probe")
+            self.assertLess(time.monotonic() - t0, 5)
+        finally:
+            srv.close()
 
     def test_closed_early(self):
         whole = frame(PROBE)
