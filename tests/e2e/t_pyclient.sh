@@ -1,8 +1,8 @@
 # The Python client (clients/python/anvil_client, docs/python.md) and its smolagents executor,
 # against the suite's real broker and supervisor: tests/python/test_client.py (unittest) runs
 # a tool ok with its artifacts saved and checked, a blocked one with its refusal verbatim, a
-# failed one (results, not exceptions), a refused request (an exception with Anvil's message
-# and field), inputs by fd (a file removed from the file system after it was opened, so no
+# failed one (results, not exceptions), a refused request and a sandbox failure (exceptions
+# with Anvil's message and field), inputs by fd (a file removed from the file system after it was opened, so no
 # path reaches it; a pipe refused), the live event iterator, cancel, an unreachable socket,
 # the probe (compared with anvilctl's), a task against a scripted model (tests/model_server.py
 # over real HTTP) and one cancelled, and the decoder and the artifacts' checks against frames
@@ -25,9 +25,20 @@ model_script pyslow <<'PY'
 PY
 start_model pyslow
 
+# A supervisor whose jails apply no Landlock though its runners are told to expect it (the
+# test build's --test-skip-landlock), behind a broker of this test's own: each run there is
+# refused by the runner before the tool's first line, a sandbox failure.
+start_sup skipll 1153000000 --test-skip-landlock --test-no-python-layers --spares 1 --max-runs 2
+"$ANVIL_BUILD/anvil-broker" --config /dev/null --supervisor "$T/skipll.sock" --listen "$T/skipbro.sock" \
+        --state-dir "$T/skipbro" >"$T/skipbro.log" 2>&1 &
+OWN_PIDS+=("$!")
+for _ in $(seq 100); do [ -S "$T/skipbro.sock" ] && break; sleep 0.1; done
+[ -S "$T/skipbro.sock" ] || fail "the broker of the Landlock-less supervisor did not start: $(cat "$T/skipbro.log")"
+
 export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
 for t in test_client test_smolagents; do
         ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" SLOW_MODEL_URL="http://127.0.0.1:$PORT_pyslow/v1" \
+                SANDBOX_FAILED_SOCKET="$T/skipbro.sock" \
                 timeout 120 "$PY" "$TOP/tests/python/$t.py" >"$T/$t.out" 2>&1
         rc=$?
         cat "$T/$t.out"

@@ -8,6 +8,7 @@ tests speak to a socket of their own that sends what no broker would.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -25,8 +26,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python
 
 import msgpack  # noqa: E402
 
-from anvil_client import (Anvil, ConnectionLost, IntegrityError, ProtocolError, Refused, RunEvent,  # noqa: E402
-                          RunOutput, RunResult, TaskEvent, TaskResult, Unreachable)
+from anvil_client import (Anvil, Artifact, ConnectionLost, IntegrityError, ProtocolError, Refused,  # noqa: E402
+                          RunEvent, RunOutput, RunResult, SandboxFailed, TaskEvent, TaskResult, Unreachable)
 
 SOCKET = os.environ["ANVIL_SOCKET"]
 CTL = os.environ.get("ANVIL_CTL", "anvilctl")
@@ -104,6 +105,18 @@ class RunTests(unittest.TestCase):
         with self.assertRaises(Refused) as cm:
             self.anvil.run("print(1)\n", limits={"wall_s": 100000})
         self.assertEqual((cm.exception.code, cm.exception.field), ("bad_request", "run_request.limits.wall_s"))
+
+    @unittest.skipUnless(os.environ.get("SANDBOX_FAILED_SOCKET"), "no Landlock-less supervisor")
+    def test_sandbox_failed_is_an_exception(self):
+        with self.assertRaises(SandboxFailed) as cm:
+            Anvil(os.environ["SANDBOX_FAILED_SOCKET"]).run("print('the tool ran')\n")
+        e = cm.exception
+        self.assertIsInstance(e, Refused)
+        self.assertEqual(e.code, "sandbox_failed")
+        self.assertRegex(e.message, r"^refused: landlock not in force \(the jail's root could be listed, though "
+                         r"the run spec says ABI [0-9]+ was applied\)$")
+        # The control: the same tool where Landlock holds runs.
+        self.assertEqual(self.anvil.run("print('the tool ran')\n").stdout, "the tool ran\n")
 
     def test_input_by_fd_no_path_reaches(self):
         # A file no one can open by its path any more: created 0600, opened, then removed.
@@ -350,6 +363,19 @@ class DecoderTests(unittest.TestCase):
                 with self.assertRaises(IntegrityError) as cm:
                     copy(*args)
                 self.assertEqual(str(cm.exception), want)
+
+    def test_artifact_path_climbing_out(self):
+        r = Anvil(SOCKET).run("open('artifacts/a.txt', 'w').write('x')\n")
+        with tempfile.TemporaryDirectory() as d:
+            for bad in ("../a.txt", "/etc/a.txt", "x/../../a.txt", "x//a.txt"):
+                with self.subTest(path=bad):
+                    forged = dataclasses.replace(r, artifacts=[Artifact(bad, 1, "")])
+                    with self.assertRaises(IntegrityError) as cm:
+                        Anvil(SOCKET).save_artifacts(forged, d)
+                    self.assertEqual(str(cm.exception), f"artifact {bad!r} of {r.run_id}: not a relative path below "
+                                     "the directory (refused to write it)")
+            self.assertEqual(os.listdir(d), [])
+            self.assertEqual([p.name for p in Anvil(SOCKET).save_artifacts(r, d)], ["a.txt"])  # the control
 
     def test_timeout(self):
         d = tempfile.mkdtemp()

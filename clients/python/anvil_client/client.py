@@ -141,6 +141,8 @@ class RunStream:
     def cancel(self) -> None:
         """Asks the broker to cancel the run (by its id once known, else by the request's,
         which the broker holds until the supervisor names the run)."""
+        if self.result is not None:
+            return  # ended already: nothing to cancel
         fields: dict[str, Any] = {"request_id": self._call.request_id}
         if self.run_id:
             fields["run_id"] = self.run_id
@@ -199,6 +201,9 @@ class TaskStream:
         self._call.send("cancel", {"request_id": self._call.request_id, "task_id": self.task_id})
 
     def cancel(self) -> None:
+        """Asks the broker to cancel the task; its result then says "cancelled"."""
+        if self.result is not None:
+            return
         if self.task_id is None:
             self._cancel_pending = True
         else:

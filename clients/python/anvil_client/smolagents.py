@@ -90,8 +90,7 @@ class AnvilExecutor(PythonExecutor):
 
     def __init__(self, socket: Optional[str] = None, anvil: Optional[Anvil] = None,
                  inputs: Union[None, Mapping[str, Any], Iterable[Any]] = None,
-                 limits: Union[None, Limits, Mapping[str, int]] = None, caps: Iterable[str] = (),
-                 **_ignored: Any):
+                 limits: Union[None, Limits, Mapping[str, int]] = None, caps: Iterable[str] = ()):
         self.anvil = anvil or Anvil(socket)
         self.inputs = inputs
         self.limits = limits
