@@ -1,6 +1,7 @@
-"""Every text the Python client writes itself, in one place (Anvil's own messages, which the
-broker sends in error frames and results, come from policy/reasons.h and are passed on
-verbatim). Each is a str.format template; tests assert them verbatim."""
+"""Every text the Python client writes itself (in the caller's process, as the caller), in
+one place: Anvil's own messages, which the broker sends in error frames and results, come
+from policy/reasons.h and are passed on verbatim. Each is a str.format template; the tests
+assert them verbatim."""
 
 # Reaching the broker.
 UNREACHABLE = "cannot reach Anvil at {path}: {why} (is anvil-broker running? pass socket= or set ANVIL_SOCKET)"

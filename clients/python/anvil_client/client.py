@@ -23,8 +23,8 @@ from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence, Union
 from . import _messages as M
 from . import _schema, _wire
 from .errors import AnvilError, ConnectionLost, IntegrityError, ProtocolError, Refused, SandboxFailed, Unreachable
-from .results import (Artifact, Event, Hello, ListEntry, ProbeResult, Mechanism, RunEvent, RunOutput, RunResult,
-                      TaskEvent, TaskResult, Limits)
+from .results import (Artifact, Event, Hello, Limits, ListEntry, Mechanism, ProbeResult, RunEvent, RunOutput,
+                      RunResult, TaskEvent, TaskResult)
 
 DEFAULT_SOCKET = "/run/anvil.sock"
 INPUTS_MAX = 32
@@ -68,9 +68,10 @@ class _Call:
             # then closes it without reading: that frame says why.
             try:
                 self._next()
-            except (AnvilError, OSError) as e:
-                if isinstance(e, Refused):
-                    raise
+            except Refused:
+                raise
+            except (AnvilError, OSError):
+                pass
             raise ConnectionLost(M.CLOSED_WHILE_SENDING.format(what=self.what)) from None
 
     def _next(self, types: Sequence[str] = ()) -> tuple[str, dict[str, Any]]:

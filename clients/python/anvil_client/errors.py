@@ -1,4 +1,5 @@
-"""The client's exceptions: Anvil's own failures, never a tool's outcome.
+"""The client's exceptions (in the caller's process): Anvil's own failures, never a tool's
+outcome.
 
 A tool that was blocked, failed or was killed is a RunResult (status "blocked", "error",
 "killed"), not an exception. These are raised when Anvil did not run the tool, or when the

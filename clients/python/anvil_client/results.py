@@ -1,5 +1,6 @@
 """What the broker answers, as dataclasses: the RunResult, the TaskResult (docs/results.md),
-the probe's result, the live frames of a run or a task, the store's listings.
+the probe's result, the live frames of a run or a task, the store's listings. Runs in the
+caller's process, as the caller.
 
 Built from maps already checked against the protocol's tables (_schema.py); the field names
 are the protocol's and the JSON's (`anvilctl run --json`). Names from the protocol's closed
