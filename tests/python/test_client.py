@@ -12,6 +12,7 @@ import dataclasses
 import hashlib
 import json
 import os
+import re
 import socket
 import struct
 import subprocess
@@ -25,6 +26,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "clients" / "python"))
 
 import msgpack  # noqa: E402
+
+from anvil_client import _schema  # noqa: E402
+from anvil_client.client import CAPABILITIES  # noqa: E402
 
 from anvil_client import (Anvil, Artifact, ConnectionLost, IntegrityError, ProtocolError, Refused,  # noqa: E402
                           RunEvent, RunOutput, RunResult, SandboxFailed, TaskEvent, TaskResult, Unreachable)
@@ -117,6 +121,18 @@ class RunTests(unittest.TestCase):
                          r"the run spec says ABI [0-9]+ was applied\)$")
         # The control: the same tool where Landlock holds runs.
         self.assertEqual(self.anvil.run("print('the tool ran')\n").stdout, "the tool ran\n")
+
+    def test_caps(self):
+        r = self.anvil.run("print(1)\n", caps=["network"])
+        self.assertEqual((r.status, r.capabilities.requested, r.capabilities.granted, r.capabilities.denied),
+                         ("ok", ["network"], [], ["network"]))
+        self.assertIn(("policy", "capability network denied: the server grants no network until egress through "
+                       "the broker exists"), [(e.layer, e.message) for e in r.events])
+        with self.assertRaises(ValueError) as cm:  # a name that is no capability: a typo, refused here
+            self.anvil.run("print(1)\n", caps=["gpu"])
+        self.assertEqual(str(cm.exception), "caps: 'gpu' is not a capability (there are: network, process)")
+        # The control: no capability asked, none in the result.
+        self.assertEqual(self.anvil.run("print(1)\n").capabilities.requested, [])
 
     def test_input_by_fd_no_path_reaches(self):
         # A file no one can open by its path any more: created 0600, opened, then removed.
@@ -260,6 +276,47 @@ class TaskTests(unittest.TestCase):
         self.assertEqual(self.anvil.show(t.task_id).status, "cancelled")
 
 
+TOP = Path(__file__).resolve().parents[2]
+
+
+class TablesTests(unittest.TestCase):
+    """The client's tables are the C ones: each field's name, kind, whether it is required and
+    (where messages.c writes a number) its bound, read from proto/messages.c; the capability
+    names from policy/rules.h. A field added to the protocol and not here fails this."""
+
+    KINDS = {"PF_STR": _schema.STR, "PF_BIN": _schema.BIN, "PF_UINT": _schema.UINT, "PF_OPT_INT": _schema.INT,
+             "PF_DOUBLE": _schema.DOUBLE, "PF_BOOL": _schema.BOOL, "PF_STRUCT": _schema.STRUCT,
+             "PF_OPT_STRUCT": _schema.STRUCT, "PF_ARRAY": _schema.ARRAY, "PF_STRV": _schema.STRV}
+    C_NAME = {"cgroup_figures": "cgroup"}
+
+    def c_tables(self):
+        src = (TOP / "proto" / "messages.c").read_text()
+        out = {}
+        for name, body in re.findall(r"static const struct proto_field (\w+)_f\[\] = \{(.*?)\n\};", src, re.S):
+            rows = []
+            for m in re.finditer(r"\bF\(struct \w+, \w+, \"(\w+)\", (PF_\w+), (REQ|OPT), ([^,]+),", body):
+                rows.append((m[1], self.KINDS[m[2]], m[3] == "REQ", int(m[4]) if m[4].strip().isdigit() else None))
+            out[self.C_NAME.get(name, name)] = rows
+        return out
+
+    def test_tables(self):
+        c = self.c_tables()
+        self.assertGreater(len(c), 20)
+        for name, fields in _schema.TABLES.items():
+            with self.subTest(table=name):
+                self.assertIn(name, c)
+                want = [(n, k, r) for n, k, r, _ in c[name]]
+                self.assertEqual([(n, k, r) for n, k, r, _, _ in fields], want)
+                for (n, _, _, cmax), (_, _, _, pmax, _) in zip(c[name], fields):
+                    if cmax is not None:
+                        self.assertEqual(pmax, cmax, f"{name}.{n}")
+
+    def test_capabilities(self):
+        rules = (TOP / "policy" / "rules.h").read_text()
+        block = re.search(r"#define POL_CAPS\(X\)(.*?)\n\n", rules, re.S)[1]
+        self.assertEqual(tuple(re.findall(r'X\(\w+, "(\w+)"\)', block)), CAPABILITIES)
+
+
 class Broker(threading.Thread):
     """A socket of the test's own that answers any request with the frames given: what no
     broker sends, for the decoder."""
@@ -391,6 +448,20 @@ class DecoderTests(unittest.TestCase):
             self.assertLess(time.monotonic() - t0, 5)
         finally:
             srv.close()
+
+    def test_unknown_event_kind_kept(self):
+        d = tempfile.mkdtemp()
+        path = os.path.join(d, "b.sock")
+        ev = {"t_ms": 1, "layer": "quantum", "kind": "entangled", "message": "new"}
+        Broker(path, [frame({"v": 1, "type": "run_event", "run_id": "r1", "event": ev})]).start()
+        stream = Anvil(path, timeout=10).run_events("print(1)\n")
+        it = iter(stream)
+        first = next(it)
+        self.assertIsInstance(first, RunEvent)
+        self.assertEqual((first.event.layer, first.event.kind, first.event.message, first.event.is_refusal),
+                         ("quantum", "entangled", "new", False))
+        with self.assertRaises(ConnectionLost):
+            next(it)
 
     def test_closed_early(self):
         whole = frame(PROBE)

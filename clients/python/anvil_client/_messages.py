@@ -46,6 +46,7 @@ LIMIT_UNKNOWN = "limits: unknown limit {name!r} (known: {known})"
 LIMIT_VALUE = "limits.{name}: expected a positive whole number, got {v!r}"
 NOT_JSON_OBJECT = "variables: expected a dict that JSON can hold: {why}"
 STRINGS = "{what}: expected a list of strings"
+CAP_UNKNOWN = "caps: {name!r} is not a capability (there are: {known})"
 
 # Artifacts copied out.
 ARTIFACT_MISMATCH = "artifact {path!r} of {id}: {what} (received {got}, {side} {want})"

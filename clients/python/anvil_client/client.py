@@ -28,6 +28,7 @@ from .results import (Artifact, Event, Hello, Limits, ListEntry, Mechanism, Prob
 
 DEFAULT_SOCKET = "/run/anvil.sock"
 INPUTS_MAX = 32
+CAPABILITIES = ("network", "process")  # POL_CAPS in policy/rules.h, in its order
 REQUEST_LIMITS = ("wall_s", "cpu_s", "memory_mb", "output_bytes", "files_bytes", "pids")
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -231,6 +232,16 @@ def _strings(v: Optional[Iterable[str]], what: str) -> list[str]:
     return out
 
 
+def _caps(v: Iterable[str]) -> list[str]:
+    """Capability names, each one Anvil has (a typo is the caller's to fix, as anvilctl's
+    --cap refuses it: the server would only deny it as unknown)."""
+    out = _strings(v, "caps")
+    for c in out:
+        if c not in CAPABILITIES:
+            raise ValueError(M.CAP_UNKNOWN.format(name=c, known=", ".join(CAPABILITIES)))
+    return out
+
+
 def _limits(limits: Union[None, Limits, Mapping[str, int]]) -> Optional[dict[str, int]]:
     if limits is None:
         return None
@@ -402,7 +413,7 @@ class Anvil:
         SandboxFailed, ConnectionLost, ProtocolError; a tool's own outcome is the RunResult."""
         ins = _Inputs(inputs, by_fd=True)
         try:
-            caps_l = _strings(caps, "caps")
+            caps_l = _caps(caps)
             fields = {
                 "request_id": _request_id(), "source": code, "inputs": ins.wire or None,
                 "limits": _limits(limits), "capabilities_requested": caps_l or None,
@@ -440,7 +451,7 @@ class Anvil:
         ins = _Inputs(inputs, by_fd=False)
         fields = {
             "request_id": _request_id(), "task": task, "inputs": ins.wire or None,
-            "capabilities_approved": _strings(caps, "caps") or None, "max_steps": max_steps,
+            "capabilities_approved": _caps(caps) or None, "max_steps": max_steps,
             "time_budget_s": time_budget_s, "model": dict(model) if model else None,
         }
         return TaskStream(self._call("the task", "task_submit", fields))
