@@ -134,6 +134,16 @@ class RunTests(unittest.TestCase):
         # The control: no capability asked, none in the result.
         self.assertEqual(self.anvil.run("print(1)\n").capabilities.requested, [])
 
+    @unittest.skipUnless(os.environ.get("LOW_BROKER_SOCKET"), "no broker of another uid")
+    def test_input_by_fd_the_broker_cannot_read(self):
+        # The broker runs as uid 65533, which cannot open this file (t_pyclient.sh shows it);
+        # the client (root) opens it and passes the fd.
+        low = Anvil(os.environ["LOW_BROKER_SOCKET"])
+        r = low.run("print(open('inputs/only-root.csv').read().splitlines()[1])\n",
+                    inputs=[os.environ["PRIVATE_FILE"]])
+        self.assertEqual((r.status, r.stdout), ("ok", "3,4\n"))
+        self.assertEqual(low.hello().role, "broker")
+
     def test_input_by_fd_no_path_reaches(self):
         # A file no one can open by its path any more: created 0600, opened, then removed.
         # Only the open fd the client passes (SCM_RIGHTS) can carry it to the jail.
