@@ -80,13 +80,13 @@ check_block() {
                 ;;
         "PYTHONPATH=clients/python python3 - <<'PY'")
                 used[python]=1
-                expect_lines "$out" '^ok namespaces\+seccomp\+landlock$' '^saved out/revenue_by_region\.csv$' \
-                        '^saved out/revenue_by_region\.png$' \
+                expect_lines "$out" '^ok namespaces\+seccomp\+landlock$' '^saved from-python/revenue_by_region\.csv$' \
+                        '^saved from-python/revenue_by_region\.png$' \
                         '^blocked precheck blocked: import socket \(network denied by policy\)$'
                 # The CSV saved is the tool's: its five regions add up to data/sales.csv's total.
                 expect_eq "block at $where: the CSV saved" "region,revenue 5 168947.33" \
-                        "$(head -1 "$W/out/revenue_by_region.csv") $(awk -F, 'NR > 1 { n++; s += $2 } END { printf "%d %.2f", n, s }' "$W/out/revenue_by_region.csv")"
-                [ "$(head -c 8 "$W/out/revenue_by_region.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
+                        "$(head -1 "$W/from-python/revenue_by_region.csv") $(awk -F, 'NR > 1 { n++; s += $2 } END { printf "%d %.2f", n, s }' "$W/from-python/revenue_by_region.csv")"
+                [ "$(head -c 8 "$W/from-python/revenue_by_region.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
                         fail "block at $where: the PNG saved is no PNG"
                 echo "ok: $where saved the CSV and a PNG"
                 ;;
