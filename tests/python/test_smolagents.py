@@ -85,12 +85,16 @@ class ExecutorTests(unittest.TestCase):
             "import subprocess\n",
             # 4: the state from step 1 is still there (2 raised after binding nothing new, 3 never ran)
             "doubled = total * 2\nprint(doubled)\n",
-            # 5: the final answer
+            # 5: its last line an expression: its repr() is the step's output
+            "rows[0]\n",
+            # 6: which is no variable of the next step
+            "print('anvil_last_output' in globals(), len(rows))\n",
+            # 7: the final answer
             "final_answer({'total': total, 'doubled': doubled, 'unit': unit})\n",
             "print('never run')\n",
         ])
         s = agent.steps
-        self.assertEqual(len(s), 5)
+        self.assertEqual(len(s), 7)
         self.assertEqual((s[0].error, s[0].observation),
                          (None, "Execution logs:\ntotal 42 EUR\nLast output from code snippet:\nNone"))
         self.assertFalse(s[0].is_final_answer)
@@ -102,12 +106,27 @@ class ExecutorTests(unittest.TestCase):
                          "precheck: blocked: import subprocess (process creation denied by policy) (line 1)\n"
                          "runner: the pre-check refused the tool (1 finding); none of it ran")
         self.assertEqual(s[3].observation, "Execution logs:\n84\nLast output from code snippet:\nNone")
-        self.assertTrue(s[4].is_final_answer)
+        self.assertEqual((s[4].output, s[4].observation),
+                         ("{'region': 'n', 'amount': '10'}",
+                          "Execution logs:\nLast output from code snippet:\n{'region': 'n', 'amount': '10'}"))
+        self.assertEqual(s[5].observation, "Execution logs:\nFalse 2\nLast output from code snippet:\nNone")
+        self.assertTrue(s[6].is_final_answer)
         self.assertEqual(agent.final, {"total": 42, "doubled": 84, "unit": "EUR"})
-        self.assertEqual([r.status for r in ex.results], ["ok", "error", "blocked", "ok", "ok"])
+        self.assertEqual([r.status for r in ex.results], ["ok", "error", "blocked", "ok", "ok", "ok", "ok"])
         self.assertEqual({k: ex.state[k] for k in ("total", "doubled", "unit")}, {"total": 42, "doubled": 84,
                                                                                   "unit": "EUR"})
         self.assertIsInstance(ex("print('again')\n"), CodeOutput)  # the executor goes on after a final answer
+
+    def test_last_expression_lines_kept(self):
+        # The statement rewritten keeps every line's number: an error in it names its own line.
+        ex = AnvilExecutor(socket=SOCKET)
+        with self.assertRaises(AnvilExecutionError) as cm:
+            ex("x = 1\n(x +\n  undefined_name)\n")
+        self.assertIn('File "<tool>", line 3, in <module>', str(cm.exception))  # where undefined_name is
+        self.assertIn("NameError: name 'undefined_name' is not defined", str(cm.exception))
+        self.assertEqual(ex("y = 2\ny * 21\n").output, "42")
+        self.assertEqual(ex("import json\njson.dumps([1])\n").output, "'[1]'")
+        self.assertIsNone(ex("z = 3\n").output)  # the control: no expression last, no output
 
     def test_error_is_the_executions(self):
         ex = AnvilExecutor(anvil=Anvil(SOCKET))

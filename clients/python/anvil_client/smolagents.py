@@ -25,8 +25,11 @@ What CodeAgent does with an executor (smolagents' agents.py) and what this class
   makes it the step's error (AgentExecutionError) and shows it to the model; the logs are
   also left in `state["_print_outputs"]`, where CodeAgent looks for them. A blocked or killed
   action keeps the state from before it (the jail reports no variables for it).
-- `output` is None for an action that does not call final_answer: Anvil runs the action as
-  a program, and has no "value of the last expression".
+- `output`, for an action that does not call final_answer, is the repr() of its last line's
+  value when that line is an expression (`df.describe()`), as a notebook shows it: the
+  action is sent with that one statement written `anvil_last_output = repr((...))`, on its
+  own lines, and the variable is taken out of what the next action is given. None when the
+  last statement is no expression or its repr does not fit in the variables' 1 MiB.
 
 Anvil's own failures (unreachable broker, a refused request, a sandbox failure) are raised
 as anvil_client's exceptions, not as an action's error.
@@ -34,6 +37,7 @@ as anvil_client's exceptions, not as an action's error.
 
 from __future__ import annotations
 
+import ast
 import json
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Optional, Union
@@ -64,6 +68,45 @@ class AnvilExecutionError(Exception):
     def __init__(self, message: str, result: RunResult):
         super().__init__(message)
         self.result = result
+
+
+LAST_OUTPUT = "anvil_last_output"
+
+
+def _capture_last(code: str) -> tuple[str, bool]:
+    """The action with its last statement, if an expression, made `anvil_last_output =
+    repr((EXPR))`: only that statement's first and last lines change, so every line keeps its
+    number. The code is the model's: one that does not parse is sent as it is (the run says
+    why it does not)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code, False
+    if not tree.body or not isinstance(tree.body[-1], ast.Expr):
+        return code, False
+    node = tree.body[-1]
+    if node.end_lineno is None or node.end_col_offset is None:
+        return code, False
+    if "\r" in code:  # a line the tokenizer ends at \r: numbered apart from split("\n")'s
+        return code, False
+    lines = code.split("\n")  # only "\n" ends a line for the tokenizer (not \f, \x1c, \u2028)
+    first, last = node.lineno - 1, node.end_lineno - 1
+    head = lines[first].encode("utf-8")  # ast's columns are UTF-8 byte offsets
+    tail = lines[last].encode("utf-8")
+    if first == last:
+        expr = head[node.col_offset:node.end_col_offset]
+        new = head[:node.col_offset] + f"{LAST_OUTPUT} = repr((".encode() + expr + b"))" + head[node.end_col_offset:]
+        lines[first] = new.decode("utf-8")
+    else:
+        lines[first] = (head[:node.col_offset] + f"{LAST_OUTPUT} = repr((".encode()
+                        + head[node.col_offset:]).decode("utf-8")
+        lines[last] = (tail[:node.end_col_offset] + b"))" + tail[node.end_col_offset:]).decode("utf-8")
+    out = "\n".join(lines)
+    try:
+        ast.parse(out)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return code, False
+    return out, True
 
 
 def _describe(r: RunResult) -> str:
@@ -132,18 +175,22 @@ class AnvilExecutor(PythonExecutor):
     def __call__(self, code_action: str) -> CodeOutput:
         """One action, one run; raises AnvilExecutionError if it did not end ok."""
         variables: Union[str, Mapping[str, Any], None] = self._text if self._text is not None else self._variables
-        r = self.anvil.run(code_action, inputs=self.inputs, caps=self.caps, limits=self.limits,
+        code, captured = _capture_last(code_action)
+        r = self.anvil.run(code, inputs=self.inputs, caps=self.caps, limits=self.limits,
                            variables=variables or None, tool_name=f"step {len(self.results) + 1}")
         self.results.append(r)
+        last = None
         if r.variables is not None:
-            self._text = r.variables
+            carried = json.loads(r.variables)
+            last = carried.pop(LAST_OUTPUT, None) if captured else None
+            self._text = json.dumps(carried, ensure_ascii=False, separators=(",", ":"))
         self.state["_print_outputs"] = r.stdout
         self._sync_state()
         if r.status != "ok":
             raise AnvilExecutionError(f"{r.stdout}{_describe(r)}" if r.stdout else _describe(r), r)
         if r.has_final_answer:
             return CodeOutput(output=r.final_answer_value, logs=r.stdout, is_final_answer=True)
-        return CodeOutput(output=None, logs=r.stdout, is_final_answer=False)
+        return CodeOutput(output=None if last in (None, "None") else last, logs=r.stdout, is_final_answer=False)
 
     def cleanup(self) -> None:
         """Nothing is held between actions (each run is a jail of its own)."""
