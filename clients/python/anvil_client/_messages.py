@@ -60,3 +60,5 @@ EXEC_TOOL = ("AnvilExecutor runs each code action in an Anvil jail, where a tool
              "Anvil's own builtin)")
 EXEC_VARIABLE = "send_variables: {name!r} {why}"
 EXEC_FAILED = "Code execution failed: {status}"
+EXEC_REFUSAL = "{layer}: {message}{where}"
+EXEC_LINE = " (line {line})"

@@ -113,8 +113,8 @@ def _describe(r: RunResult) -> str:
     """What went wrong, for the model: the status, each refusal with its layer, the traceback."""
     lines = [M.EXEC_FAILED.format(status=r.killed or r.status)]
     for e in r.refusals:
-        where = f" (line {e.line})" if e.line else ""
-        lines.append(f"{e.layer}: {e.message}{where}")
+        where = M.EXEC_LINE.format(line=e.line) if e.line else ""
+        lines.append(M.EXEC_REFUSAL.format(layer=e.layer, message=e.message, where=where))
     tb = next((e.traceback for e in r.events if e.kind == "exception" and e.traceback), None)
     if tb:
         lines.append(tb.rstrip("\n"))
