@@ -61,6 +61,7 @@ as_uid 65533 cat "$T/private/only-root.csv" >/dev/null 2>"$T/cat.err" && fail "c
 expect_match "control: the broker's uid cannot read the file" "Permission denied" "$(cat "$T/cat.err")"
 
 export PYTHONDONTWRITEBYTECODE=1 # nothing written into the source tree
+export TMPDIR="$T"               # the tests' temporary files and sockets go with $T
 for t in test_client test_smolagents; do
         ANVIL_CTL="$CTL" MODEL_URL="http://127.0.0.1:$PORT_pytask/v1" SLOW_MODEL_URL="http://127.0.0.1:$PORT_pyslow/v1" \
                 SANDBOX_FAILED_SOCKET="$T/skipbro.sock" LOW_BROKER_SOCKET="$T/lowbro/anvil.sock" \

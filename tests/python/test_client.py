@@ -247,7 +247,9 @@ class TaskTests(unittest.TestCase):
     anvil = Anvil(SOCKET)
 
     def test_task_against_the_scripted_model(self):
-        stream = self.anvil.submit_events("Total the amounts.", inputs={"sales.csv": b"region,amount\nn,1\ns,2\n"},
+        d = tempfile.mkdtemp()
+        Path(d, "sales.csv").write_bytes(b"region,amount\nn,1\ns,2\n")  # a task's inputs travel as bytes: read here
+        stream = self.anvil.submit_events("Total the amounts.", inputs=[Path(d, "sales.csv")],
                                           max_steps=4, model={"url": MODEL_URL, "name": "scripted"})
         kinds = []
         for item in stream:
