@@ -146,6 +146,14 @@ else
 UNITDIR    ?= $(PREFIX)/lib/systemd/system
 endif
 SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+# The Python client (clients/python/anvil_client, docs/python.md), where Debian's python3 finds
+# it: its own packages' directory for /usr, else (/usr/local) its versioned site directory.
+ifeq ($(PREFIX),/usr)
+PYTHONDIR  ?= /usr/lib/python3/dist-packages
+else
+PYTHONDIR  ?= $(PREFIX)/lib/$(shell /usr/bin/python3 -c 'import sys; print("python%d.%d" % sys.version_info[:2])' 2>/dev/null || echo python3)/dist-packages
+endif
+PY_CLIENT  := $(sort $(wildcard clients/python/anvil_client/*.py))
 LIBEXEC_REL := $(shell realpath -m --relative-to=$(SBINDIR) $(LIBEXECDIR))
 
 PATHS_H := $(BUILD)/include/anvil-paths.h
@@ -423,12 +431,13 @@ INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilc
             $(SYSUSERSDIR)/anvil.conf \
             $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
             $(MANDIR)/man1/anvil-mcp.1 \
-            $(COMPLETIONDIR)/anvilctl
+            $(COMPLETIONDIR)/anvilctl \
+            $(addprefix $(PYTHONDIR)/anvil_client/,$(notdir $(PY_CLIENT)))
 
 install: all $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSCONFDIR)/anvil \
-		$(DESTDIR)$(COMPLETIONDIR)
+		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(PYTHONDIR)/anvil_client
 	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(BUILD)/anvilctl $(BUILD)/anvil-mcp $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/anvil-py $(BUILD)/anvil-init $(DESTDIR)$(LIBEXECDIR)/
@@ -439,6 +448,7 @@ install: all $(MAN_PAGES)
 	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
+	install -m 0644 $(PY_CLIENT) $(DESTDIR)$(PYTHONDIR)/anvil_client/
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list
 	@if [ -f etc/anvil.conf ]; then \
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/anvil/anvil.conf ]; then \
@@ -451,10 +461,11 @@ install: all $(MAN_PAGES)
 # only while it is byte for byte the shipped one: an edited one is the administrator's.
 uninstall:
 	for f in $(INSTALLED); do rm -f $(DESTDIR)$$f; done
+	rm -rf $(DESTDIR)$(PYTHONDIR)/anvil_client/__pycache__ # what python3 compiled of those alone
 	@c=$(DESTDIR)$(SYSCONFDIR)/anvil/anvil.conf; if [ -f "$$c" ]; then \
 		if [ -f etc/anvil.conf ] && cmp -s etc/anvil.conf "$$c"; then rm -f "$$c"; \
 		else echo "  kept $$c: it is not the shipped one"; fi; fi
-	-@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/anvil 2>/dev/null; true
+	-@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/anvil $(DESTDIR)$(PYTHONDIR)/anvil_client 2>/dev/null; true
 
 # The units started for real: a VM boots systemd as pid 1 and runs the README's install, a
 # tool, an agent task, the stop and `make uninstall` (tests/vm/systemd.sh; minutes under

@@ -11,6 +11,8 @@
 #            SDK's client that tests anvil-mcp (tests/mcp: `npm ci` from its lock)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
+#   clients: python3-msgpack, the one package the Python client (clients/python) uses beyond
+#            the standard library: the broker's frames are msgpack
 set -u
 PKGS=(
         build-essential pkg-config
@@ -20,6 +22,7 @@ PKGS=(
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq openssl bubblewrap hyperfine help2man nodejs
+        python3-msgpack
 )
 # Debian's nodejs comes without npm (its package npm); a nodejs that brings its own (as
 # NodeSource's does, which conflicts with Debian's npm) needs none.

@@ -2,9 +2,9 @@
 # are installed (no more, no fewer); the installed daemons run from the DESTDIR tree, the
 # supervisor finding the runner and pid 1 at their installed place (/usr/lib/anvil below
 # the tree: its control, that tree without the runner, stops the supervisor naming the
-# path it looked in); a tool runs through them with the installed anvilctl; the man pages
-# are man pages; an administrator's configuration is never overwritten nor removed; after
-# `make uninstall` no file is left.
+# path it looked in); a tool runs through them with the installed anvilctl, and with the
+# installed Python client; the man pages are man pages; an administrator's configuration is
+# never overwritten nor removed; after `make uninstall` no file is left.
 . "$(dirname "$0")/lib.sh"
 skip_if_rootless "the installed supervisor runs as root, as systemd starts it"
 D=$T/root
@@ -30,6 +30,10 @@ expected="/usr/bin/anvil-mcp
 $UNITDIR/anvil-broker.service
 $UNITDIR/anvil-broker.socket
 $UNITDIR/anvil-supervisor.service"
+for f in "$TOP"/clients/python/anvil_client/*.py; do
+        expected="$expected
+/usr/lib/python3/dist-packages/anvil_client/$(basename "$f")"
+done
 [ -f "$TOP/etc/anvil.conf" ] && expected="$expected
 /etc/anvil/anvil.conf"
 expected=$(sort <<<"$expected")
@@ -109,6 +113,14 @@ CTL=$D/usr/bin/anvilctl ANVIL_SOCKET=$T/bro.sock run_json "$T/tool.py"
 expect_eq "the run's status" ok "$(j .status)"
 expect_eq "the run's stdout" "installed 42" "$(j .stdout)"
 echo "ok: a tool ran through the installed daemons ($(grep -o 'runner [^;]*' "$T/sup.log" | head -1))"
+# The installed Python client, from the tree (as Debian's python3 finds it in
+# /usr/lib/python3/dist-packages), through the same daemons; no byte-code left in the tree.
+got=$(PYTHONDONTWRITEBYTECODE=1 PYTHONPATH="$D/usr/lib/python3/dist-packages" "$PY" -c '
+import sys, anvil_client
+assert anvil_client.__file__.startswith(sys.argv[2]), anvil_client.__file__
+r = anvil_client.Anvil(sys.argv[1]).run("print(6 * 7)")
+print(r.status, r.stdout.strip())' "$T/bro.sock" "$D/") || fail "the installed Python client: $got"
+expect_eq "a run through the installed Python client" "ok 42" "$got"
 kill "$BRO_PID" "$SUP_PID"
 wait "$BRO_PID" "$SUP_PID"
 

@@ -15,9 +15,10 @@ echo "ok: every shell block of the README is marked"
 # The checkout as the README's commands see it: their paths are relative to its top.
 W="$T/anvil"
 mkdir -p "$W/tests" "$T/bin"
-cp -r "$TOP/examples" "$TOP/data" "$W/"
+cp -r "$TOP/examples" "$TOP/data" "$TOP/clients" "$W/"
 cp "$TOP/tests/model_server.py" "$W/tests/"
 ln -s "$CTL" "$T/bin/anvilctl"
+ln -s "$PY" "$T/bin/python3" # Debian's, as a newcomer's python3 is
 # A block that fails halfway leaves what it started in the background (the scripted model):
 # whatever runs in the copy of the checkout is this test's, and is stopped when it ends.
 stop_left() {
@@ -85,6 +86,18 @@ check_block() {
                 # was stopped by the block's own `kill $!`.
                 expect_eq "requests the scripted model received" 3 "$(wc -l <"$W/model-requests.jsonl")"
                 ;;
+        "PYTHONPATH=clients/python python3 - <<'PY'")
+                used[python]=1
+                expect_lines "$out" '^ok namespaces\+seccomp\+landlock$' '^saved from-python/revenue_by_region\.csv$' \
+                        '^saved from-python/revenue_by_region\.png$' \
+                        '^blocked precheck blocked: import socket \(network denied by policy\)$'
+                # The CSV saved is the tool's: its five regions add up to data/sales.csv's total.
+                expect_eq "block at $where: the CSV saved" "region,revenue 5 168947.33" \
+                        "$(head -1 "$W/from-python/revenue_by_region.csv") $(awk -F, 'NR > 1 { n++; s += $2 } END { printf "%d %.2f", n, s }' "$W/from-python/revenue_by_region.csv")"
+                [ "$(head -c 8 "$W/from-python/revenue_by_region.png" | od -An -tx1 | tr -d ' ')" = 89504e470d0a1a0a ] ||
+                        fail "block at $where: the PNG saved is no PNG"
+                echo "ok: $where saved the CSV and a PNG"
+                ;;
         *)
                 fail "block at $where: t_readme.sh has no check for a block beginning '$first'"
                 ;;
@@ -106,10 +119,10 @@ done < <("$TOP/tests/readme_blocks.sh" host "$TOP/README.md" | awk '
         /^# README\.md:[0-9]+$/ { if (b != "") printf "%s%c", b, 0; b = $0 "\n"; next }
         { b = b $0 "\n" }
         END { if (b != "") printf "%s%c", b, 0 }')
-for k in probe run escapes daily agent; do
+for k in probe run escapes daily agent python; do
         [ -n "${used[$k]:-}" ] || fail "the README has no host block for the check '$k' any more: change this test with it"
 done
-expect_eq "host blocks run" 5 "$n"
+expect_eq "host blocks run" 6 "$n"
 
 # The developers' block: `make demo`, `make check`, nothing else.
 expect_eq "the ci block" "make demo make check" "$("$TOP/tests/readme_blocks.sh" ci "$TOP/README.md" | grep -v '^#' | xargs)"
