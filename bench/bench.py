@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Anvil's benchmark (`make bench`): run by root on the host, outside any jail.
 
-  bench.py --build DIR [--mode quick|full|smoke] [--out DIR] [--uid-base UID] [--keep]
+  bench.py --build DIR [--mode quick|full|smoke] [--out DIR] [--uid-base UID] [--dir PARENT] [--keep]
 
 It starts a supervisor and a broker of its own (a state directory under /tmp, its own sockets,
 its own uid base), measures, stops both by pid, and prints one table and writes PNG plots to
@@ -33,7 +33,6 @@ import time
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree, which root would own
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import report  # noqa: E402  (bench/report.py: the table and the plots)
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PY = "/usr/bin/python3"  # Debian's, with the data stack; never one found earlier on PATH
@@ -49,6 +48,8 @@ MODES = {
     "full": dict(warmup=3, trivial=200, pandas=20, tasks=5, steps=6, conc_s=(10.0, 10.0),
                  clients=(1, 2, 4, 8, 16), pclients=(1, 2, 4, 8, 16), mem_runs=1000),
 }
+
+MAX_RUNS = 32  # the supervisor's run slots: jail uids base+1..base+32, above the 16 clients of (d)
 
 TRIVIAL = "print(1)\n"
 # The first line comes after the imports: a warm jail's interpreter will have done them, so
@@ -101,7 +102,7 @@ class Bench:
         self.m = MODES[a.mode]
         self.build = os.path.abspath(a.build)
         self.ctl = os.path.join(self.build, "anvilctl")
-        self.dir = tempfile.mkdtemp(prefix="anvil-bench.", dir="/tmp")
+        self.dir = tempfile.mkdtemp(prefix="anvil-bench.", dir=a.dir)
         os.chmod(self.dir, 0o711)
         self.sock = os.path.join(self.dir, "anvil.sock")
         self.env = dict(os.environ, ANVIL_SOCKET=self.sock)
@@ -115,7 +116,7 @@ class Bench:
     def start(self):
         sup = [os.path.join(self.build, "anvil-supervisor"), "--config", "/dev/null", "--listen",
                os.path.join(self.dir, "sup.sock"), "--state-dir", os.path.join(self.dir, "sup"), "--keep-runs",
-               "20", "--uid-base", str(self.a.uid_base)]
+               "20", "--max-runs", str(MAX_RUNS), "--uid-base", str(self.a.uid_base)]
         self.daemon("supervisor", sup)
         bro = [os.path.join(self.build, "anvil-broker"), "--config", "/dev/null", "--supervisor",
                os.path.join(self.dir, "sup.sock"), "--listen", self.sock, "--state-dir",
@@ -344,12 +345,12 @@ class Bench:
 
     def spares(self):
         """Each idle spare jail: the processes with a jail uid of this bench's base (base+1..
-        base+256), grouped by pid namespace; returns [(uss, pss), ...] summed per jail."""
+        base+MAX_RUNS), grouped by pid namespace; returns [(uss, pss), ...] summed per jail."""
         time.sleep(1.0)  # spares are re-cloned after a run: let them settle
         jails = {}
         for pid in pids():
             uid = proc_uid(pid)
-            if uid is None or not (self.a.uid_base < uid <= self.a.uid_base + 256):
+            if uid is None or not (self.a.uid_base < uid <= self.a.uid_base + MAX_RUNS):
                 continue
             try:
                 ns = os.readlink(f"/proc/{pid}/ns/pid")
@@ -486,12 +487,15 @@ def main():
     ap.add_argument("--mode", default=os.environ.get("BENCH") or "quick", choices=sorted(MODES))
     ap.add_argument("--out", default=os.path.join(TOP, "bench", "out"))
     ap.add_argument("--uid-base", type=int, default=3900000000)
+    ap.add_argument("--dir", default="/tmp", help="where the state directory is made (default /tmp)")
     ap.add_argument("--keep", action="store_true", help="keep the state directory (its path is printed)")
     a = ap.parse_args()
     if os.geteuid() != 0:
         raise SystemExit("bench: needs root (it starts a supervisor, which builds the jails)")
     if not shutil.which("bwrap"):
         raise SystemExit("bench: needs bubblewrap (bwrap) for the anchor: make deps installs it")
+    import report  # bench/report.py: the table and the plots (matplotlib), once it can run
+
     b = Bench(a)
     m = b.m
     fig = {"mode": a.mode, "machine": machine(), "counts": dict(m)}
