@@ -209,8 +209,8 @@ class Bench:
         rc = p.wait()
         t = time.perf_counter() - t0
         if rc != 0 or (not quiet and not self.right(kind, lines, anvil)):
-            raise SystemExit(f"bench: a {system} {kind} run failed (exit {rc}): "
-                             f"{b''.join(lines)[-1500:].decode(errors='replace')} {err[-1500:].decode(errors='replace')}")
+            said = (b"".join(lines)[-1500:] + b" " + err[-1500:]).decode(errors="replace")
+            raise SystemExit(f"bench: a {system} {kind} run failed (exit {rc}): {said}")
         if anvil:
             with self.lock:
                 self.runs += 1
@@ -232,7 +232,8 @@ class Bench:
         if anvil:
             evs = [json.loads(x) for x in lines if x.startswith(b"{")]
             res = [e for e in evs if e.get("type") == "run_result"]
-            text = "".join(e.get("text", "") for e in evs if e.get("type") == "run_output" and e.get("stream") == "stdout")
+            text = "".join(e.get("text", "") for e in evs
+                           if e.get("type") == "run_output" and e.get("stream") == "stdout")
             if not res or res[-1].get("status") != "ok":
                 return False
         else:

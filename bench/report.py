@@ -26,6 +26,10 @@ def mean(xs):
     return sum(xs) / len(xs)
 
 
+def count(n, word):
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 def verdict(ok, target):
     return f"{target}: {'met' if ok else 'not met'}"
 
@@ -56,8 +60,8 @@ def latency_rows(out, title, got, key, targets):
 
 def agent_rows(out, rows, fig):
     c = fig["counts"]
-    out.write(f"(c) agent task, per step, against the scripted model ({c['tasks']} tasks x {c['steps']} steps = "
-              f"{len(rows)} steps)\n")
+    out.write(f"(c) agent task, per step, against the scripted model ({count(c['tasks'], 'task')} x "
+              f"{c['steps']} steps = {len(rows)} steps)\n")
     out.write(f"  {'':34} {'p50 ms':>8} {'p99 ms':>8} {'mean ms':>8}\n")
     for key, words in (("step_ms", "step wall time"), ("model_ms", "the model's reply"),
                        ("tool_ms", "the tool's own run"), ("run_wall_ms", "the run's wall_ms"),
@@ -89,7 +93,7 @@ def mib(kib):
 
 def memory_rows(out, fig):
     n = fig["runs_after"]
-    out.write(f"(e) private memory, MiB (USS = Private_Clean + Private_Dirty; PSS), from /proc/PID/smaps_rollup\n")
+    out.write("(e) private memory, MiB (USS = Private_Clean + Private_Dirty; PSS), from /proc/PID/smaps_rollup\n")
     out.write(f"  {'':34} {'at start':>15} {'after warm-up':>15} {'after N runs':>15}   (N = {n})\n")
     out.write(f"  {'':34}" + f" {'USS':>7} {'PSS':>7}" * 3 + "\n")
     flat = True
@@ -127,12 +131,13 @@ def table(fig, out):
     out.write(f"load average {m['load'][0]:.2f} at the start, {m['load_end'][0]:.2f} at the end; "
               f"{fig['elapsed_s']:.0f} s in all (" + ", ".join(f"{k} {v:.0f} s" for k, v in fig["stage_s"].items())
               + "). Every figure observed in this run.\n\n")
-    latency_rows(out, f"(a) print(1), request -> result ({c['trivial']} runs each, interleaved)", fig["trivial"],
-                 "result", {"anvil": (1.5, "target: cold <= 1.5x bwrap"),
+    latency_rows(out, f"(a) print(1), request -> result ({count(c['trivial'], 'run')} each, interleaved)",
+                 fig["trivial"], "result", {"anvil": (1.5, "target: cold <= 1.5x bwrap"),
                             "warm": (0.6, "target: warm <= 0.6x bwrap")})
     out.write("\n")
-    latency_rows(out, f"(b) pandas + matplotlib over data/sales.csv ({c['pandas']} runs each), request -> first "
-                 "tool line", fig["pandas"], "first", {"warm": (1 / 40, "target: warm <= 1/40 of bwrap")})
+    latency_rows(out, f"(b) pandas + matplotlib over data/sales.csv ({count(c['pandas'], 'run')} each), "
+                 "request -> first tool line", fig["pandas"], "first",
+                 {"warm": (1 / 40, "target: warm <= 1/40 of bwrap")})
     latency_rows(out, "    request -> result", fig["pandas"], "result",
                  {"warm": (0.25, "target: warm <= 0.25x bwrap")})
     out.write("\n")

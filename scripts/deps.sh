@@ -8,7 +8,7 @@
 #            which platform.architecture() runs (pre-warmed by the supervisor)
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
 #            certificate for the model client's TLS test)
-#   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
+#   bench:   bubblewrap (the anchor Anvil is measured against; the plots use python3-matplotlib)
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
 set -u
 PKGS=(
@@ -18,7 +18,7 @@ PKGS=(
         libmd-dev libinih-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq openssl bubblewrap hyperfine help2man
+        jq openssl bubblewrap help2man
 )
 # One look at the package database (dpkg-query, no apt-get, no network): silent when every
 # package is installed. Otherwise one line naming what is missing, then (as root) apt-get

@@ -25,7 +25,8 @@ echo "ok: as nobody, the bench says it needs root"
 
 t0=$(date +%s)
 "$PY" "$TOP/bench/bench.py" --build "$ANVIL_BUILD" --mode smoke --out "$T/out" --uid-base "$BASE" \
-        --dir "$T/state" >"$T/table.txt" 2>"$T/bench.err" || fail "the bench failed: $(tail -20 "$T/bench.err") $(tail -5 "$T/table.txt")"
+        --dir "$T/state" >"$T/table.txt" 2>"$T/bench.err" ||
+        fail "the bench failed: $(tail -20 "$T/bench.err") $(tail -5 "$T/table.txt")"
 echo "ok: BENCH=smoke ran in $(($(date +%s) - t0)) s"
 cat "$T/table.txt"
 
@@ -55,11 +56,11 @@ want = [
     r"d \d+ s, e \d+ s\)\. Every figure observed in this run\.$",
     r"\(a\) print\(1\), request -> result \(3 runs each, interleaved\)$",
     *lat("a", rf"target: cold <= 1\.5x bwrap: {MET}", r"target: warm <= 0\.6x bwrap: n/a"),
-    r"\(b\) pandas \+ matplotlib over data/sales\.csv \(1 runs each\), request -> first tool line$",
+    r"\(b\) pandas \+ matplotlib over data/sales\.csv \(1 run each\), request -> first tool line$",
     *lat("b", "", r"target: warm <= 1/40 of bwrap: n/a"),
     r"    request -> result$",
     *lat("b", "", r"target: warm <= 0\.25x bwrap: n/a"),
-    r"\(c\) agent task, per step, against the scripted model \(1 tasks x 3 steps = 3 steps\)$",
+    r"\(c\) agent task, per step, against the scripted model \(1 task x 3 steps = 3 steps\)$",
     *[rf"  {w}{NUMS}$" for w in (r"step wall time +", r"the model's reply +", r"the tool's own run +",
                                  r"the run's wall_ms +", r"overhead: step - model - tool +")],
     rf"  anchors: n/a \(no agent loop\); target: overhead p50 <= 50 ms: {MET}$",
