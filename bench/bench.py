@@ -68,6 +68,8 @@ print(f"regions: {len(by_region)}, total: {by_region.sum():.2f}")
 """
 PANDAS_LAST = "regions: 5, total: 168947.33\n"
 IDLE = "import sys; sys.stdin.read()"
+# The anchors' environment: a few fixed variables, as Anvil's jails have (never the caller's)
+ANCHOR_ENV = {"PATH": "/usr/bin:/bin", "HOME": "/tmp", "LANG": "C.UTF-8"}
 
 # The anchor's jail: every namespace unshared, /usr read-only, and the three files of /etc that
 # Anvil's jails bind too (policy/jail_paths.h): numpy finds its BLAS through /etc/alternatives.
@@ -158,7 +160,7 @@ class Bench:
         os.makedirs(self.mpl)
         # The anchors read a font cache built once, as Anvil's jails read the one its builder
         # uid made at start-up: neither pays matplotlib's first-run font scan per run.
-        subprocess.run([PY, "-c", "import matplotlib.pyplot"], env=dict(os.environ, MPLCONFIGDIR=self.mpl),
+        subprocess.run([PY, "-c", "import matplotlib.pyplot"], env=dict(ANCHOR_ENV, MPLCONFIGDIR=self.mpl),
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
     def workdir(self):
@@ -179,7 +181,7 @@ class Bench:
             w = warm_argv(self.ctl, tool, inputs)
             return (w, None, self.env, True) if w else None
         w = self.workdir()
-        env = dict(os.environ, MPLCONFIGDIR=self.mpl)
+        env = dict(ANCHOR_ENV, MPLCONFIGDIR=self.mpl)
         if system == "python":
             return [PY, tool], w, env, False
         argv = BWRAP + ["--dir", "/work", "--ro-bind", self.sales, "/work/inputs/sales.csv", "--bind",
@@ -366,7 +368,7 @@ class Bench:
     def anchor_idle(self, system):
         """USS, PSS of an idle anchor waiting on stdin: every process of its tree."""
         argv = [PY, "-c", IDLE] if system == "python" else BWRAP + [PY, "-c", IDLE]
-        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL)
+        p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, env=ANCHOR_ENV)
         try:
             time.sleep(0.5)
             u = s = 0
