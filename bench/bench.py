@@ -43,7 +43,7 @@ PY = "/usr/bin/python3"  # Debian's, with the data stack; never one found earlie
 MODES = {
     "smoke": dict(warmup=0, trivial=3, pandas=1, tasks=1, steps=3, conc_s=(0.3, 0.1), clients=(1, 2),
                   pclients=(1,), mem_runs=10),
-    "quick": dict(warmup=2, trivial=30, pandas=4, tasks=2, steps=4, conc_s=(1.5, 1.0), clients=(1, 2, 4, 8, 16),
+    "quick": dict(warmup=2, trivial=30, pandas=4, tasks=2, steps=4, conc_s=(1.0, 1.0), clients=(1, 2, 4, 8, 16),
                   pclients=(1, 2, 4, 8, 16), mem_runs=200),
     "full": dict(warmup=3, trivial=200, pandas=20, tasks=5, steps=6, conc_s=(10.0, 10.0),
                  clients=(1, 2, 4, 8, 16), pclients=(1, 2, 4, 8, 16), mem_runs=1000),
