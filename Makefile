@@ -293,9 +293,15 @@ demo: $(NEEDS_DEPS)
 	$(MAKE) all
 	@scripts/demo.sh $(BUILD)
 
+# The benchmark (docs/bench.md), as root: a supervisor and a broker of its own, Anvil against
+# bwrap + python3 and python3 in the same run; prints the table and writes the PNG plots to
+# BENCH_OUT. BENCH=quick (under 2 minutes), full (the long form) or smoke (t_bench_smoke).
+BENCH          ?= quick
+BENCH_OUT      ?= bench/out
+BENCH_UID_BASE ?= 3900000000
 bench: $(NEEDS_DEPS)
 	$(MAKE) all
-	@bench/cold_print.sh $(BUILD)
+	@/usr/bin/python3 bench/bench.py --build $(BUILD) --mode $(BENCH) --out $(BENCH_OUT) --uid-base $(BENCH_UID_BASE)
 
 # The soak, not part of check (which runs a short one, tests/e2e/t_soak.sh): SOAK_RUNS runs of
 # a mixed set from SOAK_CLIENTS clients through the broker, against a supervisor and a broker
