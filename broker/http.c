@@ -31,12 +31,9 @@
 #include "lib/log.h"
 #include "policy/http_texts.h"
 
-#define CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " \
-            "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
-
 void http_secure(struct MHD_Response *resp, bool api)
 {
-        (void)MHD_add_response_header(resp, "Content-Security-Policy", CSP);
+        (void)MHD_add_response_header(resp, "Content-Security-Policy", HTTP_CSP);
         (void)MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
         (void)MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
         (void)MHD_add_response_header(resp, "X-Frame-Options", "DENY");

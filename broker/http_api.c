@@ -155,8 +155,10 @@ static void on_artifact(void *owner, struct proto_msg *m)
                          * page names the download (<a download>) */
                         (void)MHD_add_response_header(resp, "Content-Disposition", "attachment");
                 }
-                if (sandbox)
-                        (void)MHD_add_response_header(resp, "Content-Security-Policy", "sandbox");
+                if (sandbox) { /* no script, no origin, even if a browser renders it as a document */
+                        (void)MHD_del_response_header(resp, "Content-Security-Policy", HTTP_CSP);
+                        (void)MHD_add_response_header(resp, "Content-Security-Policy", HTTP_CSP "; sandbox");
+                }
                 http_answer(r, 200, resp);
         }
         if (m->type == PROTO_ARTIFACT_DATA) {
@@ -381,8 +383,10 @@ void http_api(struct http_req *r, const struct http_route *rt)
                 (void)ask(r, &m, on_stored_events);
                 return;
         }
-        default:
-                http_error(r, 404, "not_found", "no such page");
+        default: {
+                char msg[64];
+                http_error(r, 404, "not_found", POL_HTTP_MSG(msg, sizeof(msg), NOT_FOUND));
+        }
         }
 }
 

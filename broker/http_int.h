@@ -32,6 +32,10 @@
 #define HTTP_SECRET_LEN 32               /* bytes of randomness in a token or a session id */
 #define HTTP_ID_LEN 43                   /* their base64url text */
 
+/* Every answer's Content-Security-Policy; an SVG artifact's adds "sandbox". */
+#define HTTP_CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " \
+                 "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+
 struct http_session {
         char id[HTTP_ID_LEN + 1];
         uid_t uid;
