@@ -246,6 +246,11 @@ $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(CTL_LIBS)
 
+# The web UI's routes, paths and types (broker/http_route.c), linked beside the library.
+$(BUILD)/tests/test_http: tests/unit/test_http.c $(BUILD)/obj/broker/http_route.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
+
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(MODEL_TEST_LIBS)
