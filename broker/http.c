@@ -106,7 +106,7 @@ void http_answer(struct http_req *r, unsigned status, struct MHD_Response *resp)
 
 void http_json(struct http_req *r, unsigned status, json_t *body)
 {
-        char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+        char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
         json_decref(body);
         struct MHD_Response *resp =
                 text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
