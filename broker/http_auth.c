@@ -182,14 +182,15 @@ void bro_http_login(struct bro_client *c, const struct proto_msg *m, int *fds, s
                 goto refused;
         }
         if (req->inputs.n != n_fds) {
-                snprintf(msg, sizeof(msg), "ui_login.inputs: %zu names for %zu file descriptors", req->inputs.n, n_fds);
+                POL_HTTP_MSG(msg, sizeof(msg), LOGIN_FD_COUNT, (unsigned long long)req->inputs.n,
+                             (unsigned long long)n_fds);
                 bro_client_error(c, "bad_request", msg, "ui_login.inputs", req->request_id);
                 goto refused;
         }
         for (i = 0; i < n_fds; i++) {
                 struct stat st;
                 if (!folder_name_ok(req->inputs.items[i]) || fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-                        snprintf(msg, sizeof(msg), "ui_login.inputs[%zu]: not a regular file with a plain name", i);
+                        POL_HTTP_MSG(msg, sizeof(msg), LOGIN_FD_BAD, (unsigned long long)i);
                         bro_client_error(c, "bad_request", msg, "ui_login.inputs", req->request_id);
                         goto refused;
                 }
