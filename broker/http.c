@@ -240,6 +240,12 @@ static void dispatch(struct http_req *r, const char *method)
 {
         struct http_route rt;
         char msg[512];
+        if (r->h->check_host &&
+            !bro_http_host_ok(MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST),
+                              r->h->port)) {
+                http_error(r, 421, "bad_request", POL_HTTP_MSG(msg, sizeof(msg), BAD_HOST, r->h->origin));
+                return;
+        }
         int rc = bro_http_route(method, r->url, &rt);
         if (rc == -EINVAL) {
                 http_error(r, 400, "bad_request", POL_HTTP_MSG(msg, sizeof(msg), BAD_PATH));
@@ -448,7 +454,9 @@ int bro_http_start(struct bro_server *srv, struct anvil_err *err)
         const union MHD_DaemonInfo *port = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
         char host[64];
         snprintf(host, sizeof(host), "%.*s", (int)(strrchr(hc->addr, ':') - hc->addr), hc->addr);
-        snprintf(h->origin, sizeof(h->origin), "http://%s:%u", host, port ? port->port : 0);
+        h->port = port ? port->port : 0;
+        h->check_host = loopback;
+        snprintf(h->origin, sizeof(h->origin), "http://%s:%u", host, h->port);
         int r;
         if ((r = uv_poll_init(srv->loop, &h->poll, ep->epoll_fd)) < 0 ||
             (r = uv_timer_init(srv->loop, &h->timer)) < 0 || (r = uv_idle_init(srv->loop, &h->kick)) < 0)

@@ -136,6 +136,14 @@ void http_login(struct http_req *r)
         char msg[256];
         uint64_t now = now_ms();
         prune(h, now);
+        /* Opened directly (typed, pasted, from anvilctl ui: "none"; a client that does not say:
+         * absent), never from another site's page, which could log its victim into the
+         * session of a link of its own (login CSRF): the token is left unused. */
+        const char *site = MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, "Sec-Fetch-Site");
+        if (site && strcmp(site, "none") != 0 && strcmp(site, "same-origin") != 0) {
+                http_error(r, 403, "forbidden", POL_HTTP_MSG(msg, sizeof(msg), LOGIN_CROSS_SITE));
+                return;
+        }
         struct http_token *t = h->tokens;
         while (t && !(tok && same_secret(t->tok, tok)))
                 t = t->next;

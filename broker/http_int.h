@@ -72,6 +72,8 @@ struct bro_http {
         int web_dirfd;
         char origin[96]; /* "http://127.0.0.1:8700": what a POST's Origin must be */
         char addr_shown[80];
+        bool check_host; /* loopback: a request's Host must name this server (DNS rebinding) */
+        unsigned port;
         struct http_token *tokens;
         unsigned n_tokens;
         struct http_session *sessions;
@@ -169,6 +171,10 @@ struct http_route {
 /* 0; -ENOENT: no such route (404); -EINVAL: a path refused (400); -EPERM: the route takes
  * another method (405). */
 int bro_http_route(const char *method, const char *url, struct http_route *out);
+/* Whether a request's Host header names a loopback server on port (127.0.0.1, localhost,
+ * [::1], any 127.x.y.z), with that port: a page of another site that a rebound DNS name
+ * points here sends its own name. */
+bool bro_http_host_ok(const char *host, unsigned port);
 /* A static file's path below web_dir (no leading '/'): segments of [A-Za-z0-9._-], none
  * empty or beginning with '.', no NUL; true if served. */
 bool bro_http_static_path_ok(const char *path);

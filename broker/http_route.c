@@ -95,6 +95,22 @@ const char *bro_http_artifact_type(const char *path, bool *attachment, bool *san
         return "application/octet-stream";
 }
 
+bool bro_http_host_ok(const char *host, unsigned port)
+{
+        char name[64];
+        const char *colon = host ? strrchr(host, ':') : NULL;
+        if (!colon || colon == host || (size_t)(colon - host) >= sizeof(name) ||
+            strspn(colon + 1, "0123456789") != strlen(colon + 1) || !colon[1] || strlen(colon + 1) > 5 ||
+            strtoul(colon + 1, NULL, 10) != port)
+                return false;
+        memcpy(name, host, (size_t)(colon - host));
+        name[colon - host] = 0;
+        if (strcasecmp(name, "localhost") == 0 || strcmp(name, "[::1]") == 0)
+                return true;
+        struct in_addr a;
+        return inet_pton(AF_INET, name, &a) == 1 && (ntohl(a.s_addr) >> 24) == 127;
+}
+
 /* "ID" then the rest after it ("", "/cancel", "/events", "/artifacts/NAME"). */
 static int take_id(const char *p, struct http_route *out, const char **rest)
 {

@@ -18,6 +18,11 @@
         X(METHOD, "this method is not allowed here")                                            \
         /* 403 at /login: the token is unknown, used or expired */                              \
         X(LOGIN_BAD, "this login link is unknown, used, or expired: run `anvilctl ui` again")   \
+        /* 403 at /login: opened from another site's page (Sec-Fetch-Site) */                  \
+        X(LOGIN_CROSS_SITE, "a login link works only opened directly (pasted, typed, or by `anvilctl ui`), not " \
+                            "from another site's page")                                         \
+        /* 421: the Host header names another server; the origin served (%s) */                \
+        X(BAD_HOST, "this server is %s: the request named another host")                       \
         /* 400: the body is not the JSON object expected; what is wrong (%s) */                 \
         X(BAD_JSON, "the request's body: %s")                                                   \
         /* 503: too many sessions or pending links (unsigned) */                                \

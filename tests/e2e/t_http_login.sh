@@ -64,6 +64,13 @@ expect_line "the cookie's flags" 'Set-Cookie: anvil_session=[A-Za-z0-9_-]{43}; H
 expect_eq "the link a second time: 403" 403 "$(code "$url")"
 expect_eq "its message" '{"error":{"code":"forbidden","message":"this login link is unknown, used, or expired: run `anvilctl ui` again"}}' "$(curl -s "$url")"
 expect_eq "a made-up token: 403" 403 "$(code "$ORIGIN/login?t=x")"
+url=$(login_link $A)
+expect_eq "a link opened from another site's page: 403" 403 "$(code -H 'Sec-Fetch-Site: cross-site' "$url")"
+expect_eq "its message" '{"error":{"code":"forbidden","message":"a login link works only opened directly (pasted, typed, or by `anvilctl ui`), not from another site'"'"'s page"}}' "$(curl -s -H 'Sec-Fetch-Site: same-site' "$url")"
+expect_eq "the control: the same link opened directly (Sec-Fetch-Site: none) still works" 303 "$(code -H 'Sec-Fetch-Site: none' "$url")"
+port=${ORIGIN##*:}
+expect_eq "a Host of another name (DNS rebinding): 421" 421 "$(code -H "Host: evil.example:$port" "$ORIGIN/")"
+expect_eq "the control: Host localhost:$port is served" 200 "$(code -H "Host: localhost:$port" "$ORIGIN/")"
 expect_eq "no token: 403" 403 "$(code "$ORIGIN/login")"
 expect_eq "GET /api/me: A's uid" "$A" "$(curl -s -b "$T/a.jar" "$ORIGIN/api/me" | jq -r .uid)"
 expect_line "an API answer is not stored" 'Cache-Control: no-store' "$(hdrs -b "$T/a.jar" "$ORIGIN/api/me")"

@@ -83,6 +83,33 @@ static void test_routes(void **state)
         }
 }
 
+static void test_host(void **state)
+{
+        (void)state;
+        static const struct {
+                const char *host;
+                bool ok;
+        } cases[] = {
+                { "127.0.0.1:8700", true },
+                { "localhost:8700", true },
+                { "LOCALHOST:8700", true },
+                { "[::1]:8700", true },
+                { "127.9.9.9:8700", true },
+                { "127.0.0.1:8701", false },
+                { "127.0.0.1", false },
+                { "evil.example:8700", false },
+                { "10.0.0.1:8700", false },
+                { "localhost.evil:8700", false },
+                { ":8700", false },
+                { "127.0.0.1:08700x", false },
+                { "", false },
+        };
+        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+                if (bro_http_host_ok(cases[i].host, 8700) != cases[i].ok)
+                        fail_msg("Host %s: expected %d", cases[i].host, cases[i].ok);
+        assert_false(bro_http_host_ok(NULL, 8700));
+}
+
 static void test_artifact_types(void **state)
 {
         (void)state;
@@ -159,6 +186,9 @@ static void test_catalog(void **state)
         T(BAD_PATH, "the path is not one the server serves (no '..', NUL or hidden name)");
         T(METHOD, "this method is not allowed here");
         T(LOGIN_BAD, "this login link is unknown, used, or expired: run `anvilctl ui` again");
+        T(LOGIN_CROSS_SITE, "a login link works only opened directly (pasted, typed, or by `anvilctl ui`), not from "
+                            "another site's page");
+        T(BAD_HOST, "this server is http://127.0.0.1:8700: the request named another host", "http://127.0.0.1:8700");
         T(BAD_JSON, "the request's body: empty", "empty");
         T(SESSIONS_FULL, "the broker holds 256 sessions already: try again later", 256u);
         T(LINKS_FULL, "the broker holds 64 unused login links already: try again in a minute", 64u);
@@ -206,10 +236,8 @@ static void test_catalog(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_routes),
-                cmocka_unit_test(test_artifact_types),
-                cmocka_unit_test(test_addr),
-                cmocka_unit_test(test_catalog),
+                cmocka_unit_test(test_routes),  cmocka_unit_test(test_artifact_types), cmocka_unit_test(test_addr),
+                cmocka_unit_test(test_catalog), cmocka_unit_test(test_host),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
