@@ -68,6 +68,24 @@ expect_eq "x.svg: one policy" 1 "$(grep -c '^Content-Security-Policy' <<<"$h")"
 expect_line "blob.bin: a download" 'Content-Disposition: attachment' "$(art blob.bin)"
 expect_eq "an artifact not listed: 400" 400 "$(code -b "$T/a.jar" "$ORIGIN/api/runs/$id/artifacts/nope.txt")"
 
+# ---- a large artifact to a slow reader: streamed whole (the broker's copy waits for it) ----
+big=$(post "$T/a.jar" /api/runs "$(jq -cn '{source: "import random\nrandom.seed(7)\nopen(\"artifacts/big.bin\", \"wb\").write(random.randbytes(12 << 20))"}')" | jq -r .id)
+for _ in $(seq 100); do
+        [ "$(get "$T/a.jar" "/api/runs/$big" | jq -r '.status // empty')" != "" ] && break
+        sleep 0.2
+done
+want=$(get "$T/a.jar" "/api/runs/$big" | jq -r '.artifacts[] | select(.path == "big.bin") | .sha256')
+curl -s --limit-rate 6M -b "$T/a.jar" "$ORIGIN/api/runs/$big/artifacts/big.bin" -o "$T/big.bin" &
+SLOW=$!
+OWN_PIDS+=("$SLOW")
+sleep 0.5
+expect_eq "while it is read, the page answers others" 200 "$(code -b "$T/b.jar" "$ORIGIN/api/me")"
+ANVIL_SOCKET="$WEB_SOCK" "$CTL" runs >/dev/null || fail "while it is read, a socket client is not served"
+echo "ok: while it is read, a socket client is served"
+kill -0 "$SLOW" 2>/dev/null || fail "the slow read ended before the checks made while it ran"
+wait "$SLOW"
+expect_eq "12 MiB read at 6 MB/s: the bytes the result lists" "$want" "$(sha256sum <"$T/big.bin" | cut -d' ' -f1)"
+
 # ---- another user: sees nothing of A's, cancels nothing ----
 expect_eq "B: GET A's run: 403" 403 "$(code -b "$T/b.jar" "$ORIGIN/api/runs/$id")"
 expect_match "its message" "belongs to another user|another user" "$(get "$T/b.jar" "/api/runs/$id")"
