@@ -12,18 +12,18 @@ port, flag = int(sys.argv[1]), sys.argv[2]
 held = []
 for i in range(63):
     s = socket.create_connection(("127.0.0.1", port))
-    s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ")  # never finished
+    s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\nX-Slow: " % port)  # never finished
     held.append(s)
 # the control: the 64th is within the bound, answered, and kept open (keep-alive)
 s = socket.create_connection(("127.0.0.1", port))
 s.settimeout(5)
-s.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+s.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
 open(flag + ".64", "w").write("64th: %s\n" % s.recv(15).decode(errors="replace"))
 held.append(s)
 time.sleep(0.5)
 extra = socket.create_connection(("127.0.0.1", port))
 extra.settimeout(5)
-extra.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+extra.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n\r\n" % port)
 try:
     got = extra.recv(100)
     what = "closed unanswered" if got == b"" else "answered: %r" % got
