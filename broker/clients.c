@@ -1,4 +1,5 @@
-/* The broker's socket: clients (anvilctl, later the UI) and the list of messages they may
+/* The broker's socket: clients (anvilctl, and the web UI's requests, each on a socketpair
+ * adopted as a client with its session's uid: bro_client_adopt) and the list of messages they may
  * send. A request for the sandbox is handed to relay.c; anything a client may not send gets
  * an error frame and the connection is closed. */
 #define _GNU_SOURCE

@@ -19,7 +19,9 @@
  * only to its owner or root) is read on the loop too (serve.c).
  *
  * Sockets:
- *   --listen      clients (anvilctl, later the UI); 0660; bounded per uid and in all (clients.c).
+ *   --listen      clients (anvilctl; the web UI's requests come as clients too, on socketpairs
+ *                 with their session's uid: http_link.c); 0660; bounded per uid and in all (clients.c).
+ *   --http        the web UI (http.c), off unless set: libmicrohttpd on this loop, no thread.
  *                 Every connection is a proto_stream: strict decoding, an error frame and a
  *                 close for a malformed frame, the daemon goes on serving everyone else.
  *   --supervisor  one NEW connection per run_request or probe_request (relay.c), connected
