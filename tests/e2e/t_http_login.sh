@@ -21,8 +21,19 @@ start_bro remote --http 0.0.0.0:0 --http-allow-remote --web-dir "$WEB"
 expect_match "with --http-allow-remote: served, with a warning" "warning: --http 0.0.0.0:0: serving the web UI beyond this machine" "$(cat "$T/remote.log")"
 kill "$BRO_PID"; wait "$BRO_PID" 2>/dev/null
 
+# ---- anvilctl ui of a broker that serves no web UI (the suite's) ----
+out=$("$CTL" ui --no-browser 2>&1)
+expect_eq "anvilctl ui, no web UI: exit 123" 123 "$?"
+expect_eq "and why" "anvilctl: unavailable: this broker serves no web UI: set http = 127.0.0.1:8700 in its configuration (or --http)" "$out"
+
 start_web w
 echo "ok: the web UI at $ORIGIN"
+mkdir -p "$T/noread"
+printf 'x\n' >"$T/noread/secret.csv"
+chmod 600 "$T/noread/secret.csv"
+out=$(ANVIL_SOCKET="$WEB_SOCK" as_uid $A "$CTL" ui --no-browser --inputs "$T/noread" 2>&1)
+expect_eq "ui --inputs with a file the user may not read: exit 125" 125 "$?"
+expect_match "and which" "secret.csv: Permission denied" "$out"
 
 # ---- static files ----
 expect_eq "GET /: index.html" "$(cat "$WEB/index.html")" "$(curl -s "$ORIGIN/")"
