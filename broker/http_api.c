@@ -61,7 +61,8 @@ static bool ask(struct http_req *r, const struct proto_msg *m, void (*on_msg)(vo
         }
         if (http_link_send(r->link, m, NULL, 0) < 0) {
                 end_link(r);
-                http_error(r, 500, "internal", "the request could not be sent to the broker");
+                char msg[128];
+                http_error(r, 500, "internal", POL_HTTP_MSG(msg, sizeof(msg), SEND_FAILED));
                 return false;
         }
         return true;

@@ -467,7 +467,9 @@ static void job_start(struct http_req *r, json_t *body, bool task)
                 j->starter = NULL;
                 r->starting = NULL;
                 job_free(j);
-                http_error(r, 503, "busy", err.msg[0] ? err.msg : "the request could not be sent to the broker");
+                if (!err.msg[0])
+                        POL_HTTP_MSG(err.msg, sizeof(err.msg), SEND_FAILED);
+                http_error(r, 503, "busy", err.msg);
         }
         proto_msg_free(&m);
         json_decref(body);

@@ -36,6 +36,8 @@
          * started, or before its result (an event stream's error) */                          \
         X(GONE, "the broker ended the request before it was answered")                          \
         X(GONE_RESULT, "the broker ended the request before its result")                        \
+        /* a request that could not be written to the broker's end of its link */              \
+        X(SEND_FAILED, "the request could not be sent to the broker")                           \
         /* 503: the broker takes no request of the uid now (unsigned), why (%s) */              \
         X(LINK_REFUSED, "the broker takes no more requests of uid %u now (%s)")                 \
         X(LINK_WHY_CAP, "its connections are at their cap (--max-conns-per-uid, --max-conns)") \

@@ -196,6 +196,7 @@ static void test_catalog(void **state)
         T(JOB_ENDED, "the task task-1 has ended already", "task", "task-1");
         T(GONE, "the broker ended the request before it was answered");
         T(GONE_RESULT, "the broker ended the request before its result");
+        T(SEND_FAILED, "the request could not be sent to the broker");
         T(LINK_REFUSED, "the broker takes no more requests of uid 1000 now (it is stopping)", 1000u, "it is stopping");
         T(LINK_WHY_CAP, "its connections are at their cap (--max-conns-per-uid, --max-conns)");
         T(LINK_WHY_STOPPING, "it is stopping");
