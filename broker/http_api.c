@@ -39,11 +39,13 @@ static void on_link_gone(void *owner)
 {
         struct http_req *r = owner;
         r->link = NULL;
-        if (r->resp || r->ended)
+        if (r->ended)
                 return;
-        if (r->out_len || r->status) { /* a stream begun: cut */
-                r->out_err = true;
-                http_stream_wake(r);
+        if (r->status) { /* answered: a stream begun and not ended is cut (queued or not yet) */
+                if (!r->out_end) {
+                        r->out_err = true;
+                        http_stream_wake(r);
+                }
                 return;
         }
         char msg[128];
