@@ -125,17 +125,21 @@ static void job_event(struct http_job *j, const char *type, json_t *data)
                 http_stream_wake(r);
 }
 
+/* A follower's copy is a window of its job's events (PULL_MAX at a time), not all of them:
+ * many followers of one long job hold little more than the job itself. */
+#define PULL_MAX (256u << 10)
+
 void http_job_pull(struct http_req *r)
 {
         struct http_job *j = r->job;
-        while (r->job_next < j->n_events) {
+        while (r->job_next < j->n_events && r->out_len - r->out_off < PULL_MAX) {
                 const char *ev = j->events[r->job_next++];
                 if (http_stream_append(r, ev, strlen(ev)) < 0) {
                         r->out_err = true;
                         return;
                 }
         }
-        if (j->ended)
+        if (j->ended && r->job_next == j->n_events)
                 r->out_end = true;
 }
 
