@@ -28,6 +28,7 @@
 #define HTTP_SESSION_MAX_S (12u * 3600)  /* and any session after this long */
 #define HTTP_JOBS_MAX 64                 /* runs and tasks started from the page, kept once ended */
 #define HTTP_JOB_EVENTS_MAX (8u << 20)   /* bytes of a job's events kept for its followers */
+#define HTTP_JOBS_BYTES_MAX (128u << 20) /* and of all jobs' together: the oldest ended go first */
 #define HTTP_FOLDER_FILE_MAX (16u << 20) /* a folder file read for a task (tasks take bytes) */
 #define HTTP_SECRET_LEN 32               /* bytes of randomness in a token or a session id */
 #define HTTP_ID_LEN 43                   /* their base64url text */
@@ -80,6 +81,7 @@ struct bro_http {
         unsigned n_sessions;
         struct http_job *jobs;
         unsigned n_jobs;
+        size_t jobs_bytes; /* their events and sources */
         uint64_t next_req;
 };
 

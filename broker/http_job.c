@@ -40,6 +40,7 @@ static void job_free(struct http_job *j)
 {
         LIST_REMOVE(j);
         j->h->n_jobs--;
+        j->h->jobs_bytes -= j->bytes + (j->source ? strlen(j->source) : 0);
         while (j->followers) {
                 struct http_req *r = j->followers;
                 http_job_unfollow(r);
@@ -55,10 +56,10 @@ static void job_free(struct http_job *j)
         free(j);
 }
 
-/* The oldest ended jobs go beyond HTTP_JOBS_MAX. */
+/* The oldest ended jobs go beyond HTTP_JOBS_MAX, or HTTP_JOBS_BYTES_MAX. */
 static void jobs_trim(struct bro_http *h)
 {
-        while (h->n_jobs > HTTP_JOBS_MAX) {
+        while (h->n_jobs > HTTP_JOBS_MAX || h->jobs_bytes > HTTP_JOBS_BYTES_MAX) {
                 struct http_job *old = NULL;
                 for (struct http_job *j = h->jobs; j; j = j->next)
                         if (j->ended)
@@ -117,6 +118,7 @@ static void job_event(struct http_job *j, const char *type, json_t *data)
                 snprintf(ev, n, "event: %s\ndata: %s\n\n", type, text);
                 j->events[j->n_events++] = ev;
                 j->bytes += n;
+                j->h->jobs_bytes += n;
         } else {
                 free(ev);
         }
@@ -459,6 +461,7 @@ static void job_start(struct http_req *r, json_t *body, bool task)
                 return;
         }
         j->h = r->h;
+        r->h->jobs_bytes += j->source ? strlen(j->source) : 0;
         j->task = task;
         j->uid = r->sess->uid;
         j->starter = r;
