@@ -27,6 +27,7 @@ expect_eq "anvilctl ui, no web UI: exit 123" 123 "$?"
 expect_eq "and why" "anvilctl: unavailable: this broker serves no web UI: set http = 127.0.0.1:8700 in its configuration (or --http)" "$out"
 
 start_web w
+W_PID=$BRO_PID
 echo "ok: the web UI at $ORIGIN"
 mkdir -p "$T/noread"
 printf 'x\n' >"$T/noread/secret.csv"
@@ -135,3 +136,8 @@ out=$(ANVIL_SOCKET="$WEB_SOCK" "$CTL" run "$T/ok.py" 2>&1) || fail "a socket run
 expect_match "a socket run right after: served" "still here" "$out"
 expect_eq "and the page too" 200 "$(code "$ORIGIN/")"
 echo "ok: oversized requests refused, the broker serves on"
+
+# ---- the broker stops cleanly, sessions and all (under the sanitizers: nothing leaked) ----
+kill -TERM "$W_PID"
+wait "$W_PID"
+expect_eq "the broker stops: exit 0" 0 "$?"

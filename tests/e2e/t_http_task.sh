@@ -70,3 +70,8 @@ expect_eq "A's task goes on" "" "$(curl -s -b "$T/a2.jar" "$ORIGIN/api/tasks/$si
 expect_eq "A cancels it: 202" 202 "$(code -b "$T/a2.jar" -X POST -H "Origin: $ORIGIN" "$ORIGIN/api/tasks/$sid/cancel")"
 curl -s -N -m 20 -b "$T/a2.jar" "$ORIGIN/api/tasks/$sid/events" >"$T/cancel.sse"
 expect_eq "its result: cancelled" cancelled "$(sed -n 's/^data: //p' "$T/cancel.sse" | tail -1 | jq -r .status)"
+
+# ---- the broker stops cleanly (under the sanitizers: nothing leaked) ----
+kill -TERM "$BRO_PID"
+wait "$BRO_PID"
+expect_eq "the broker stops: exit 0" 0 "$?"
