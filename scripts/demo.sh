@@ -147,6 +147,12 @@ if [ ${#http_args[@]} -gt 0 ]; then
         if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then xdg-open "$url" >/dev/null 2>&1 & fi
         echo "   a new link: ANVIL_SOCKET=$ANVIL_SOCKET $CTL ui"
         echo "   serving until Ctrl-C"
-        trap 'exit 0' INT
-        while sleep 3600; do :; done
+        # A wait, not a sleep in the foreground, so that a SIGINT or SIGTERM to this script
+        # alone ends it at once too (then the EXIT trap stops the daemons).
+        trap 'kill "$nap" 2>/dev/null; exit 0' INT TERM
+        while :; do
+                sleep 3600 &
+                nap=$!
+                wait "$nap"
+        done
 fi
