@@ -33,7 +33,7 @@ pc = $(foreach m,$(2),$(if $(shell $(call pc_cmd,$(m)) --exists $(m) && echo y),
 # Each looked up once (make's memoising idiom: the first use replaces the variable with its value).
 memo = $(eval $(1) := $(2))$($(1))
 SUP_LIBS   = $(call memo,SUP_LIBS,$(call pc,--libs,libuv msgpack libcap inih))
-BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmd inih))
+BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmicrohttpd libmd inih))
 CTL_LIBS   = $(call memo,CTL_LIBS,$(call pc,--libs,msgpack jansson libmicrohttpd libmd))
 MCP_LIBS   = $(call memo,MCP_LIBS,$(call pc,--libs,msgpack jansson libmd))
 PY_LIBS    = $(call memo,PY_LIBS,$(call pc,--libs,python3-embed msgpack libseccomp))
@@ -262,6 +262,11 @@ $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(CTL_LIBS)
 
+# The web UI's routes, paths and types (broker/http_route.c), linked beside the library.
+$(BUILD)/tests/test_http: tests/unit/test_http.c $(BUILD)/obj/broker/http_route.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
+
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(MODEL_TEST_LIBS)
@@ -416,7 +421,7 @@ $(BUILD)/man/%.8: $(BUILD)/%
 $(BUILD)/man/anvilctl.h2m: $(BUILD)/anvilctl
 	@mkdir -p $(dir $@)
 # (the tail every command's help shares, the broker and the exit status, is the page's once)
-	{ for c in run submit trace probe verify; do printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
+	{ for c in run submit trace probe verify ui; do printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
 		$< help $$c | sed -e '/^The broker is reached at/,$$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"; \
 		printf '.fi\n'; done; } >$@
 
@@ -438,7 +443,13 @@ INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilc
             $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
             $(MANDIR)/man1/anvil-mcp.1 \
             $(COMPLETIONDIR)/anvilctl \
-            $(addprefix $(PYTHONDIR)/anvil_client/,$(notdir $(PY_CLIENT)))
+            $(addprefix $(PYTHONDIR)/anvil_client/,$(notdir $(PY_CLIENT))) \
+            $(WEB_FILES:%=$(WEBDIR)/%)
+
+# The web UI's files (web/, served by the broker's --http from $(WEBDIR), which it finds
+# beside itself: SBINDIR/../share/anvil/web), each installed as it is.
+WEBDIR    ?= $(PREFIX)/share/anvil/web
+WEB_FILES := $(patsubst web/%,%,$(shell find web -type f 2>/dev/null | sort))
 
 install: all $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
@@ -455,6 +466,7 @@ install: all $(MAN_PAGES)
 	install -m 0644 $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
 	install -m 0644 $(PY_CLIENT) $(DESTDIR)$(PYTHONDIR)/anvil_client/
+	for f in $(WEB_FILES); do install -D -m 0644 web/$$f $(DESTDIR)$(WEBDIR)/$$f || exit 1; done
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list
 	@if [ -f etc/anvil.conf ]; then \
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/anvil/anvil.conf ]; then \
@@ -472,6 +484,7 @@ uninstall:
 		if [ -f etc/anvil.conf ] && cmp -s etc/anvil.conf "$$c"; then rm -f "$$c"; \
 		else echo "  kept $$c: it is not the shipped one"; fi; fi
 	-@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/anvil $(DESTDIR)$(PYTHONDIR)/anvil_client 2>/dev/null; true
+	-@find $(DESTDIR)$(WEBDIR) -depth -type d -empty -delete 2>/dev/null; rmdir $(DESTDIR)$(PREFIX)/share/anvil 2>/dev/null; true
 
 # The units started for real: a VM boots systemd as pid 1 and runs the README's install, a
 # tool, an agent task, the stop and `make uninstall` (tests/vm/systemd.sh; minutes under

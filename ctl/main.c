@@ -51,6 +51,7 @@
 
 #include "ctl/client.h"
 #include "ctl/store.h"
+#include "ctl/ui.h"
 #include "ctl/verify.h"
 #include "proto/names.h"
 
@@ -75,7 +76,7 @@ static void usage(FILE *f)
 
 /* The help's words on where the broker is, and on the exit status (the table atop this file,
  * which docs/cli.md has in full). */
-static void help_tail(void)
+void ctl_help_tail(void)
 {
         printf("\nThe broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n"
                "\nExit status:\n"
@@ -106,11 +107,12 @@ static void help_main(void)
                "  trace ID          replay a stored task's trace, or a run's events\n"
                "  probe             the isolation in force here: each mechanism, with its evidence\n"
                "  verify            check the running service end to end\n"
+               "  ui                a one-time link to the web UI, opened if there is a display\n"
                "  help [COMMAND]    this text, or a command's options (as COMMAND --help)\n"
                "\nOptions:\n"
                "  -h, --help        this text\n"
                "  --version         print anvilctl's version and exit\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_run(void)
@@ -171,7 +173,7 @@ static void help_run(void)
                "               native code (ctypes); imports and calls outside the policy. Each\n"
                "               refusal is an event of the trace, with the layer that refused it\n"
                "               (docs/security.md). A tool that ends on one is \"blocked\".\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_submit(void)
@@ -195,7 +197,7 @@ static void help_submit(void)
                "  model                  {\"url\", \"name\"}: another model than the broker's own\n",
                PROTO_INPUTS_MAX, PROTO_CAPS_MAX, POL_TASK_STEPS_MAX, POL_TASK_STEPS_DEFAULT, POL_TASK_BUDGET_S_MAX,
                POL_TASK_BUDGET_S_DEFAULT);
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_trace(void)
@@ -205,7 +207,7 @@ static void help_trace(void)
                "(an id starting with a digit is a run's; your own; root: all).\n"
                "\nOptions:\n"
                "  -h, --help  this text\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_probe(void)
@@ -216,7 +218,7 @@ static void help_probe(void)
                "\nOptions:\n"
                "  --json      print the ProbeResult as one JSON object\n"
                "  -h, --help  this text\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 /* `anvilctl help COMMAND`, `anvilctl COMMAND --help`: 0, or -1 for no such command. */
@@ -234,6 +236,8 @@ static int help_for(const char *cmd)
                 return ctl_verify(2, (char *[]){ "verify", "--help", NULL });
         else if (strcmp(cmd, "runs") == 0 || strcmp(cmd, "tasks") == 0 || strcmp(cmd, "show") == 0)
                 return ctl_store_help(cmd);
+        else if (strcmp(cmd, "ui") == 0)
+                ctl_ui_help();
         else if (strcmp(cmd, "help") == 0)
                 help_main();
         else
@@ -1373,6 +1377,8 @@ int main(int argc, char **argv)
                 return ctl_cmd_runs(argc - 1, argv + 1);
         if (strcmp(argv[1], "show") == 0)
                 return ctl_cmd_show(argc - 1, argv + 1);
+        if (strcmp(argv[1], "ui") == 0)
+                return ctl_cmd_ui(argc - 1, argv + 1);
         fprintf(stderr, "anvilctl: unknown command '%s' (anvilctl --help lists them)\n", argv[1]);
         usage(stderr);
         return EXIT_USAGE;
