@@ -1,0 +1,293 @@
+// The page in a real headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core;
+// no browser is downloaded), against a real broker's HTTP server and real runs: run by
+// tests/e2e/t_web_ui.sh, which starts the daemons and the scripted model and passes:
+//   WEB_URL       the broker's http://127.0.0.1:PORT
+//   WEB_LOGIN_A   a one-time login link of user A (anvilctl ui --no-browser)
+//   WEB_LOGIN_B   one of user B, another uid
+//   WEB_BREAKIT   web/breakit/attempts.json (each attempt's expected layer and message)
+//   WEB_INPUT     a CSV the agent's task is given (uploaded through the page)
+//   WEB_OUT       where the screenshots go
+//   WEB_ONLY      (for a look at one part) a comma-separated list of: breakit, tool, agent, probe, other
+// Prints "ok: ..." for each check and exits 0, or "FAIL: ..." and exits 1.
+import {chromium} from "playwright-core";
+import {readFileSync, mkdirSync} from "node:fs";
+import {join} from "node:path";
+
+const env = (k) => {
+        const v = process.env[k];
+        if (!v) throw new Error(`${k} is not set`);
+        return v;
+};
+const URL0 = env("WEB_URL"), OUT = env("WEB_OUT");
+mkdirSync(OUT, {recursive: true});
+const T0 = Date.now();
+
+function ok(what) {
+        console.log(`ok: ${what}`);
+}
+function fail(what) {
+        console.log(`FAIL: ${what}`);
+        process.exitCode = 1;
+        throw new Error(what);
+}
+function expectEq(what, want, got) {
+        if (want !== got) fail(`${what}: expected ${JSON.stringify(want)}, got ${JSON.stringify(got)}`);
+        ok(`${what} = ${JSON.stringify(got)}`);
+}
+async function shot(page, name) {
+        const p = join(OUT, `${name}.png`);
+        await page.screenshot({path: p, fullPage: true});
+        console.log(`screenshot: ${p}`);
+}
+
+// A page of its own context (its own cookie jar: one user), every dialog and page error
+// recorded: a tool's or an artifact's script that ran would show there.
+async function session(browser, login, name) {
+        const ctx = await browser.newContext({viewport: {width: 1280, height: 800}, acceptDownloads: true});
+        const page = await ctx.newPage();
+        const s = {ctx, page, name, dialogs: [], errors: []};
+        page.on("dialog", (d) => {
+                s.dialogs.push(d.message());
+                d.dismiss().catch(() => {});
+        });
+        page.on("pageerror", (e) => s.errors.push(`pageerror: ${e.message}`));
+        page.on("console", (m) => {
+                // A refused request (user B's 404) is logged as an error too: not the page's fault.
+                if (m.type() === "error" && !/Failed to load resource/.test(m.text())) s.errors.push(`console: ${m.text()}`);
+        });
+        const r = await page.goto(login);
+        if (!r || !r.ok()) fail(`${name}: the login link answered ${r && r.status()}`);
+        await page.waitForFunction(() => /signed in as/.test(document.getElementById("who").textContent), null, {timeout: 10000});
+        ok(`${name}: signed in (${await page.textContent("#who")})`);
+        return s;
+}
+
+async function tab(page, id) {
+        await page.click(`#${id}`);
+        await page.waitForSelector(`#${id}[aria-selected="true"]`);
+}
+
+// ---- try to break it: every attempt, both variants, its verdict read off the page ----
+async function breakit(s) {
+        const attempts = JSON.parse(readFileSync(env("WEB_BREAKIT"), "utf8"));
+        if (attempts.length < 4) fail(`the manifest has ${attempts.length} attempts, not four`);
+        const {page} = s;
+        await tab(page, "tab-breakit");
+        await page.waitForSelector("#breakit-list .attempt");
+        for (const a of attempts) {
+                for (const v of ["python", "kernel"]) {
+                        const want = a[v];
+                        const item = `#breakit-list .attempt[data-id="${a.id}"]`;
+                        await page.click(`${item} button[data-variant="${v}"]`);
+                        const verdict = `${item} .verdict[data-variant="${v}"]`;
+                        await page.waitForSelector(`${verdict}[data-status]`, {timeout: 30000});
+                        const got = await page.$eval(verdict, (e) => ({layer: e.getAttribute("data-layer"),
+                                                                       status: e.getAttribute("data-status"),
+                                                                       message: (e.querySelector(".message") || {}).textContent}));
+                        expectEq(`${a.id} (${v}): the layer that stopped it`, want.layer, got.layer);
+                        expectEq(`${a.id} (${v}): its message`, want.message, got.message);
+                        // The same event in the trace pane, with its layer as a badge
+                        const inTrace = await page.$$eval("#trace-pane li.ev.refusal", (lis, w) =>
+                                lis.some((li) => li.querySelector(".badge").textContent === w.layer &&
+                                                 li.querySelector(".msg").textContent === w.message), want);
+                        if (!inTrace) fail(`${a.id} (${v}): the trace pane does not show the refusal`);
+                        if (a.id === attempts[0].id && v === "python") await shot(page, "breakit-python");
+                }
+        }
+        ok(`every break-it attempt stopped where its manifest says, both variants (${attempts.length * 2} runs)`);
+        // A refusal's line is marked in the code with its layer (the last run shown)
+        await shot(page, "breakit-all");
+}
+
+// ---- a tool's output and artifacts holding script are shown inert; by keyboard alone ----
+const EVIL = [
+        'print("<script>alert(1)</script>")',
+        'print("<img src=x onerror=\\"window.__pwned=1\\">")',
+        'open("artifacts/x.html", "w").write("<script>alert(2); window.__pwned = 2</script><p>hi</p>")',
+        'open("artifacts/x.svg", "w").write(\'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40">' +
+                '<script>alert(3); window.__pwned = 3</script><rect width="40" height="40" fill="red"/></svg>\')',
+        'open("artifacts/x.csv", "w").write("name,n\\n<b>bold</b>,2\\nb,10\\na,1\\n")',
+].join("\n") + "\n";
+
+async function keyboardTool(s) {
+        const {page} = s;
+        await page.goto(`${URL0}/`);
+        await page.waitForFunction(() => /signed in as/.test(document.getElementById("who").textContent));
+        // Tab from the top of the page to the source box, type, Tab to "Run it", Enter.
+        const order = [];
+        for (let i = 0; i < 20; i++) {
+                await page.keyboard.press("Tab");
+                const id = await page.evaluate(() => document.activeElement && document.activeElement.id);
+                order.push(id || "?");
+                if (id === "tool-source") break;
+        }
+        if (order[order.length - 1] !== "tool-source") fail(`Tab never reached the source box: ${order.join(" ")}`);
+        ok(`keyboard: Tab reaches the tool's source box (${order.join(" → ")})`);
+        const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
+        if (ring === "none") fail("keyboard: the focused source box shows no focus ring");
+        await page.keyboard.insertText(EVIL);
+        for (let i = 0; i < 12; i++) {
+                await page.keyboard.press("Tab");
+                if ((await page.evaluate(() => document.activeElement.id)) === "tool-run") break;
+        }
+        expectEq("keyboard: Tab reaches the Run button", "tool-run", await page.evaluate(() => document.activeElement.id));
+        await page.keyboard.press("Enter");
+        await page.waitForSelector("#trace-pane .result[data-status]", {timeout: 30000});
+        expectEq("keyboard: the run's status", "ok", await page.getAttribute("#trace-pane .result", "data-status"));
+        // The output, as text
+        const out = await page.textContent("#trace-pane .stream.stdout pre");
+        if (!out.includes("<script>alert(1)</script>")) fail(`the tool's output is not shown as text: ${out}`);
+        ok("the tool's <script> output is shown as text");
+        // The SVG shown through <img> only; the HTML never rendered, a download link only
+        await page.waitForSelector("#artifact-pane .artifact-list");
+        const svgBtn = page.locator("#artifact-pane .artifact-list button", {hasText: "x.svg"});
+        await svgBtn.focus();
+        await page.keyboard.press("Enter");
+        await page.waitForFunction(() => {
+                const i = document.querySelector("#artifact-pane img.artifact-img");
+                return i && i.complete && i.naturalWidth > 0;
+        }, null, {timeout: 10000});
+        ok("keyboard: the SVG artifact opened (Enter on its button), shown as an <img> that loaded");
+        const svgUrl = await page.getAttribute("#artifact-pane img.artifact-img", "src");
+        const htmlShown = await page.$$eval("#artifact-pane .artifact-list li", (lis) => {
+                const li = lis.find((l) => l.textContent.includes("x.html"));
+                return li && {button: !!li.querySelector("button"), download: li.querySelector("a[download]") !== null};
+        });
+        expectEq("x.html: a download link, no viewer", JSON.stringify({button: false, download: true}), JSON.stringify(htmlShown));
+        // The CSV: a table, its row count, sortable by keyboard
+        await page.locator("#artifact-pane .artifact-list button", {hasText: "x.csv"}).focus();
+        await page.keyboard.press("Enter");
+        await page.waitForSelector("#artifact-pane .csv-table");
+        expectEq("x.csv: the row count", "3 rows", await page.textContent("#artifact-pane .csv-count"));
+        expectEq("x.csv: a cell holding markup, as text", "<b>bold</b>", await page.textContent("#artifact-pane .csv-table tbody tr td"));
+        await page.locator("#artifact-pane .csv-table th button").nth(1).focus();
+        await page.keyboard.press("Enter");
+        const col = await page.$$eval("#artifact-pane .csv-table tbody tr", (trs) => trs.map((t) => t.children[1].textContent).join(","));
+        expectEq("x.csv: sorted by n, as numbers", "1,2,10", col);
+        await shot(page, "tool-inert");
+        // Fetching the SVG as a document: an attachment under a sandbox policy, never run here
+        const r = await page.request.get(new URL(svgUrl, URL0).href);
+        expectEq("x.svg served as an attachment", true, /attachment/.test(r.headers()["content-disposition"] || ""));
+        // Nothing ran: no dialog, no global set, no script element but the page's own
+        await page.waitForTimeout(300);
+        expectEq("dialogs opened by a tool's output or artifacts", "[]", JSON.stringify(s.dialogs));
+        expectEq("window.__pwned after showing them", "undefined", await page.evaluate(() => typeof window.__pwned));
+        expectEq("script elements in the page (its own app.js)", 1, await page.evaluate(() => document.scripts.length));
+        // The controls: the listener does see a dialog, the global check does see a script's
+        // write, and the HTML artifact really holds script that runs where it is a document.
+        const ctl = await s.ctx.newPage();
+        const seen = [];
+        ctl.on("dialog", (d) => {
+                seen.push(d.message());
+                d.dismiss().catch(() => {});
+        });
+        await ctl.setContent("<script>alert(2); window.__pwned = 2</script><p>hi</p>");
+        expectEq("control: the same script as a document opens its dialog", "2", seen.join(","));
+        expectEq("control: and sets its global", "2", String(await ctl.evaluate(() => window.__pwned)));
+        await ctl.close();
+}
+
+// ---- the agent's task: steps as they happen, code, trace, the chart ----
+async function agent(s) {
+        const {page} = s;
+        await tab(page, "tab-agent");
+        await page.fill("#agent-task", "Chart the revenue by region in inputs/sales.csv");
+        await page.setInputFiles("#agent-inputs input[type=file]", env("WEB_INPUT"));
+        await page.click("#agent-run");
+        // The first step's code is there while the task is still running (the model's next
+        // reply is seconds away: its script delays it)
+        await page.waitForSelector("#steps .step-card .step-code ol.code", {timeout: 30000});
+        const endEarly = await page.textContent("#task-end");
+        expectEq("the first action's code is shown before the task ends", "", endEarly.trim());
+        const reply = await page.textContent("#steps .step-card .reply");
+        if (!/Thought/.test(reply)) fail(`the model's reply is not shown in its step: ${reply}`);
+        ok("the model's reply is shown in its step");
+        await shot(page, "agent-running");
+        await page.waitForSelector("#task-end .status-badge", {timeout: 60000});
+        expectEq("the task's status", "ok", await page.getAttribute("#task-end .status-badge", "data-status"));
+        const steps = await page.$$eval("#steps .step-card", (c) => c.length);
+        if (steps < 2) fail(`only ${steps} step shown`);
+        ok(`${steps} steps shown`);
+        const events = await page.$$eval("#trace-pane li.ev", (l) => l.length);
+        if (events < 5) fail(`the trace pane shows ${events} events`);
+        ok(`the trace pane shows ${events} lines, the result card and the isolation tier`);
+        await page.waitForSelector("#trace-pane .isolation .tier");
+        await page.waitForFunction(() => {
+                const i = document.querySelector("#artifact-pane img.artifact-img");
+                return i && i.complete && i.naturalWidth > 0;
+        }, null, {timeout: 10000});
+        ok("the deliverable's chart is shown (a PNG that loaded)");
+        const code = await page.textContent("#code-pane ol.code");
+        if (!/savefig/.test(code)) fail("the code pane does not show the deliverable's code");
+        ok("the code pane shows the deliverable's code, with line numbers");
+        await shot(page, "agent-done");
+        const hash = await page.evaluate(() => location.hash);
+        return await page.evaluate(async () => {
+                const t = await (await fetch("/api/tasks")).json();
+                return (Array.isArray(t) ? t : t.entries)[0].id;
+        }).then((id) => ({id, hash}));
+}
+
+// ---- another user: cannot see, open or cancel A's task ----
+async function otherUser(s, taskId) {
+        const {page} = s;
+        const list = await page.evaluate(async () => (await fetch("/api/tasks")).text());
+        if (list.includes(taskId)) fail(`user B's task list holds A's task ${taskId}`);
+        ok("user B's task list does not hold A's task");
+        await page.goto(`${URL0}/#task=${taskId}`);
+        await page.waitForFunction(() => document.querySelector("#trace-pane li.ev.note"), null, {timeout: 10000});
+        const shown = await page.textContent("#trace-pane");
+        if (!/40[34]/.test(shown)) fail(`user B opening A's task sees no refusal: ${shown}`);
+        ok(`user B opening A's task is refused (${shown.trim().slice(0, 80)})`);
+        const st = await page.evaluate(async (id) => (await fetch(`/api/tasks/${id}/cancel`, {method: "POST", headers: {"Content-Type": "application/json"}, body: "{}"})).status, taskId);
+        if (st !== 403 && st !== 404) fail(`user B's cancel of A's task answered ${st}`);
+        ok(`user B's cancel of A's task is refused (${st})`);
+        await tab(page, "tab-history");
+        await page.waitForSelector("#history-tasks li");
+        if ((await page.textContent("#history-tasks")).includes(taskId)) fail("user B's history lists A's task");
+        ok("user B's history does not list A's task");
+        await shot(page, "other-user");
+}
+
+async function probeAndNarrow(s) {
+        const {page} = s;
+        await tab(page, "tab-probe");
+        await page.waitForSelector("table.probe tbody tr", {timeout: 30000});
+        const rows = await page.$$eval("table.probe tbody tr", (r) => r.length);
+        if (rows < 5) fail(`the probe shows ${rows} mechanisms`);
+        ok(`the probe's findings: ${rows} mechanisms with available, probed, in force and evidence`);
+        await shot(page, "probe");
+        await page.setViewportSize({width: 420, height: 800});
+        await tab(page, "tab-tool");
+        const over = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        if (over > 1) fail(`a narrow window scrolls sideways by ${over}px`);
+        ok("a 420px window does not scroll sideways");
+        await shot(page, "narrow");
+}
+
+// headless Chromium as root refuses to start without --no-sandbox: acceptable here, for a
+// throwaway test browser that loads only our own page from 127.0.0.1 (the page's own
+// protections, CSP and text-only insertion, are what this test checks, not Chromium's sandbox).
+const browser = await chromium.launch({executablePath: "/usr/bin/chromium", headless: true,
+                                       args: process.getuid() === 0 ? ["--no-sandbox"] : []});
+try {
+        const only = (process.env.WEB_ONLY || "breakit,tool,agent,probe,other").split(",");
+        const a = await session(browser, env("WEB_LOGIN_A"), "user A");
+        const all = [a];
+        if (only.includes("breakit")) await breakit(a);
+        if (only.includes("tool")) await keyboardTool(a);
+        const id = only.includes("agent") ? (await agent(a)).id : null;
+        if (only.includes("probe")) await probeAndNarrow(a);
+        if (only.includes("other")) {
+                const b = await session(browser, env("WEB_LOGIN_B"), "user B");
+                all.push(b);
+                await otherUser(b, id);
+        }
+        for (const x of all) expectEq(`${x.name}: errors in the page (CSP violations included)`, "[]", JSON.stringify(x.errors));
+        console.log(`browser checks done in ${((Date.now() - T0) / 1000).toFixed(1)} s`);
+} catch (e) {
+        if (!process.exitCode) console.log(`FAIL: ${e.message}`);
+        process.exitCode = 1;
+} finally {
+        await browser.close();
+}
