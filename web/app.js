@@ -370,7 +370,7 @@ async function start() {
         // Nothing asked for: the newest task, if any (`make demo` opens on its task).
         try {
                 const t = entries(await api("/api/tasks"));
-                if (t.length) openTask(t[0].id);
+                if (t.length && current === null) openTask(t[0].id); // unless the user started something meanwhile
         } catch (_) {
                 /* no task to show */
         }

@@ -5,7 +5,7 @@
 import {el, clear, badge, encodePath, fmtBytes} from "./dom.js";
 
 // Events that stopped something: their line is marked in the code, their message shown.
-const REFUSALS = new Set(["blocked", "refused", "capability_denied", "killed", "not_explained"]);
+const REFUSALS = new Set(["blocked", "refused", "capability_denied", "killed"]);
 
 export function isRefusal(ev) {
         return ev && REFUSALS.has(ev.kind);
@@ -91,6 +91,7 @@ export class Trace {
 
         // result(res): the RunResult's figures, the blast radius and the isolation tier
         result(res) {
+                for (const n of this.list.querySelectorAll('li.note[data-kind="running"]')) n.remove();
                 for (const ev of res.events || []) this.add(ev);
                 clear(this.summary).appendChild(resultCard(res));
         }

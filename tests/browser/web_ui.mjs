@@ -194,6 +194,8 @@ async function agent(s) {
         await page.fill("#agent-task", "Chart the revenue by region in inputs/sales.csv");
         await page.setInputFiles("#agent-inputs input[type=file]", env("WEB_INPUT"));
         await page.click("#agent-run");
+        // Submitted: the panes now follow this task (not the newest one shown at start-up)
+        await page.waitForFunction(() => /^task \S+: running$/.test(document.getElementById("agent-status").textContent), null, {timeout: 10000});
         // The first step's code is there while the task is still running (the model's next
         // reply is seconds away: its script delays it)
         await page.waitForSelector("#steps .step-card .step-code ol.code", {timeout: 30000});
