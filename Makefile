@@ -33,7 +33,7 @@ pc = $(foreach m,$(2),$(if $(shell $(call pc_cmd,$(m)) --exists $(m) && echo y),
 # Each looked up once (make's memoising idiom: the first use replaces the variable with its value).
 memo = $(eval $(1) := $(2))$($(1))
 SUP_LIBS   = $(call memo,SUP_LIBS,$(call pc,--libs,libuv msgpack libcap inih))
-BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmd inih))
+BRO_LIBS   = $(call memo,BRO_LIBS,$(call pc,--libs,libuv msgpack jansson libcurl libmicrohttpd libmd inih))
 CTL_LIBS   = $(call memo,CTL_LIBS,$(call pc,--libs,msgpack jansson libmicrohttpd libmd))
 PY_LIBS    = $(call memo,PY_LIBS,$(call pc,--libs,python3-embed msgpack libseccomp))
 UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson libcap libseccomp))

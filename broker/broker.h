@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <uv.h>
 
+#include "broker/http.h"
 #include "broker/model.h"
 #include "proto/stream.h"
 
@@ -55,6 +56,7 @@ struct bro_config {
         struct bro_bounds bounds;
         unsigned keep_results; /* --keep-results: DIR/results/ keeps the newest N (store.c) */
         unsigned keep_tasks;   /* --keep-tasks: DIR/tasks/ and DIR/traces/ keep the newest N ended tasks */
+        struct bro_http_config http; /* --http, --web-dir, --http-allow-remote */
 };
 
 enum bro_prune { BRO_PRUNE_RESULTS, BRO_PRUNE_TASKS, _BRO_PRUNE_MAX };
@@ -70,6 +72,7 @@ struct bro_server {
         uv_pipe_t listener;
         uv_signal_t sigterm, sigint;
         struct bro_model *model; /* the model client (model.c), closed at stop */
+        struct bro_http *http;   /* the web UI (http.c), NULL when off */
         int results_dirfd; /* DIR/results, O_DIRECTORY; shared with the thread pool (read-only use) */
         char results_dir[PATH_MAX];
         struct bro_client *clients;
@@ -158,6 +161,9 @@ struct bro_relay {
 
 /* clients.c */
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err);
+/* A client on fd, one end of a socketpair the web UI holds (http_link.c), whose uid is the
+ * session's: then bounded, admitted and served as a socket's client is. Takes fd. */
+int bro_client_adopt(struct bro_server *srv, int fd, uid_t uid, struct anvil_err *err);
 /* The clients' socket's path removed at exit, unless systemd passed the socket (it owns it). */
 void bro_server_unlink(struct bro_server *srv);
 /* sdlisten.c: the listening socket systemd passed (LISTEN_PID/LISTEN_FDS), its fd; 0 when

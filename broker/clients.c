@@ -13,6 +13,7 @@
 
 #include "broker/agent.h"
 #include "broker/broker.h"
+#include "broker/http.h"
 #include "lib/list.h"
 #include "lib/cleanup.h"
 #include "lib/log.h"
@@ -146,6 +147,12 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
         case PROTO_SHOW_REQUEST:
                 bro_serve_show(c, &m->u.show_request);
                 break;
+        case PROTO_UI_LOGIN: {
+                int fds[PROTO_INPUTS_MAX];
+                size_t n_fds = proto_stream_take_fds(&c->stream, fds, PROTO_INPUTS_MAX);
+                bro_http_login(c, m, fds, n_fds); /* takes the fds */
+                break;
+        }
         default: {
                 /* Frames only a server sends (run_event, run_result, error...) and the runner's
                  * internal ones: a client that sends them is confused or hostile. */
@@ -159,35 +166,31 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
         proto_msg_free(m);
 }
 
-static void on_connection(uv_stream_t *listener, int status)
+static struct bro_client *client_new(struct bro_server *srv)
 {
-        struct bro_server *srv = listener->data;
-        if (status < 0) {
-                log_warn("accept on %s: %s", srv->cfg.listen_path, uv_strerror(status));
-                return;
-        }
         struct bro_client *c = calloc(1, sizeof(*c));
         if (!c)
-                return; /* libuv retries: the connection waits in the backlog */
+                return NULL;
         c->srv = srv;
         if (proto_stream_init_fds(srv->loop, &c->stream, on_client_msg, on_client_closed, c) < 0) {
                 free(c);
-                return;
+                return NULL;
         }
         LIST_PREPEND(srv->clients, c);
         srv->n_clients++;
-        struct ucred cred;
-        if (proto_stream_accept(listener, &c->stream, &cred) < 0) {
-                proto_stream_close(&c->stream);
-                return;
-        }
-        c->uid = cred.uid;
-        c->pid = cred.pid;
-        struct proto_user *u = proto_user_get(&srv->users, cred.uid, srv->cfg.bounds.max_partial,
+        return c;
+}
+
+/* From here on a client is the same whoever it came from: bounded, admitted, read. 0, or <0
+ * (it is closed). */
+static int client_admit(struct bro_client *c)
+{
+        struct bro_server *srv = c->srv;
+        struct proto_user *u = proto_user_get(&srv->users, c->uid, srv->cfg.bounds.max_partial,
                                               srv->cfg.bounds.max_unread);
         if (!u) {
                 proto_stream_close(&c->stream);
-                return;
+                return -ENOMEM;
         }
         c->user = u;
         /* Bounded from here on: a refused connection that leaves its error frame unread is not
@@ -196,16 +199,59 @@ static void on_connection(uv_stream_t *listener, int status)
         proto_stream_bound(&c->stream, &b->stream, &u->quota, client_busy);
         if (srv->stopping) {
                 proto_stream_fail(&c->stream, "busy", "The broker is stopping", NULL, NULL);
-                return;
+                return -ESHUTDOWN;
         }
         if (!proto_user_admit(&c->stream, u, &srv->n_admitted, b->max_conns_per_uid, b->max_conns, "broker"))
-                return;
+                return -EBUSY;
         c->admitted = true;
         int r = proto_stream_start(&c->stream);
         if (r < 0) {
                 log_warn("%s: Failed to read: %s", c->stream.name, uv_strerror(r));
                 proto_stream_close(&c->stream);
         }
+        return r;
+}
+
+static void on_connection(uv_stream_t *listener, int status)
+{
+        struct bro_server *srv = listener->data;
+        if (status < 0) {
+                log_warn("accept on %s: %s", srv->cfg.listen_path, uv_strerror(status));
+                return;
+        }
+        struct bro_client *c = client_new(srv);
+        if (!c)
+                return; /* libuv retries: the connection waits in the backlog */
+        struct ucred cred;
+        if (proto_stream_accept(listener, &c->stream, &cred) < 0) {
+                proto_stream_close(&c->stream);
+                return;
+        }
+        c->uid = cred.uid;
+        c->pid = cred.pid;
+        (void)client_admit(c);
+}
+
+int bro_client_adopt(struct bro_server *srv, int fd, uid_t uid, struct anvil_err *err)
+{
+        struct bro_client *c = client_new(srv);
+        if (!c) {
+                (void)close(fd);
+                return anvil_err_set(err, ENOMEM, "out of memory");
+        }
+        if (proto_stream_open(&c->stream, fd, err) < 0) {
+                (void)close(fd);
+                proto_stream_close(&c->stream);
+                return -EIO;
+        }
+        c->uid = uid;
+        c->pid = 0;
+        snprintf(c->stream.name, sizeof(c->stream.name), "web uid %u", (unsigned)uid);
+        int r = client_admit(c);
+        if (r < 0)
+                return anvil_err_set(err, -r, "the broker does not take this request now (%s)",
+                                     r == -EBUSY ? "connections of this uid at their cap" : "stopping");
+        return 0;
 }
 
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err)

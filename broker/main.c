@@ -4,7 +4,8 @@
  * -------------------
  * The broker relays clients' runs to the supervisor, talks to the model (model.c) and runs
  * the agent loop (agent.c: a task_submit becomes model requests and runs, each run on the
- * same path as a client's run_request below); the HTTP UI comes later. It runs as any user
+ * same path as a client's run_request below), and serves the web UI (http.c, off unless
+ * --http is set; its requests become a client's frames, http_link.c). It runs as any user
  * ('anvil' under systemd) and never builds a jail: it links proto/, policy/ and lib/ objects
  * and libcurl, and holds no privilege beyond the right to connect to the supervisor's
  * socket. The model's key is in this process only: it goes to the broker's own --model-url
@@ -82,6 +83,10 @@ static void usage(FILE *f)
                    "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
                    "  --keep-results N    stored results kept, the newest (1..1000000, 1000)\n"
                    "  --keep-tasks N      ended tasks kept (result, source, trace), the newest (1..1000000, 1000)\n"
+                   "The web UI (docs/web-api.md; off unless --http is given):\n"
+                   "  --http ADDR:PORT    serve it there, e.g. 127.0.0.1:8700 (loopback unless --http-allow-remote)\n"
+                   "  --web-dir DIR       its files (default: ../share/anvil/web beside this program)\n"
+                   "  --http-allow-remote an address other than loopback (http_allow_remote = yes)\n"
                    "The model (OpenAI-compatible chat completions; the key from ANVIL_MODEL_KEY or a file):\n"
                    "  --model-url URL          the API base, e.g. https://api.openai.com/v1\n"
                    "  --model NAME             the model's name, e.g. gpt-4o-mini\n"
@@ -174,6 +179,9 @@ enum {
         O_MODEL_MAX_TOKENS,
         O_MODEL_TEMPERATURE,
         O_MODEL_RETRIES,
+        O_HTTP,
+        O_WEB_DIR,
+        O_HTTP_ALLOW_REMOTE,
         O_HELP,
         O_VERSION,
 };
@@ -196,6 +204,9 @@ static const struct cfg_opt opts[] = {
         B("frame-timeout", "frame_timeout", O_FRAME_TIMEOUT),
         B("max-partial-bytes", "max_partial_bytes", O_MAX_PARTIAL_BYTES),
         B("max-unread-bytes", "max_unread_bytes", O_MAX_UNREAD_BYTES),
+        B("http", "http", O_HTTP),
+        B("web-dir", "web_dir", O_WEB_DIR),
+        { "http-allow-remote", "broker", "http_allow_remote", O_HTTP_ALLOW_REMOTE, 0 },
         M("model-url", "url", O_MODEL_URL),
         M("model", "name", O_MODEL),
         M("model-key-file", "key_file", O_MODEL_KEY_FILE),
@@ -303,6 +314,22 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "%s", e.msg);
                 return 0;
         }
+        case O_HTTP:
+                if (!*w->value)
+                        return cfg_bad(w, err, "the value is empty");
+                cfg->http.addr = w->value; /* checked at start (http.c) */
+                return 0;
+        case O_WEB_DIR:
+                if (!*w->value)
+                        return cfg_bad(w, err, "the value is empty");
+                cfg->http.web_dir = w->value;
+                return 0;
+        case O_HTTP_ALLOW_REMOTE:
+                /* --http-allow-remote alone, or "yes"/"no" in the file */
+                if (w->value && strcmp(w->value, "yes") != 0 && strcmp(w->value, "no") != 0)
+                        return cfg_bad(w, err, "'%.40s' is not yes or no", w->value);
+                cfg->http.allow_remote = !w->value || strcmp(w->value, "yes") == 0;
+                return 0;
         case O_KEEP_RESULTS:
                 return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
         case O_KEEP_TASKS:
@@ -484,6 +511,7 @@ static void on_signal(uv_signal_t *s, int signum)
         unsigned n = bro_stop_begin(srv);
         log_info("stopping: %u requests in flight", n);
         bro_model_close(srv->model);
+        bro_http_stop(srv);
         uv_unref((uv_handle_t *)&srv->sigterm);
         uv_unref((uv_handle_t *)&srv->sigint);
 }
@@ -522,6 +550,11 @@ int main(int argc, char **argv)
                 log_error("%s", err.msg);
                 return 1;
         }
+        if (bro_http_start(&srv, &err) < 0) {
+                log_error("%s", err.msg);
+                bro_server_unlink(&srv);
+                return 1;
+        }
         int r;
         if ((r = uv_signal_init(srv.loop, &srv.sigterm)) < 0 || (r = uv_signal_init(srv.loop, &srv.sigint)) < 0) {
                 log_error("Failed to watch signals: %s", uv_strerror(r));
@@ -547,6 +580,7 @@ int main(int argc, char **argv)
         bro_stop_close(&srv);
         uv_close((uv_handle_t *)&srv.sigterm, NULL);
         uv_close((uv_handle_t *)&srv.sigint, NULL);
+        bro_http_free(&srv);
         uv_run(srv.loop, UV_RUN_DEFAULT); /* their close callbacks */
         bro_server_unlink(&srv);
         int dirfds[] = { srv.results_dirfd, srv.tasks_dirfd, srv.traces_dirfd };

@@ -51,6 +51,7 @@
 
 #include "ctl/client.h"
 #include "ctl/store.h"
+#include "ctl/ui.h"
 #include "ctl/verify.h"
 #include "proto/names.h"
 
@@ -106,6 +107,7 @@ static void help_main(void)
                "  trace ID          replay a stored task's trace, or a run's events\n"
                "  probe             the isolation in force here: each mechanism, with its evidence\n"
                "  verify            check the running service end to end\n"
+               "  ui                a one-time link to the web UI, opened if there is a display\n"
                "  help [COMMAND]    this text, or a command's options (as COMMAND --help)\n"
                "\nOptions:\n"
                "  -h, --help        this text\n"
@@ -231,6 +233,8 @@ static int help_for(const char *cmd)
                 return ctl_verify(2, (char *[]){ "verify", "--help", NULL });
         else if (strcmp(cmd, "runs") == 0 || strcmp(cmd, "tasks") == 0 || strcmp(cmd, "show") == 0)
                 return ctl_store_help(cmd);
+        else if (strcmp(cmd, "ui") == 0)
+                ctl_ui_help();
         else if (strcmp(cmd, "help") == 0)
                 help_main();
         else
@@ -1360,6 +1364,8 @@ int main(int argc, char **argv)
                 return ctl_cmd_runs(argc - 1, argv + 1);
         if (strcmp(argv[1], "show") == 0)
                 return ctl_cmd_show(argc - 1, argv + 1);
+        if (strcmp(argv[1], "ui") == 0)
+                return ctl_cmd_ui(argc - 1, argv + 1);
         fprintf(stderr, "anvilctl: unknown command '%s' (anvilctl --help lists them)\n", argv[1]);
         usage(stderr);
         return EXIT_USAGE;

@@ -392,6 +392,19 @@ static const struct proto_field runner_event_f[] = {
 };
 static SCHEMA(runner_event_s, struct proto_runner_event, "runner_event", runner_event_f);
 
+static const struct proto_field ui_login_f[] = {
+        F(struct proto_ui_login, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_ui_login, inputs, "inputs", PF_STRV, OPT, PROTO_INPUTS_MAX, NULL),
+};
+static SCHEMA(ui_login_s, struct proto_ui_login, "ui_login", ui_login_f);
+
+static const struct proto_field ui_link_f[] = {
+        F(struct proto_ui_link, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
+        F(struct proto_ui_link, url, "url", PF_STR, REQ, 512, NULL),
+        F(struct proto_ui_link, expires_s, "expires_s", PF_UINT, REQ, 0, NULL),
+};
+static SCHEMA(ui_link_s, struct proto_ui_link, "ui_link", ui_link_f);
+
 #define run_result_s proto_run_result_schema
 
 const struct proto_schema *const proto_schemas[_PROTO_TYPE_MAX] = {

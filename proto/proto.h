@@ -76,7 +76,9 @@
         X(ERROR, error)                  \
         X(RUN_SPEC, run_spec)            \
         X(RUNNER_EVENT, runner_event)    \
-        X(RUN_OUTPUT, run_output)
+        X(RUN_OUTPUT, run_output)        \
+        X(UI_LOGIN, ui_login)            \
+        X(UI_LINK, ui_link)
 
 enum proto_type {
 #define X(up, low) PROTO_##up,
@@ -418,6 +420,20 @@ struct proto_list_result {
 struct proto_show_request {
         char *request_id;
         char *id;
+};
+
+/* anvilctl ui: a one-time login link to the broker's web UI for the caller's uid (the
+ * broker's, broker/http_auth.c); inputs names the fds that come with it (--inputs DIR),
+ * answered by ui_link or an error. */
+struct proto_ui_login {
+        char *request_id;
+        struct proto_strv inputs;
+};
+
+struct proto_ui_link {
+        char *request_id;
+        char *url;
+        uint64_t expires_s;
 };
 
 struct proto_cancel {

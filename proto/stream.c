@@ -586,9 +586,9 @@ static void on_read(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
                         break;
                 }
                 enum proto_type type = m.type;
-                /* Only a run_request's inputs are fds: any other message with fds is refused
-                 * before its owner sees it. */
-                if (s->fds_for_msg && type != PROTO_RUN_REQUEST)
+                /* Only a run_request's inputs (and a ui_login's, the broker's web UI folder)
+                 * are fds: any other message with fds is refused before its owner sees it. */
+                if (s->fds_for_msg && type != PROTO_RUN_REQUEST && type != PROTO_UI_LOGIN)
                         proto_msg_free(&m);
                 else
                         s->on_msg(s, &m);

@@ -7,7 +7,7 @@
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
-#            certificate for the model client's TLS test)
+#            certificate for the model client's TLS test), curl (the HTTP client of the web UI's tests)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
 set -u
@@ -18,7 +18,7 @@ PKGS=(
         libmd-dev libinih-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq openssl bubblewrap hyperfine help2man
+        jq openssl bubblewrap hyperfine help2man curl
 )
 # One look at the package database (dpkg-query, no apt-get, no network): silent when every
 # package is installed. Otherwise one line naming what is missing, then (as root) apt-get
