@@ -74,11 +74,10 @@ function caps(form) {
         return [...form.querySelectorAll('input[name="cap"]:checked')].map((c) => c.value);
 }
 
-// ---- server-sent events: each payload parsed as JSON, named or not ----
-const SSE_TYPES = ["result", "event", "run_event", "output", "stdout", "stderr", "run_output", "run_stdout",
-                   "run_stderr", "model_reply", "model_delta", "code", "run_result", "run_error", "observation",
-                   "final_answer", "end", "started", "describe", "describe_result", "prompt", "model_request",
-                   "model_error", "capabilities", "no_code", "time_budget", "cancelled", "trace", "error_event"];
+// ---- server-sent events (docs/web-api.md): "trace" (a run's event), "output" ({stream,
+// text}), "task_event" (a task's trace line), "dropped", "error" ({code, message}) and the
+// last, "result"; each payload JSON ----
+const SSE_TYPES = ["trace", "output", "task_event", "dropped", "result"];
 
 function listen(path, onData, onLost) {
         const es = new EventSource(path);
@@ -93,11 +92,13 @@ function listen(path, onData, onLost) {
         };
         es.onmessage = handle("message");
         for (const t of SSE_TYPES) es.addEventListener(t, handle(t));
-        es.onerror = () => {
-                if (es.readyState !== EventSource.CLOSED && es.done) return;
+        // "error" is both the server's event of that name (it has data) and a lost connection
+        es.addEventListener("error", (m) => {
+                if (typeof m.data === "string") return handle("error")(m);
+                if (es.done) return;
                 es.close();
-                if (!es.done) onLost();
-        };
+                onLost();
+        });
         return es;
 }
 
@@ -134,21 +135,20 @@ export function followRun(id, source) {
                 };
                 me.es = listen(`/api/runs/${encodeURIComponent(id)}/events`, (type, d) => {
                         if (current !== me) return;
-                        if (type === "result" || d.kind === "result") return finish(d.result || d);
+                        if (type === "result") return finish(d);
+                        if (type === "error") {
+                                trace.note("error", `${d.code}: ${d.message}`);
+                                return pollRun(id).then(finish);
+                        }
+                        if (type === "dropped") return trace.note("dropped", `the page keeps the first ${d.kept_bytes} bytes of events; the result below has them all`);
                         runData(type, d);
                 }, () => pollRun(id).then(finish));
         });
 }
 
 function runData(type, d) {
-        const stream = d.stream || {run_stdout: "stdout", run_stderr: "stderr", stdout: "stdout", stderr: "stderr"}[type] ||
-                       (type === "output" || type === "run_output" ? "stdout" : null);
-        if (stream && (d.data !== undefined || d.text !== undefined || d.message !== undefined)) {
-                trace.output(stream, String(d.data ?? d.text ?? d.message));
-                return;
-        }
-        const ev = d.event || d;
-        if (ev && (ev.layer !== undefined || ev.t_ms !== undefined || ev.kind)) trace.add(ev);
+        if (type === "output") trace.output(d.stream, String(d.text ?? ""));
+        else if (type === "trace" && d && typeof d === "object") trace.add(d);
 }
 
 async function fetchRun(id) {
@@ -256,7 +256,12 @@ function followTask(id) {
                 };
                 me.es = listen(`/api/tasks/${encodeURIComponent(id)}/events`, (type, d) => {
                         if (current !== me) return;
-                        if (type === "result" || d.kind === "result") return finish();
+                        if (type === "result" || type === "error") {
+                                if (type === "error") trace.note("error", `${d.code}: ${d.message}`);
+                                return finish();
+                        }
+                        if (type === "dropped") return trace.note("dropped", `the page keeps the first ${d.kept_bytes} bytes of events; the result below has them all`);
+                        if (type === "output") return trace.output(d.stream, d.text || "");
                         view.event(type, d);
                         if (d.kind === "code" || type === "code") renderCode($("code-pane"), d.code, []);
                         if (d.kind === "end" || type === "end") finish();

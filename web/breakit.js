@@ -88,17 +88,26 @@ function showVerdict(verdict, res, spec) {
         clear(verdict);
         verdict.setAttribute("data-status", res.status || "");
         const s = stopper(res);
-        if (!s) {
+        const evs = res.events || [];
+        const ex = evs.find((e) => e.kind === "exception");
+        const unexplained = evs.find((e) => e.kind === "not_explained");
+        if (s) {
+                verdict.className = "verdict stopped";
+                verdict.setAttribute("data-layer", s.layer || "");
+                verdict.appendChild(el("p", {}, statusBadge(res.status), " stopped by ", badge(s.layer),
+                                       Number.isInteger(s.line) ? ` at line ${s.line}` : ""));
+                verdict.appendChild(el("p", {class: "message"}, s.message || s.kind));
+        } else if (unexplained && res.status !== "ok") {
+                // Refused by the kernel, but with no record of which layer (kernel audit off)
+                verdict.className = "verdict stopped";
+                verdict.appendChild(el("p", {}, statusBadge(res.status), " refused by the kernel, the layer not named"));
+                verdict.appendChild(el("p", {class: "hint"}, unexplained.message));
+        } else {
                 verdict.className = "verdict not-stopped";
                 verdict.appendChild(el("p", {}, statusBadge(res.status), ` run ${res.run_id}: nothing stopped it`));
                 if (res.stdout) verdict.appendChild(el("pre", {}, res.stdout));
-                return;
         }
-        verdict.className = "verdict stopped";
-        verdict.setAttribute("data-layer", s.layer || "");
-        verdict.appendChild(el("p", {}, statusBadge(res.status), " stopped by ", badge(s.layer),
-                               Number.isInteger(s.line) ? ` at line ${s.line}` : ""));
-        verdict.appendChild(el("p", {class: "message"}, s.message || s.kind));
-        if (spec && spec.layer && spec.layer !== s.layer)
+        if (ex) verdict.appendChild(el("p", {class: "exception"}, "the tool saw: ", el("code", {}, ex.message || "")));
+        if (s && spec && spec.layer && spec.layer !== s.layer)
                 verdict.appendChild(el("p", {class: "warn"}, `this attempt was written to be stopped by the ${spec.layer} layer`));
 }
