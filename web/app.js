@@ -359,7 +359,7 @@ $("history-refresh").addEventListener("click", loadHistory);
 async function start() {
         try {
                 const me = await api("/api/me");
-                $("who").textContent = `signed in as ${me.user} (uid ${me.uid})`;
+                $("who").textContent = me.user ? `signed in as ${me.user} (uid ${me.uid})` : `signed in as uid ${me.uid}`;
         } catch (err) {
                 $("who").textContent = err instanceof ApiError && err.status === 401
                         ? "Not signed in: run `anvilctl ui` in a terminal and open the link it prints."

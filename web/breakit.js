@@ -97,6 +97,10 @@ function showVerdict(verdict, res, spec) {
                 verdict.appendChild(el("p", {}, statusBadge(res.status), " stopped by ", badge(s.layer),
                                        Number.isInteger(s.line) ? ` at line ${s.line}` : ""));
                 verdict.appendChild(el("p", {class: "message"}, s.message || s.kind));
+                const more = evs.filter((e) => isRefusal(e) && e !== s);
+                if (more.length)
+                        verdict.appendChild(el("ul", {class: "more"}, more.map((e) => el("li", {}, badge(e.layer),
+                                                                                  el("span", {class: "message"}, e.message || e.kind)))));
         } else if (unexplained && res.status !== "ok") {
                 // Refused by the kernel, but with no record of which layer (kernel audit off)
                 verdict.className = "verdict stopped";

@@ -69,8 +69,11 @@ export async function api(path, body) {
                 j = null;
         }
         if (!r.ok) {
-                const msg = (j && (j.message || j.error)) || text.trim() || r.statusText;
-                throw new ApiError(r.status, `${r.status}: ${typeof msg === "string" ? msg : JSON.stringify(msg)}`);
+                // {"error": {"code", "message"}} (docs/web-api.md), else whatever came
+                const e = j && typeof j.error === "object" && j.error ? j.error : j || {};
+                const msg = e.message ? (e.code ? `${e.code}: ${e.message}` : e.message) :
+                                        (typeof e.error === "string" ? e.error : text.trim() || r.statusText);
+                throw new ApiError(r.status, `${r.status} ${msg}`);
         }
         return j;
 }

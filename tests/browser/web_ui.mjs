@@ -83,7 +83,7 @@ async function breakit(s) {
                         await page.waitForSelector(`${verdict}[data-status]`, {timeout: 30000});
                         const got = await page.$eval(verdict, (e) => ({layer: e.getAttribute("data-layer"),
                                                                        status: e.getAttribute("data-status"),
-                                                                       message: (e.querySelector(".message") || {}).textContent}));
+                                                                       messages: [...e.querySelectorAll(".message")].map((m) => m.textContent)}));
                         expectEq(`${a.id} (${v}): the run's status`, want.status, got.status);
                         if (want.needs_kernel_audit && process.env.WEB_EXPLAINS === "0") {
                                 // Kernel audit off: the kernel refused it, nobody can say which layer
@@ -94,7 +94,10 @@ async function breakit(s) {
                                 continue;
                         }
                         expectEq(`${a.id} (${v}): the layer that stopped it`, want.layer, got.layer);
-                        expectEq(`${a.id} (${v}): its message`, want.message, got.message);
+                        // The first refusal names the layer; the attempt's own message is among those shown
+                        // (libxml2's IPv6 probe is refused before its connect, for one)
+                        if (!got.messages.includes(want.message)) fail(`${a.id} (${v}): "${want.message}" is not shown: ${JSON.stringify(got.messages)}`);
+                        ok(`${a.id} (${v}): its message is shown: "${want.message}"`);
                         // The same event in the trace pane, with its layer as a badge
                         const inTrace = await page.$$eval("#trace-pane li.ev.refusal", (lis, w) =>
                                 lis.some((li) => li.querySelector(".badge").textContent === w.layer &&
