@@ -4,7 +4,8 @@
 # canned escape attempts through anvilctl, prints their traces and artifact paths, says for
 # each attempt what stopped it (read off the run's own result, not assumed), submits the
 # agent's task examples/agent/task.json (to a real model if ANVIL_MODEL_URL and ANVIL_MODEL
-# are set, else to a scripted one on 127.0.0.1), and stops the daemons. Its state stays in
+# are set, else to a scripted one on 127.0.0.1), on a terminal serves the web UI with that
+# task loaded until Ctrl-C (printing a login link), and stops the daemons. Its state stays in
 # $TMPDIR (/tmp) for a look afterwards. ANVIL_DEMO_UID_BASE: the supervisor's --uid-base (its
 # default otherwise), for a demo beside other supervisors on one machine (tests/e2e/t_readme.sh).
 set -u
@@ -39,8 +40,9 @@ else
         model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
         model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
 fi
+# The broker serves the web UI too (web/, on a free loopback port): part 4 opens it.
 "$BUILD/anvil-broker" --config /dev/null --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
-        --state-dir "$STATE/broker" "${model_args[@]}" >"$STATE/broker.log" 2>&1 &
+        --state-dir "$STATE/broker" "${model_args[@]}" --http 127.0.0.1:0 --web-dir "$TOP/web" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
 stop() {
@@ -132,3 +134,16 @@ fi
 echo
 echo "Run results are stored by the broker under $STATE/broker/results/, tasks under $STATE/broker/tasks/,"
 echo "their traces under $STATE/broker/traces/"
+
+# ---- 4. The web UI, with the task above loaded (the page opens on its user's newest task),
+# until Ctrl-C; only on a terminal (never in CI, nor under a test).
+if [ -t 0 ] && [ -t 1 ] && [ -z "${CI:-}" ]; then
+        echo
+        echo "== 4. The web UI: the code, trace and artifacts of the task above, and a 'try to break it' panel"
+        while :; do
+                link=$("$CTL" ui --no-browser) || exit 1
+                echo "   open $link"
+                echo "   (a link works once, within 60 s: press Enter for another; Ctrl-C stops the demo)"
+                read -r _ || break
+        done
+fi

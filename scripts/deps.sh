@@ -7,7 +7,10 @@
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
-#            certificate for the model client's TLS test), curl (the HTTP client of the web UI's tests)
+#            certificate for the model client's TLS test), curl (the HTTP client of the web UI's tests),
+#            chromium, nodejs and npm (the page's browser tests: Debian's Chromium, headless,
+#            driven by playwright-core from npm, tests/browser/; npm only where no npm is
+#            installed, as a Node.js from elsewhere brings its own)
 #   bench:   bubblewrap (the anchor the cold path is measured against), hyperfine
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
 set -u
@@ -18,8 +21,9 @@ PKGS=(
         libmd-dev libinih-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq openssl bubblewrap hyperfine help2man curl
+        jq openssl bubblewrap hyperfine help2man curl chromium nodejs
 )
+command -v npm >/dev/null || PKGS+=(npm)
 # One look at the package database (dpkg-query, no apt-get, no network): silent when every
 # package is installed. Otherwise one line naming what is missing, then (as root) apt-get
 # update and install of those alone. `make check NODEPS=1` does not even look.
