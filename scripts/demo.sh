@@ -143,7 +143,7 @@ if [ -t 0 ] && [ -t 1 ] && [ -z "${CI:-}" ]; then
         while :; do
                 link=$("$CTL" ui --no-browser) || exit 1
                 echo "   open $link"
-                echo "   (a link works once, within 60 s: press Enter for another; Ctrl-C stops the demo)"
+                echo "   (Enter: another link; Ctrl-C: the demo stops)"
                 read -r _ || break
         done
 fi

@@ -11,6 +11,7 @@ let current = null; // {kind: "run"|"task", id, es}: what the panes show
 
 // ---- tabs: buttons, arrow keys move between them (the ARIA tabs pattern) ----
 const tabs = [...document.querySelectorAll('[role="tab"]')];
+let tabChosen = false; // the user picked a tab: the start-up view no longer moves them
 function selectTab(tab, focus) {
         for (const t of tabs) {
                 const on = t === tab;
@@ -23,9 +24,13 @@ function selectTab(tab, focus) {
         if (tab.id === "tab-history") loadHistory();
 }
 tabs.forEach((t, i) => {
-        t.addEventListener("click", () => selectTab(t, false));
+        t.addEventListener("click", () => {
+                tabChosen = true;
+                selectTab(t, false);
+        });
         t.addEventListener("keydown", (e) => {
                 const d = {ArrowRight: 1, ArrowLeft: -1}[e.key];
+                tabChosen = true;
                 if (d) selectTab(tabs[(i + d + tabs.length) % tabs.length], true);
                 else if (e.key === "Home") selectTab(tabs[0], true);
                 else if (e.key === "End") selectTab(tabs[tabs.length - 1], true);
@@ -283,14 +288,18 @@ async function pollTask(id) {
         return {task_id: id, status: "unknown", error: "no result could be read for this task"};
 }
 
-async function openTask(id) {
+// openTask(id, always): the stored task in the Agent tab, which is selected if always (the
+// user asked for it) or if the user has chosen no tab yet (the page's start)
+async function openTask(id, always) {
         stopFollowing();
         const me = {kind: "task", id, es: null};
         current = me;
         taskView = new TaskView($("steps"), $("task-end"), trace, id);
         try {
                 const tr = await api(`/api/tasks/${encodeURIComponent(id)}`);
-                if (current === me) taskView.replay(tr, showRun);
+                if (current !== me) return;
+                if (always || !tabChosen) selectTab($("tab-agent"), false);
+                taskView.replay(tr, showRun);
         } catch (err) {
                 trace.reset(`task ${id}`);
                 trace.note("error", err.message);
@@ -339,7 +348,7 @@ async function loadHistory() {
         setStatus("history-status", "loading…");
         try {
                 const [tasks, runs] = await Promise.all([api("/api/tasks"), api("/api/runs")]);
-                fillHistory($("history-tasks"), entries(tasks), openTask);
+                fillHistory($("history-tasks"), entries(tasks), (id) => openTask(id, true));
                 fillHistory($("history-runs"), entries(runs), openRun);
                 setStatus("history-status", "");
         } catch (err) {
@@ -371,7 +380,7 @@ async function start() {
         loadFolder();
         initBreakit($("breakit-list"), $("free-form"), followRun);
         const h = /^#(run|task)=([A-Za-z0-9._-]+)$/.exec(location.hash);
-        if (h) return h[1] === "run" ? openRun(h[2]) : openTask(h[2]);
+        if (h) return h[1] === "run" ? openRun(h[2]) : openTask(h[2], true);
         // Nothing asked for: the newest task, if any (`make demo` opens on its task).
         try {
                 const t = entries(await api("/api/tasks"));

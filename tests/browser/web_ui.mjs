@@ -42,10 +42,12 @@ async function shot(page, name) {
 
 // A page of its own context (its own cookie jar: one user), every dialog and page error
 // recorded: a tool's or an artifact's script that ran would show there.
+const sessions = [];
 async function session(browser, login, name) {
         const ctx = await browser.newContext({viewport: {width: 1280, height: 800}, acceptDownloads: true});
         const page = await ctx.newPage();
         const s = {ctx, page, name, dialogs: [], errors: []};
+        sessions.push(s);
         page.on("dialog", (d) => {
                 s.dialogs.push(d.message());
                 d.dismiss().catch(() => {});
@@ -235,11 +237,23 @@ async function agent(s) {
         if (!/savefig/.test(code)) fail("the code pane does not show the deliverable's code");
         ok("the code pane shows the deliverable's code, with line numbers");
         await shot(page, "agent-done");
-        const hash = await page.evaluate(() => location.hash);
-        return await page.evaluate(async () => {
-                const t = await (await fetch("/api/tasks")).json();
-                return (Array.isArray(t) ? t : t.entries)[0].id;
-        }).then((id) => ({id, hash}));
+        const id = await page.evaluate(async () => (await (await fetch("/api/tasks")).json()).entries[0].id);
+        // Later, from the stored task and its trace: the page opened on it (#task=ID), and
+        // the page opened plainly, on its user's newest task (as `make demo` opens it)
+        for (const url of [`${URL0}/#task=${id}`, `${URL0}/`]) {
+                await page.goto("about:blank");
+                await page.goto(url);
+                await page.waitForSelector("#task-end .status-badge", {timeout: 10000});
+                expectEq(`${url}: the stored task's id`, id, await page.textContent("#task-end .id"));
+                expectEq(`${url}: its status`, "ok", await page.getAttribute("#task-end .status-badge", "data-status"));
+                expectEq(`${url}: its steps, from its trace`, steps, await page.$$eval("#steps .step-card .step-code ol.code", (c) => c.length));
+                await page.waitForFunction(() => {
+                        const i = document.querySelector("#artifact-pane img.artifact-img");
+                        return i && i.complete && i.naturalWidth > 0;
+                }, null, {timeout: 10000});
+                ok(`${url}: the chart again`);
+        }
+        return {id};
 }
 
 // ---- another user: cannot see, open or cancel A's task ----
@@ -303,6 +317,10 @@ try {
 } catch (e) {
         if (!process.exitCode) console.log(`FAIL: ${e.message}`);
         process.exitCode = 1;
+        for (const x of sessions) {
+                if (x.errors.length) console.log(`${x.name}: errors in the page: ${x.errors.join("; ")}`);
+                await shot(x.page, `failed-${x.name.replace(/\W+/g, "-")}`).catch(() => {});
+        }
 } finally {
         await browser.close();
 }
