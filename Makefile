@@ -246,6 +246,11 @@ $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(CTL_LIBS)
 
+# The web UI's routes, paths and types (broker/http_route.c), linked beside the library.
+$(BUILD)/tests/test_http: tests/unit/test_http.c $(BUILD)/obj/broker/http_route.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
+
 $(BUILD)/tests/test_model: tests/unit/test_model.c $(BUILD)/obj/broker/model_parse.o $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(MODEL_TEST_LIBS)
@@ -406,7 +411,13 @@ INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilc
             $(UNITDIR)/anvil-supervisor.service $(UNITDIR)/anvil-broker.service $(UNITDIR)/anvil-broker.socket \
             $(SYSUSERSDIR)/anvil.conf \
             $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
-            $(COMPLETIONDIR)/anvilctl
+            $(COMPLETIONDIR)/anvilctl \
+            $(WEB_FILES:%=$(WEBDIR)/%)
+
+# The web UI's files (web/, served by the broker's --http from $(WEBDIR), which it finds
+# beside itself: SBINDIR/../share/anvil/web), each installed as it is.
+WEBDIR    ?= $(PREFIX)/share/anvil/web
+WEB_FILES := $(patsubst web/%,%,$(shell find web -type f 2>/dev/null | sort))
 
 install: all $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
@@ -422,6 +433,7 @@ install: all $(MAN_PAGES)
 	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(BUILD)/man/anvilctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
+	for f in $(WEB_FILES); do install -D -m 0644 web/$$f $(DESTDIR)$(WEBDIR)/$$f || exit 1; done
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list
 	@if [ -f etc/anvil.conf ]; then \
 		if [ -e $(DESTDIR)$(SYSCONFDIR)/anvil/anvil.conf ]; then \
@@ -438,6 +450,7 @@ uninstall:
 		if [ -f etc/anvil.conf ] && cmp -s etc/anvil.conf "$$c"; then rm -f "$$c"; \
 		else echo "  kept $$c: it is not the shipped one"; fi; fi
 	-@rmdir $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(SYSCONFDIR)/anvil 2>/dev/null; true
+	-@find $(DESTDIR)$(WEBDIR) -depth -type d -empty -delete 2>/dev/null; rmdir $(DESTDIR)$(PREFIX)/share/anvil 2>/dev/null; true
 
 # The units started for real: a VM boots systemd as pid 1 and runs the README's install, a
 # tool, an agent task, the stop and `make uninstall` (tests/vm/systemd.sh; minutes under

@@ -389,43 +389,6 @@ static void mhd_log(void *cls, const char *fmt, va_list ap)
 
 /* ---- start and stop ---- */
 
-int bro_http_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, bool *loopback)
-{
-        char host[64];
-        const char *colon = strrchr(s, ':');
-        if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host) || !colon[1] || strlen(colon + 1) > 5 ||
-            strspn(colon + 1, "0123456789") != strlen(colon + 1))
-                return -EINVAL;
-        unsigned long port = strtoul(colon + 1, NULL, 10);
-        if (port > 65535) /* 0: any free port (the log and the links name it) */
-                return -EINVAL;
-        memcpy(host, s, (size_t)(colon - s));
-        host[colon - s] = 0;
-        memset(ss, 0, sizeof(*ss));
-        if (host[0] == '[') {
-                size_t n = strlen(host);
-                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-                if (n < 3 || host[n - 1] != ']')
-                        return -EINVAL;
-                host[n - 1] = 0;
-                if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
-                        return -EINVAL;
-                a6->sin6_family = AF_INET6;
-                a6->sin6_port = htons((uint16_t)port);
-                *len = sizeof(*a6);
-                *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
-                return 0;
-        }
-        struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
-                return -EINVAL;
-        a4->sin_family = AF_INET;
-        a4->sin_port = htons((uint16_t)port);
-        *len = sizeof(*a4);
-        *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
-        return 0;
-}
-
 /* --web-dir, or beside the program: BINDIR/../share/anvil/web. */
 static int open_web_dir(const char *given, char *shown, size_t size)
 {

@@ -205,7 +205,8 @@ void bro_http_login(struct bro_client *c, const struct proto_msg *m, int *fds, s
                 goto refused;
         }
         t->uid = c->uid;
-        t->expires_ms = now_ms() + HTTP_TOKEN_S * 1000ull;
+        unsigned life = c->srv->cfg.http.token_s ? c->srv->cfg.http.token_s : HTTP_TOKEN_S;
+        t->expires_ms = now_ms() + life * 1000ull;
         for (i = 0; i < n_fds; i++) {
                 t->fds[i] = fds[i];
                 t->names[i] = strdup(req->inputs.items[i]);
@@ -216,7 +217,7 @@ void bro_http_login(struct bro_client *c, const struct proto_msg *m, int *fds, s
         char url[256];
         snprintf(url, sizeof(url), "%s/login?t=%s", h->origin, t->tok);
         struct proto_msg out = { .type = PROTO_UI_LINK };
-        out.u.ui_link = (struct proto_ui_link){ .request_id = req->request_id, .url = url, .expires_s = HTTP_TOKEN_S };
+        out.u.ui_link = (struct proto_ui_link){ .request_id = req->request_id, .url = url, .expires_s = life };
         log_info("%s: a login link for the web UI (%zu folder files)", c->stream.name, n_fds);
         bro_client_send(c, &out);
         explicit_bzero(url, sizeof(url));

@@ -1,10 +1,13 @@
-/* The web UI's routes and the types of what it serves (docs/web-api.md): pure functions of
+/* The web UI's routes, the types of what it serves and its address (docs/web-api.md): pure functions of
  * the request's method and path, unit-tested (tests/unit/test_http.c). Runs in anvil-broker
  * (unprivileged). The path is libmicrohttpd's, %-decoded; a %00 in the raw path never
  * reaches here as a shorter path (http.c's unescaper refuses it). */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
+#include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "broker/http_int.h"
@@ -171,4 +174,41 @@ int bro_http_route(const char *method, const char *url, struct http_route *out)
         if (!bro_http_static_path_ok(out->name))
                 return -EINVAL;
         return bro_http_static_type(out->name) ? 0 : -ENOENT;
+}
+
+int bro_http_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, bool *loopback)
+{
+        char host[64];
+        const char *colon = strrchr(s, ':');
+        if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host) || !colon[1] || strlen(colon + 1) > 5 ||
+            strspn(colon + 1, "0123456789") != strlen(colon + 1))
+                return -EINVAL;
+        unsigned long port = strtoul(colon + 1, NULL, 10);
+        if (port > 65535) /* 0: any free port (the log and the links name it) */
+                return -EINVAL;
+        memcpy(host, s, (size_t)(colon - s));
+        host[colon - s] = 0;
+        memset(ss, 0, sizeof(*ss));
+        if (host[0] == '[') {
+                size_t n = strlen(host);
+                struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+                if (n < 3 || host[n - 1] != ']')
+                        return -EINVAL;
+                host[n - 1] = 0;
+                if (inet_pton(AF_INET6, host + 1, &a6->sin6_addr) != 1)
+                        return -EINVAL;
+                a6->sin6_family = AF_INET6;
+                a6->sin6_port = htons((uint16_t)port);
+                *len = sizeof(*a6);
+                *loopback = IN6_IS_ADDR_LOOPBACK(&a6->sin6_addr);
+                return 0;
+        }
+        struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+        if (inet_pton(AF_INET, host, &a4->sin_addr) != 1)
+                return -EINVAL;
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((uint16_t)port);
+        *len = sizeof(*a4);
+        *loopback = (ntohl(a4->sin_addr.s_addr) >> 24) == 127;
+        return 0;
 }

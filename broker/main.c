@@ -182,6 +182,7 @@ enum {
         O_HTTP,
         O_WEB_DIR,
         O_HTTP_ALLOW_REMOTE,
+        O_TEST_HTTP_TOKEN_S,
         O_HELP,
         O_VERSION,
 };
@@ -207,6 +208,11 @@ static const struct cfg_opt opts[] = {
         B("http", "http", O_HTTP),
         B("web-dir", "web_dir", O_WEB_DIR),
         { "http-allow-remote", "broker", "http_allow_remote", O_HTTP_ALLOW_REMOTE, 0 },
+#ifdef ANVIL_TEST_BUILD
+        /* A login link's life, shortened, for its expiry's test (t_http_login): never in a
+         * build users run. */
+        { "test-http-token-s", NULL, NULL, O_TEST_HTTP_TOKEN_S, CFG_ARG },
+#endif
         M("model-url", "url", O_MODEL_URL),
         M("model", "name", O_MODEL),
         M("model-key-file", "key_file", O_MODEL_KEY_FILE),
@@ -330,6 +336,8 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "'%.40s' is not yes or no", w->value);
                 cfg->http.allow_remote = !w->value || strcmp(w->value, "yes") == 0;
                 return 0;
+        case O_TEST_HTTP_TOKEN_S:
+                return parse_uint(w, 1, 3600, " of seconds", &cfg->http.token_s, err);
         case O_KEEP_RESULTS:
                 return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
         case O_KEEP_TASKS:

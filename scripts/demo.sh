@@ -4,10 +4,11 @@
 # canned escape attempts through anvilctl, prints their traces and artifact paths, says for
 # each attempt what stopped it (read off the run's own result, not assumed), submits the
 # agent's task examples/agent/task.json (to a real model if ANVIL_MODEL_URL and ANVIL_MODEL
-# are set, else to a scripted one on 127.0.0.1), on a terminal serves the web UI with that
-# task loaded until Ctrl-C (printing a login link), and stops the daemons. Its state stays in
+# are set, else to a scripted one on 127.0.0.1), and stops the daemons. Its state stays in
 # $TMPDIR (/tmp) for a look afterwards. ANVIL_DEMO_UID_BASE: the supervisor's --uid-base (its
 # default otherwise), for a demo beside other supervisors on one machine (tests/e2e/t_readme.sh).
+# On a terminal (not in CI) it then serves the web UI (ANVIL_DEMO_HTTP, 127.0.0.1:8700), prints
+# a login link that opens the demo's task, and waits for Ctrl-C.
 set -u
 BUILD=$(cd "${1:-build}" && pwd)
 TOP=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,9 +41,12 @@ else
         model_args=(--model-url "http://127.0.0.1:$(cat "$STATE/model.port" 2>/dev/null)/v1" --model scripted)
         model_what="a scripted model (tests/model_server.py replaying examples/agent/scripted_model.json; set ANVIL_MODEL_URL and ANVIL_MODEL for a real one)"
 fi
-# The broker serves the web UI too (web/, on a free loopback port): part 4 opens it.
+http_args=()
+if [ -t 0 ] && [ -t 1 ] && [ -z "${CI:-}" ]; then
+        http_args=(--http "${ANVIL_DEMO_HTTP:-127.0.0.1:8700}" --web-dir "$TOP/web")
+fi
 "$BUILD/anvil-broker" --config /dev/null --supervisor "$STATE/supervisor.sock" --listen "$ANVIL_SOCKET" \
-        --state-dir "$STATE/broker" "${model_args[@]}" --http 127.0.0.1:0 --web-dir "$TOP/web" >"$STATE/broker.log" 2>&1 &
+        --state-dir "$STATE/broker" "${model_args[@]}" "${http_args[@]}" >"$STATE/broker.log" 2>&1 &
 BRO=$!
 for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
 stop() {
@@ -134,16 +138,15 @@ fi
 echo
 echo "Run results are stored by the broker under $STATE/broker/results/, tasks under $STATE/broker/tasks/,"
 echo "their traces under $STATE/broker/traces/"
-
-# ---- 4. The web UI, with the task above loaded (the page opens on its user's newest task),
-# until Ctrl-C; only on a terminal (never in CI, nor under a test).
-if [ -t 0 ] && [ -t 1 ] && [ -z "${CI:-}" ]; then
+if [ ${#http_args[@]} -gt 0 ]; then
         echo
-        echo "== 4. The web UI: the code, trace and artifacts of the task above, and a 'try to break it' panel"
-        while :; do
-                link=$("$CTL" ui --no-browser) || exit 1
-                echo "   open $link"
-                echo "   (Enter: another link; Ctrl-C: the demo stops)"
-                read -r _ || break
-        done
+        echo "== 4. The web UI: the code, the trace and the artifacts side by side, and try to break it"
+        url=$("$CTL" ui --no-browser 2>/dev/null) || { echo "anvilctl ui failed: see $STATE/broker.log" >&2; exit 1; }
+        [ -n "${task_id:-}" ] && url="$url#task=$task_id"
+        echo "   open this link within 60 s (it works once): $url"
+        if [ -n "${DISPLAY:-}${WAYLAND_DISPLAY:-}" ]; then xdg-open "$url" >/dev/null 2>&1 & fi
+        echo "   a new link: ANVIL_SOCKET=$ANVIL_SOCKET $CTL ui"
+        echo "   serving until Ctrl-C"
+        trap 'exit 0' INT
+        while sleep 3600; do :; done
 fi

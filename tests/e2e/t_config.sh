@@ -293,7 +293,8 @@ if [ -n "$ROOTLESS_USER" ]; then
 fi
 # Its paths and names made this test's; cgroup = auto (this test's cgroup is not delegated to it);
 # every commented-out default uncommented, in [model] the first example of each key, but the
-# key file's (the example's path is not there).
+# key file's (the example's path is not there); the web UI on any free port, its files this
+# test's directory.
 awk -v T="$T" -v base=$((ANVIL_E2E_UID_BASE + OFF + 2000)) -v runner="$ANVIL_BUILD/anvil-py" '
         /^\[/ { sec = $0 }
         { gsub("/run/anvil/supervisor.sock", T "/ship-sup.sock"); gsub("/run/anvil.sock", T "/ship-bro.sock")
@@ -306,6 +307,8 @@ awk -v T="$T" -v base=$((ANVIL_E2E_UID_BASE + OFF + 2000)) -v runner="$ANVIL_BUI
                 sub(/^#/, "")
                 if (k == "uid_base") $0 = "uid_base = " base
                 if (k == "runner") $0 = "runner = " runner
+                if (k == "http") $0 = "http = 127.0.0.1:0" # any free port: tests run side by side
+                if (k == "web_dir") $0 = "web_dir = " T
         }
         { print }' "$SHIP" >"$T/ship.conf"
 grep -q "^max_runs = 32$" "$T/ship.conf" && grep -q "^url = http://127.0.0.1:11434/v1$" "$T/ship.conf" ||

@@ -130,7 +130,7 @@ SH
 (cd "$T/cwd" && PATH="$T/bin:/usr/bin:/bin" bash --norc --noprofile "$T/complete.sh" "$TOP/ctl/anvilctl.bash") >"$T/complete.out" 2>&1 ||
         fail "the completion script failed in bash: $(cat "$T/complete.out")"
 expect_eq "complete -p anvilctl" "complete -o filenames -F _anvilctl anvilctl" "$(head -1 "$T/complete.out")"
-want="anvilctl |run submit runs tasks show trace probe verify help
+want="anvilctl |run submit runs tasks show trace probe verify ui help
 anvilctl --|--help --version
 anvilctl run --ti|--timeout
 anvilctl run --|--input --timeout --cpu --memory --cap --variables --json --events --output --help

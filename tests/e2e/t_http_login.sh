@@ -64,11 +64,24 @@ expect_line "the cookie's flags" 'Set-Cookie: anvil_session=[A-Za-z0-9_-]{43}; H
 expect_eq "the link a second time: 403" 403 "$(code "$url")"
 expect_eq "its message" '{"error":{"code":"forbidden","message":"this login link is unknown, used, or expired: run `anvilctl ui` again"}}' "$(curl -s "$url")"
 expect_eq "a made-up token: 403" 403 "$(code "$ORIGIN/login?t=x")"
+expect_eq "no token: 403" 403 "$(code "$ORIGIN/login")"
 expect_eq "GET /api/me: A's uid" "$A" "$(curl -s -b "$T/a.jar" "$ORIGIN/api/me" | jq -r .uid)"
 expect_line "an API answer is not stored" 'Cache-Control: no-store' "$(hdrs -b "$T/a.jar" "$ORIGIN/api/me")"
 login $B "$T/b.jar"
 expect_eq "B's session is B's" "$B" "$(curl -s -b "$T/b.jar" "$ORIGIN/api/me" | jq -r .uid)"
 echo "ok: each session is its user's"
+
+# ---- a link expires (a test build's broker whose links live 1 s) ----
+start_bro short --http 127.0.0.1:0 --web-dir "$WEB" --test-http-token-s 1
+SHORT=$(sed -n 's/.*web UI: \(http:[^ ]*\) (files from .*/\1/p' "$T/short.log")
+expect_match "the link's life, as anvilctl says it" "open this link within 1 s" "$(ANVIL_SOCKET="$T/short.sock" as_uid $A "$CTL" ui --no-browser 2>&1 >/dev/null)"
+url=$(ANVIL_SOCKET="$T/short.sock" as_uid $A "$CTL" ui --no-browser 2>/dev/null)
+sleep 1.5
+expect_eq "a link used after its life: 403" 403 "$(code "$url")"
+url=$(ANVIL_SOCKET="$T/short.sock" as_uid $A "$CTL" ui --no-browser 2>/dev/null)
+expect_eq "the control: a link of the same broker used at once: 303" 303 "$(code "$url")"
+kill "$BRO_PID"; wait "$BRO_PID" 2>/dev/null
+[ -n "$SHORT" ] || fail "no origin for the short broker"
 
 # ---- POST: the session and the page's Origin ----
 body='{"source":"print(1)"}'

@@ -5,7 +5,7 @@
 # checked first on a file of known count, and the selection on members the link must and must
 # not have pulled in.
 . "$(dirname "$0")/lib.sh"
-ROOT_LOC_MAX=13540
+ROOT_LOC_MAX=13562
 SCRIPT=$TOP/scripts/root-loc.sh
 
 # The rule, on a file whose count is known: two code lines, a directive, and comments, blank
