@@ -75,6 +75,12 @@ async function gatherInputs(form) {
         return inputs;
 }
 
+function limits(form) {
+        const l = {};
+        for (const i of form.querySelectorAll('input[name="limit"]')) if (i.value !== "") l[i.dataset.key] = Number(i.value);
+        return l;
+}
+
 function caps(form) {
         return [...form.querySelectorAll('input[name="cap"]:checked')].map((c) => c.value);
 }
@@ -189,7 +195,7 @@ $("tool-form").addEventListener("submit", async (e) => {
         setStatus("tool-status", "starting…");
         $("tool-run").disabled = true;
         try {
-                const body = {source, inputs: await gatherInputs(form), caps: caps(form), limits: {}, args: []};
+                const body = {source, inputs: await gatherInputs(form), caps: caps(form), limits: limits(form), args: []};
                 const {id} = await api("/api/runs", body);
                 toolRun = id;
                 $("tool-cancel").disabled = false;

@@ -109,6 +109,17 @@ async function breakit(s) {
                 }
         }
         ok(`every break-it attempt stopped where its manifest says, both variants (${attempts.length * 2} runs)`);
+        // The free box, both ways: an attempt of one's own is stopped and named; a harmless
+        // tool there is not called stopped
+        for (const [src, status, layer] of [['print(open("/etc/shadow").read())\n', "blocked", "precheck"],
+                                            ['print("just printing")\n', "ok", null]]) {
+                await page.fill("#free-source", src);
+                await page.click("#free-run");
+                await page.waitForSelector("#free-verdict[data-status]", {timeout: 30000});
+                expectEq(`the free box, ${src.trim()}: status`, status, await page.getAttribute("#free-verdict", "data-status"));
+                expectEq(`the free box, ${src.trim()}: the layer named`, layer, await page.getAttribute("#free-verdict", "data-layer"));
+                if (!layer && !/nothing stopped it/.test(await page.textContent("#free-verdict"))) fail("the harmless tool's verdict does not say nothing stopped it");
+        }
         // A refusal's line is marked in the code with its layer (the last run shown)
         await shot(page, "breakit-all");
 }
@@ -187,6 +198,20 @@ async function keyboardTool(s) {
         expectEq("dialogs opened by a tool's output or artifacts", "[]", JSON.stringify(s.dialogs));
         expectEq("window.__pwned after showing them", "undefined", await page.evaluate(() => typeof window.__pwned));
         expectEq("script elements in the page (its own app.js)", 1, await page.evaluate(() => document.scripts.length));
+        // A run killed by the limit set in the form: the kill in the trace and the result
+        await page.fill("#tool-source", "while True:\n    pass\n");
+        await page.fill("#limit-wall", "1");
+        await page.click("#tool-run");
+        await page.waitForFunction(() => /killed/.test((document.querySelector("#trace-pane .result") || {}).textContent || ""), null, {timeout: 30000});
+        expectEq("a 1 s wall limit: the run's status", "killed", await page.getAttribute("#trace-pane .result", "data-status"));
+        const killed = await page.$$eval("#trace-pane li.ev.refusal", (l) => l.map((x) => x.textContent).join(" | "));
+        if (!/killed/.test(killed)) fail(`the kill is not in the trace: ${killed}`);
+        ok(`the kill is in the trace: ${killed.slice(0, 120)}`);
+        const fig = await page.textContent("#trace-pane .result .figures");
+        if (!/killed/.test(fig) || !/peak memory \(observed\)/.test(fig)) fail(`the result card lacks the kill or the peaks: ${fig}`);
+        ok("the result card shows the kill and the observed peaks");
+        await shot(page, "tool-killed");
+        await page.fill("#limit-wall", "");
         // The controls: the listener does see a dialog, the global check does see a script's
         // write, and the HTML artifact really holds script that runs where it is a document.
         const ctl = await s.ctx.newPage();
