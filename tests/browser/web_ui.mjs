@@ -132,6 +132,7 @@ const EVIL = [
         'open("artifacts/x.svg", "w").write(\'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40">' +
                 '<script>alert(3); window.__pwned = 3</script><rect width="40" height="40" fill="red"/></svg>\')',
         'open("artifacts/x.csv", "w").write("name,n\\n<b>bold</b>,2\\nb,10\\na,1\\n")',
+        'print("rows:", sum(1 for _ in open("inputs/sales.csv")) - 1)',
 ].join("\n") + "\n";
 
 async function keyboardTool(s) {
@@ -151,6 +152,11 @@ async function keyboardTool(s) {
         const ring = await page.evaluate(() => getComputedStyle(document.activeElement).outlineStyle);
         if (ring === "none") fail("keyboard: the focused source box shows no focus ring");
         await page.keyboard.insertText(EVIL);
+        // The next stop: the shared folder's file (anvilctl ui --inputs), checked by Space
+        await page.keyboard.press("Tab");
+        expectEq("keyboard: Tab from the editor reaches the folder's file", "sales.csv",
+                 await page.evaluate(() => document.activeElement.name === "folder" && document.activeElement.value));
+        await page.keyboard.press("Space");
         for (let i = 0; i < 12; i++) {
                 await page.keyboard.press("Tab");
                 if ((await page.evaluate(() => document.activeElement.id)) === "tool-run") break;
@@ -163,6 +169,9 @@ async function keyboardTool(s) {
         const out = await page.textContent("#trace-pane .stream.stdout pre");
         if (!out.includes("<script>alert(1)</script>")) fail(`the tool's output is not shown as text: ${out}`);
         ok("the tool's <script> output is shown as text");
+        const rows = readFileSync(env("WEB_INPUT"), "utf8").trimEnd().split("\n").length - 1;
+        if (!out.includes(`rows: ${rows}`)) fail(`the tool did not read the folder's sales.csv (${rows} rows): ${out}`);
+        ok(`the tool read the folder's sales.csv, chosen by the keyboard (rows: ${rows})`);
         // The SVG shown through <img> only; the HTML never rendered, a download link only
         await page.waitForSelector("#artifact-pane .artifact-list");
         const svgBtn = page.locator("#artifact-pane .artifact-list button", {hasText: "x.svg"});

@@ -5,7 +5,8 @@
 #   try to break it: each canned attempt, both variants, run by its button, shows the layer and
 #       the exact message of web/breakit/attempts.json (the one whose kernel layer is explained
 #       only with kernel audit on: its status alone where it is off, the rootless pass)
-#   a tool run by the keyboard alone (Tab to the editor, type, Tab to Run, Enter; the artifacts
+#   a tool run by the keyboard alone (Tab to the editor, type, Tab to the shared folder's file,
+#       Space, Tab to Run, Enter: the tool reads it; the artifacts
 #       opened and the CSV sorted by Enter) printing <script>alert(1)</script> and writing
 #       x.html / x.svg holding script: shown as text, the SVG only through <img>, the HTML only
 #       as a download; no dialog, no global set (with the controls: the same script as a
@@ -50,7 +51,11 @@ start_bro web --http 127.0.0.1:0 --web-dir "$TOP/web" --model-url "http://127.0.
 ORIGIN=$(sed -n 's/.*web UI: \(http:[^ ]*\) (files from .*/\1/p' "$T/web.log" | tail -1)
 [ -n "$ORIGIN" ] || fail "the broker names no web UI origin: $(cat "$T/web.log")"
 WEB_SOCK="$T/web.sock"
-link_a=$(login_link $A)
+# A's session shares a folder (anvilctl ui --inputs: A's own files, opened by anvilctl as A)
+mkdir -p "$T/folder"
+cp "$TOP/data/sales.csv" "$T/folder/sales.csv"
+chown -R $A "$T/folder"
+link_a=$(login_link $A --inputs "$T/folder")
 link_b=$(login_link $B)
 expect_match "A's login link" "^$ORIGIN/login\\?t=" "$link_a"
 
