@@ -86,9 +86,10 @@ function caps(form) {
 }
 
 // ---- server-sent events (docs/web-api.md): "trace" (a run's event), "output" ({stream,
-// text}), "task_event" (a task's trace line), "dropped", "error" ({code, message}) and the
+// text}), "task_event" (a task's trace line), "model_delta" (a piece of a reply as it
+// streams, issue 14), "dropped", "error" ({code, message}) and the
 // last, "result"; each payload JSON ----
-const SSE_TYPES = ["trace", "output", "task_event", "dropped", "result"];
+const SSE_TYPES = ["trace", "output", "task_event", "model_delta", "dropped", "result"];
 
 function listen(path, onData, onLost) {
         const es = new EventSource(path);

@@ -49,7 +49,7 @@ export class TaskView {
                 case "model_delta": { // the reply as it streams (issue 14)
                         const c = this.card(step);
                         c.reply.hidden = false;
-                        c.reply.appendChild(document.createTextNode(d.message || d.delta || ""));
+                        c.reply.appendChild(document.createTextNode(d.text ?? d.message ?? d.delta ?? ""));
                         break;
                 }
                 case "code": {
