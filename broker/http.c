@@ -106,7 +106,7 @@ void http_answer(struct http_req *r, unsigned status, struct MHD_Response *resp)
 
 void http_json(struct http_req *r, unsigned status, json_t *body)
 {
-        char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII) : NULL;
+        char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
         json_decref(body);
         struct MHD_Response *resp =
                 text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
@@ -462,12 +462,15 @@ void bro_http_stop(struct bro_server *srv)
         struct bro_http *h = srv->http;
         if (!h || !h->handles)
                 return;
-        /* No new connection; those open are ended with the daemon after the loop (free). */
-        (void)MHD_quiesce_daemon(h->d);
-        h->handles = false;
-        uv_close((uv_handle_t *)&h->poll, NULL);
-        uv_close((uv_handle_t *)&h->timer, NULL);
-        uv_close((uv_handle_t *)&h->kick, NULL);
+        /* No new connection (libmicrohttpd hands its listening socket back); those open are
+         * served on while the stop's runs end (their results still reach their followers),
+         * but no longer keep the loop up: they end with the daemon after it (free). */
+        MHD_socket ls = MHD_quiesce_daemon(h->d);
+        if (ls != MHD_INVALID_SOCKET)
+                (void)close(ls);
+        uv_unref((uv_handle_t *)&h->poll);
+        uv_unref((uv_handle_t *)&h->timer);
+        uv_unref((uv_handle_t *)&h->kick);
 }
 
 void bro_http_free(struct bro_server *srv)
@@ -475,6 +478,17 @@ void bro_http_free(struct bro_server *srv)
         struct bro_http *h = srv->http;
         if (!h)
                 return;
+        if (h->handles) { /* their close callbacks run in the loop's last turn (main.c) */
+                h->handles = false;
+                uv_close((uv_handle_t *)&h->poll, NULL);
+                uv_close((uv_handle_t *)&h->timer, NULL);
+                uv_close((uv_handle_t *)&h->kick, NULL);
+        }
+        /* What the stop's last results gave the followers is written, as far as their sockets
+         * take it now (a resumed connection is served on the next run, its write on the one
+         * after), before every connection is ended. */
+        for (int i = 0; h->d && i < 4; i++)
+                (void)MHD_run(h->d);
         if (h->d)
                 MHD_stop_daemon(h->d);
         http_jobs_free(h);

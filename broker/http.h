@@ -23,7 +23,8 @@ struct bro_http_config {
 int bro_http_parse_addr(const char *s, struct sockaddr_storage *ss, socklen_t *len, bool *loopback);
 /* Starts serving (after the clients' socket); <0 with err set: the start-up fails. */
 int bro_http_start(struct bro_server *srv, struct anvil_err *err);
-/* The broker stops: no new HTTP connection; the daemon is stopped once the loop has ended. */
+/* The broker stops: no new HTTP connection; those open are served on, without keeping the
+ * loop up; bro_http_free (after the loop) ends them and the daemon. */
 void bro_http_stop(struct bro_server *srv);
 void bro_http_free(struct bro_server *srv);
 /* A ui_login from a client of the socket (clients.c): answered with a ui_link or an error.

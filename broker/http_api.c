@@ -183,7 +183,7 @@ static void on_artifact(void *owner, struct proto_msg *m)
 
 static void sse_event(struct http_req *r, const char *type, json_t *data)
 {
-        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
         json_decref(data);
         if (!text)
                 return;

@@ -92,7 +92,7 @@ const char *http_job_source(const struct http_job *j)
 
 static void job_event(struct http_job *j, const char *type, json_t *data)
 {
-        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII);
+        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
         json_decref(data);
         if (!text)
                 return;

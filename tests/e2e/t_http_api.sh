@@ -110,3 +110,15 @@ expect_eq "GET /api/breakit: the manifest" "$(cat "$WEB/breakit/attempts.json")"
 expect_eq "GET /api/breakit/network.py" "$(cat "$WEB/breakit/network.py")" "$(get "$T/a.jar" /api/breakit/network.py)"
 expect_line "as text" 'Content-Type: text/plain; charset=utf-8' "$(hdrs -b "$T/a.jar" "$ORIGIN/api/breakit/network.py")"
 expect_eq "GET /api/breakit/../x: refused" 400 "$(code --path-as-is -b "$T/a.jar" "$ORIGIN/api/breakit/..%2fattempts.json")"
+
+# ---- the broker's stop: a follower has the stopped run's result, and the broker ends ----
+lid=$(post "$T/a.jar" /api/runs "$(jq -cn '{source: "import time\ntime.sleep(30)"}')" | jq -r .id)
+curl -s -N -b "$T/a.jar" "$ORIGIN/api/runs/$lid/events" >"$T/stop.sse" &
+FOL=$!
+OWN_PIDS+=("$FOL")
+for _ in $(seq 50); do grep -q '"kind":"started"' "$T/stop.sse" && break; sleep 0.1; done
+kill -TERM "$BRO_PID"
+wait "$BRO_PID"
+expect_eq "the broker stops: exit 0" 0 "$?"
+wait "$FOL"
+expect_eq "the follower had the run's result" "killed: the broker is stopping" "$(sed -n 's/^data: //p' "$T/stop.sse" | tail -1 | jq -r .killed)"
