@@ -70,6 +70,11 @@ export class TaskView {
                 case "run_stderr":
                         this.trace.output(kind === "run_stderr" ? "stderr" : "stdout", d.message || "");
                         break;
+                case "run_result": // the action's run ended: its line until the TaskResult's
+                case "run_error":
+                        this.card(step).run.appendChild(el("p", {class: `run-live${kind === "run_error" ? " error" : ""}`}, d.message || kind));
+                        this.trace.note(kind.replace(/_/g, " "), clip(d.message), step);
+                        break;
                 case "observation":
                         this.card(step).notes.appendChild(el("details", {class: "observation"}, el("summary", {}, "What the model was told"),
                                                              el("pre", {}, d.message || "")));

@@ -169,6 +169,12 @@ async function keyboardTool(s) {
         const out = await page.textContent("#trace-pane .stream.stdout pre");
         if (!out.includes("<script>alert(1)</script>")) fail(`the tool's output is not shown as text: ${out}`);
         ok("the tool's <script> output is shown as text");
+        const blast = await page.textContent("#trace-pane .blast");
+        for (const k of ["read", "write", "network", "processes", "limits"]) if (!blast.includes(k)) fail(`the blast-radius card has no ${k}: ${blast}`);
+        ok("the blast-radius card: read, write, network, processes, limits");
+        const tier = await page.textContent("#trace-pane .isolation .tier");
+        if (!tier || tier === "unknown") fail(`no isolation tier shown: ${tier}`);
+        ok(`the isolation tier: ${tier}`);
         const rows = readFileSync(env("WEB_INPUT"), "utf8").trimEnd().split("\n").length - 1;
         if (!out.includes(`rows: ${rows}`)) fail(`the tool did not read the folder's sales.csv (${rows} rows): ${out}`);
         ok(`the tool read the folder's sales.csv, chosen by the keyboard (rows: ${rows})`);
@@ -249,6 +255,10 @@ async function agent(s) {
         await page.waitForSelector("#steps .step-card .step-code ol.code", {timeout: 30000});
         const endEarly = await page.textContent("#task-end");
         expectEq("the first action's code is shown before the task ends", "", endEarly.trim());
+        // ...and its run's end, before the task's (the next reply is 2 s away)
+        await page.waitForSelector("#steps .step-card .run-live", {timeout: 30000});
+        expectEq("the first action's run is shown ended before the task ends", "", (await page.textContent("#task-end")).trim());
+        ok(`the first action's run, live: ${await page.textContent("#steps .step-card .run-live")}`);
         const reply = await page.textContent("#steps .step-card .reply");
         if (!/Thought/.test(reply)) fail(`the model's reply is not shown in its step: ${reply}`);
         ok("the model's reply is shown in its step");

@@ -33,6 +33,14 @@ if [ "$(cat "$BR/node_modules/.anvil-lock" 2>/dev/null)" != "$want" ]; then
         echo "$want" >"$BR/node_modules/.anvil-lock"
 fi
 
+# The page's own code inserts no markup and evaluates no text: no assignment to innerHTML or
+# outerHTML, no insertAdjacentHTML, eval, Function or document.write (the control: the same
+# pattern does find such a line)
+UNSAFE='\.(inner|outer)HTML[[:space:]]*=|insertAdjacentHTML|(^|[^A-Za-z_.])eval\(|new Function|document\.write'
+grep -Eq "$UNSAFE" <<<'box.innerHTML = reply;' || fail "the pattern for unsafe insertion finds nothing (control)"
+if grep -En "$UNSAFE" "$TOP"/web/*.js; then fail "web/ inserts markup or evaluates text (above)"; fi
+echo "ok: web/*.js inserts no markup and evaluates no text (and the pattern finds a line that does)"
+
 # The model: a look at the data, then (2 s later, so the page shows the first step while the
 # task runs) the chart.
 model_script chart <<'PY'
