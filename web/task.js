@@ -106,7 +106,9 @@ export class TaskView {
                 });
                 this.showEnd(t, steps);
                 const d = t.deliverable;
-                const chosen = d ? steps.find((s) => s.run && s.run.run_id === d.run_id) : steps[steps.length - 1];
+                // In the panes: the deliverable's run, else the last that failed (what the error names)
+                const failed = [...steps].reverse().find((s) => s.run && s.run.status !== "ok");
+                const chosen = d ? steps.find((s) => s.run && s.run.run_id === d.run_id) : failed || steps[steps.length - 1];
                 if (chosen && chosen.run) showRun(chosen.run, d ? d.source : chosen.code);
                 if (d) renderArtifacts(document.getElementById("artifact-pane"), `/api/tasks/${encodeURIComponent(this.id)}/artifacts/`, d.artifacts);
         }

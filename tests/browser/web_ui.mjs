@@ -297,6 +297,24 @@ async function agent(s) {
                 }, null, {timeout: 10000});
                 ok(`${url}: the chart again`);
         }
+        // A failed task looks failed: its error, its traceback, the raising line marked
+        await tab(page, "tab-agent");
+        await page.fill("#agent-task", "Sum the amount_usd column of inputs/sales.csv");
+        await page.setInputFiles("#agent-inputs input[type=file]", env("WEB_INPUT"));
+        await page.click("#agent-run");
+        await page.waitForFunction(() => /^task \S+: running$/.test(document.getElementById("agent-status").textContent), null, {timeout: 10000});
+        await page.waitForSelector("#task-end .status-badge", {timeout: 60000});
+        expectEq("the failing task's status", "failed", await page.getAttribute("#task-end .status-badge", "data-status"));
+        const why = await page.textContent("#task-end .error");
+        if (!why.includes("KeyError: 'amount_usd'")) fail(`the failed task's error does not name the exception: ${why}`);
+        ok(`the failed task's error: ${why}`);
+        const tb = await page.textContent("#task-end pre.traceback");
+        if (!/Traceback[\s\S]*KeyError: 'amount_usd'/.test(tb)) fail(`no traceback shown for the failed task: ${tb}`);
+        ok("the failed task shows its traceback");
+        const raised = await page.$$eval("#code-pane li.line.raised", (l) => l.map((x) => x.getAttribute("data-line")));
+        expectEq("the raising line is marked in the code", "3", raised.join(","));
+        expectEq("the agent status line", "failed", await page.evaluate(() => /: failed$/.test(document.getElementById("agent-status").textContent) ? "failed" : document.getElementById("agent-status").textContent));
+        await shot(page, "agent-failed");
         return {id};
 }
 

@@ -11,8 +11,10 @@
 #       x.html / x.svg holding script: shown as text, the SVG only through <img>, the HTML only
 #       as a download; no dialog, no global set (with the controls: the same script as a
 #       document does open its dialog and set its global)
-#   an agent's task: its first step's code shown while the task still runs, then the steps,
-#       the trace, the result card and the deliverable's chart (a PNG that loaded)
+#   an agent's task: its first step's code and run shown while the task still runs, then the
+#       steps, the trace, the result card and the deliverable's chart (a PNG that loaded), and
+#       the same from the stored task later; a second task whose tool raises KeyError looks
+#       failed, with the error, the traceback and the raising line marked
 #   another uid's session neither lists, opens nor cancels that task
 #   the probe's findings, a narrow window without sideways scrolling; no error in either page
 # Screenshots of each state are saved in BUILD/test-output/t_web_ui/PASS/ (the path is printed).
@@ -50,7 +52,10 @@ model_script chart <<'PY'
            'totals = pd.read_csv("inputs/sales.csv").groupby("region")["revenue"].sum()\n'
            'ax = totals.plot.bar()\nax.set_ylabel("revenue")\nplt.tight_layout()\n'
            'plt.savefig("artifacts/revenue.png")\ntotals.to_csv("artifacts/revenue.csv")\n'
-           'final_answer("chart written")\n', "Thought: now the chart."), delay_s=2)]
+           'final_answer("chart written")\n', "Thought: now the chart."), delay_s=2),
+ # the second task: a real KeyError, then an answer with nothing written: a failed task
+ code('import pandas as pd\ndf = pd.read_csv("inputs/sales.csv")\nprint(df["amount_usd"].sum())\n'),
+ code('final_answer("could not compute it")\n')]
 PY
 start_model chart
 
