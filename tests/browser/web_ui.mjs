@@ -375,6 +375,19 @@ try {
                 await otherUser(b, id);
         }
         for (const x of all) expectEq(`${x.name}: errors in the page (CSP violations included)`, "[]", JSON.stringify(x.errors));
+        // The control: an inline script put in the page is refused by its policy, and the
+        // check above would have seen it
+        const c = a;
+        const before = c.errors.length;
+        await c.page.evaluate(() => {
+                const sc = document.createElement("script");
+                sc.textContent = "window.__inline = 1";
+                document.body.appendChild(sc);
+        });
+        await c.page.waitForTimeout(200);
+        expectEq("control: an inline script is not run (CSP)", "undefined", await c.page.evaluate(() => typeof window.__inline));
+        if (!c.errors.slice(before).some((e) => /Content Security Policy/.test(e))) fail(`control: the CSP refusal was not seen: ${JSON.stringify(c.errors)}`);
+        ok("control: the CSP refusal of an inline script is seen as an error in the page");
         console.log(`browser checks done in ${((Date.now() - T0) / 1000).toFixed(1)} s`);
 } catch (e) {
         if (!process.exitCode) console.log(`FAIL: ${e.message}`);
