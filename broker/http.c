@@ -106,7 +106,9 @@ void http_answer(struct http_req *r, unsigned status, struct MHD_Response *resp)
 
 void http_json(struct http_req *r, unsigned status, json_t *body)
 {
-        char *text = body ? json_dumps(body, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10)) : NULL;
+        char *text = body ? json_dumps(body,
+                                       JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
+                          : NULL;
         json_decref(body);
         struct MHD_Response *resp =
                 text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
@@ -132,7 +134,7 @@ unsigned http_status_of(const char *code)
                 const char *code;
                 unsigned status;
         } map[] = {
-                { "not_found", 404 }, { "forbidden", 403 }, { "bad_request", 400 }, { "busy", 503 },
+                { "not_found", 404 },   { "forbidden", 403 },       { "bad_request", 400 }, { "busy", 503 },
                 { "unavailable", 503 }, { "supervisor_gone", 502 }, { "unsupported", 400 },
         };
         for (size_t i = 0; code && i < sizeof(map) / sizeof(map[0]); i++)
@@ -269,7 +271,8 @@ static void dispatch(struct http_req *r, const char *method)
                 return;
         }
         if (r->body_too_big) {
-                http_error(r, 413, "too_large", POL_HTTP_MSG(msg, sizeof(msg), BODY_TOO_LARGE, (unsigned long long)HTTP_BODY_MAX));
+                http_error(r, 413, "too_large",
+                           POL_HTTP_MSG(msg, sizeof(msg), BODY_TOO_LARGE, (unsigned long long)HTTP_BODY_MAX));
                 return;
         }
         http_api(r, &rt);
@@ -436,16 +439,17 @@ int bro_http_start(struct bro_server *srv, struct anvil_err *err)
                                 MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)HTTP_CONNS_PER_IP,
                                 MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_TIMEOUT_S, MHD_OPTION_END);
         if (!h->d)
-                return anvil_err_set(err, EADDRNOTAVAIL, "%s",
-                                     POL_HTTP_MSG(msg, sizeof(msg), LISTEN, hc->addr, strerror(errno ? errno : EINVAL)));
+                return anvil_err_set(
+                        err, EADDRNOTAVAIL, "%s",
+                        POL_HTTP_MSG(msg, sizeof(msg), LISTEN, hc->addr, strerror(errno ? errno : EINVAL)));
         const union MHD_DaemonInfo *ep = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_EPOLL_FD);
         const union MHD_DaemonInfo *port = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
         char host[64];
         snprintf(host, sizeof(host), "%.*s", (int)(strrchr(hc->addr, ':') - hc->addr), hc->addr);
         snprintf(h->origin, sizeof(h->origin), "http://%s:%u", host, port ? port->port : 0);
         int r;
-        if ((r = uv_poll_init(srv->loop, &h->poll, ep->epoll_fd)) < 0 || (r = uv_timer_init(srv->loop, &h->timer)) < 0 ||
-            (r = uv_idle_init(srv->loop, &h->kick)) < 0)
+        if ((r = uv_poll_init(srv->loop, &h->poll, ep->epoll_fd)) < 0 ||
+            (r = uv_timer_init(srv->loop, &h->timer)) < 0 || (r = uv_idle_init(srv->loop, &h->kick)) < 0)
                 return anvil_err_set(err, -r, "Failed to watch the web UI's socket: %s", uv_strerror(r));
         h->handles = true;
         h->poll.data = h->timer.data = h->kick.data = h;

@@ -13,10 +13,10 @@ struct bro_server;
 struct bro_client;
 
 struct bro_http_config {
-        const char *addr;  /* --http ADDR:PORT, NULL: off */
+        const char *addr;    /* --http ADDR:PORT, NULL: off */
         const char *web_dir; /* --web-dir; NULL: beside the program, ../share/anvil/web */
-        bool allow_remote; /* --http-allow-remote: an address other than loopback */
-        unsigned token_s;  /* a login link's life: HTTP_TOKEN_S (a test build's --test-http-token-s) */
+        bool allow_remote;   /* --http-allow-remote: an address other than loopback */
+        unsigned token_s;    /* a login link's life: HTTP_TOKEN_S (a test build's --test-http-token-s) */
 };
 
 /* "127.0.0.1:8700", "[::1]:8700" into *ss; 0, or -EINVAL. loopback says whether it is one. */

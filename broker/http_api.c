@@ -266,8 +266,9 @@ static void me(struct http_req *r)
         struct passwd pw, *res = NULL;
         char buf[4096];
         (void)getpwuid_r(r->sess->uid, &pw, buf, sizeof(buf), &res);
-        http_json(r, 200, json_pack("{s:I,s:o}", "uid", (json_int_t)r->sess->uid, "user",
-                                    res ? json_string(res->pw_name) : json_null()));
+        http_json(r, 200,
+                  json_pack("{s:I,s:o}", "uid", (json_int_t)r->sess->uid, "user",
+                            res ? json_string(res->pw_name) : json_null()));
 }
 
 static void folder(struct http_req *r)
@@ -319,18 +320,10 @@ void http_api(struct http_req *r, const struct http_route *rt)
         r->id = rt->id[0] ? strdup(rt->id) : NULL;
         r->name = rt->name ? strdup(rt->name) : NULL;
         switch (rt->kind) {
-        case HR_ME:
-                me(r);
-                return;
-        case HR_FOLDER:
-                folder(r);
-                return;
-        case HR_BREAKIT:
-                serve_breakit(r, "attempts.json", "application/json");
-                return;
-        case HR_BREAKIT_FILE:
-                serve_breakit(r, r->name, "text/plain; charset=utf-8");
-                return;
+        case HR_ME: me(r); return;
+        case HR_FOLDER: folder(r); return;
+        case HR_BREAKIT: serve_breakit(r, "attempts.json", "application/json"); return;
+        case HR_BREAKIT_FILE: serve_breakit(r, r->name, "text/plain; charset=utf-8"); return;
         case HR_PROBE:
                 m.type = PROTO_PROBE_REQUEST;
                 (void)ask(r, &m, on_one);
@@ -363,9 +356,7 @@ void http_api(struct http_req *r, const struct http_route *rt)
                 (void)ask(r, &m, on_artifact);
                 return;
         case HR_RUN_CANCEL:
-        case HR_TASK_CANCEL:
-                cancel(r, rt->kind == HR_TASK_CANCEL);
-                return;
+        case HR_TASK_CANCEL: cancel(r, rt->kind == HR_TASK_CANCEL); return;
         case HR_RUN_EVENTS:
         case HR_TASK_EVENTS: {
                 struct http_job *j = http_job_find(r->h, r->id, r->sess->uid);

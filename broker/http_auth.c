@@ -28,7 +28,8 @@ static int new_secret(char out[HTTP_ID_LEN + 1])
                 return -EIO;
         size_t o = 0;
         for (size_t i = 0; i < HTTP_SECRET_LEN; i += 3) {
-                uint32_t v = (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | (i + 2 < HTTP_SECRET_LEN ? raw[i + 2] : 0);
+                uint32_t v =
+                        (uint32_t)raw[i] << 16 | (uint32_t)raw[i + 1] << 8 | (i + 2 < HTTP_SECRET_LEN ? raw[i + 2] : 0);
                 for (int k = 0; k < 4 && o < HTTP_ID_LEN; k++)
                         out[o++] = b64[(v >> (18 - 6 * k)) & 63];
         }
@@ -84,7 +85,8 @@ static void prune(struct bro_http *h, uint64_t now)
         struct http_session *s, *sn;
         for (s = h->sessions; s; s = sn) {
                 sn = s->next;
-                if (now - s->last_ms >= HTTP_SESSION_IDLE_S * 1000ull || now - s->t0_ms >= HTTP_SESSION_MAX_S * 1000ull) {
+                if (now - s->last_ms >= HTTP_SESSION_IDLE_S * 1000ull ||
+                    now - s->t0_ms >= HTTP_SESSION_MAX_S * 1000ull) {
                         log_info("http: a session of uid %u ended (%s)", (unsigned)s->uid,
                                  now - s->t0_ms >= HTTP_SESSION_MAX_S * 1000ull ? "its time" : "unused");
                         session_free(h, s);

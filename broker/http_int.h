@@ -16,13 +16,13 @@
 #include "proto/stream.h"
 
 /* Bounds (docs/web-api.md "Bounds"). */
-#define HTTP_BODY_MAX (16u << 20)        /* a POST's body: 413 beyond */
-#define HTTP_CONN_MEMORY (32u << 10)     /* a connection's buffer for the request line and headers: 431 beyond */
-#define HTTP_CONNS_MAX 256               /* connections at once */
+#define HTTP_BODY_MAX (16u << 20)    /* a POST's body: 413 beyond */
+#define HTTP_CONN_MEMORY (32u << 10) /* a connection's buffer for the request line and headers: 431 beyond */
+#define HTTP_CONNS_MAX 256           /* connections at once */
 #define HTTP_CONNS_PER_IP 64
-#define HTTP_TIMEOUT_S 60                /* a connection idle this long is closed (a suspended one is not idle) */
-#define HTTP_TOKENS_MAX 64               /* login links not yet used */
-#define HTTP_TOKEN_S 60                  /* a login link's life */
+#define HTTP_TIMEOUT_S 60  /* a connection idle this long is closed (a suspended one is not idle) */
+#define HTTP_TOKENS_MAX 64 /* login links not yet used */
+#define HTTP_TOKEN_S 60    /* a login link's life */
 #define HTTP_SESSIONS_MAX 256
 #define HTTP_SESSION_IDLE_S (60u * 60)   /* a session unused this long ends */
 #define HTTP_SESSION_MAX_S (12u * 3600)  /* and any session after this long */
@@ -33,8 +33,9 @@
 #define HTTP_ID_LEN 43                   /* their base64url text */
 
 /* Every answer's Content-Security-Policy; an SVG artifact's adds "sandbox". */
-#define HTTP_CSP "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " \
-                 "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
+#define HTTP_CSP                                                                                \
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' blob: data:; " \
+        "connect-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
 struct http_session {
         char id[HTTP_ID_LEN + 1];
@@ -112,12 +113,12 @@ struct http_req {
         size_t out_len, out_off;
         bool out_end, out_err;
         bool reading_paused;
-        struct http_job *starting; /* a POST that waits for its job's id */
-        struct http_job *job; /* an event stream following a job */
-        size_t job_next;      /* the next of its events to send */
+        struct http_job *starting;      /* a POST that waits for its job's id */
+        struct http_job *job;           /* an event stream following a job */
+        size_t job_next;                /* the next of its events to send */
         struct http_req *next, **pprev; /* the job's followers */
-        json_t *acc;          /* what an answer gathers (a task's replayed trace) */
-        int kind;             /* the route */
+        json_t *acc;                    /* what an answer gathers (a task's replayed trace) */
+        int kind;                       /* the route */
 };
 
 /* http.c */

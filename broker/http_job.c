@@ -221,7 +221,8 @@ static void on_job_msg(void *owner, struct proto_msg *m)
                 break;
         case PROTO_RUN_OUTPUT:
                 job_started(j, m->u.run_output.run_id);
-                job_event(j, "output", json_pack("{s:s,s:s}", "stream", m->u.run_output.stream, "text", m->u.run_output.text));
+                job_event(j, "output",
+                          json_pack("{s:s,s:s}", "stream", m->u.run_output.stream, "text", m->u.run_output.text));
                 break;
         case PROTO_TASK_EVENT:
                 job_started(j, m->u.task_event.task_id);
@@ -246,8 +247,7 @@ static void on_job_msg(void *owner, struct proto_msg *m)
                 job_event(j, "error", json_pack("{s:s,s:s}", "code", m->u.error.code, "message", m->u.error.message));
                 job_ended(j);
                 break;
-        default:
-                break;
+        default: break;
         }
         json_decref(data);
         proto_msg_free(m);
@@ -265,8 +265,9 @@ static void on_job_gone(void *owner)
                 return;
         }
         if (!j->ended) {
-                job_event(j, "error", json_pack("{s:s,s:s}", "code", "unavailable", "message",
-                                                "the broker ended the request before its result"));
+                job_event(j, "error",
+                          json_pack("{s:s,s:s}", "code", "unavailable", "message",
+                                    "the broker ended the request before its result"));
                 job_ended(j);
         }
 }
@@ -342,8 +343,8 @@ static int folder_file(const struct http_session *s, const char *name)
 
 /* body.inputs into a (of struct proto_input): bytes, or (runs) an fd of the folder passed on
  * with the request, (tasks) its bytes read from that fd. 0, or -1 with why. */
-static int inputs_of(const struct http_session *s, json_t *list, bool task, struct proto_array *a, int *fds, size_t *n_fds,
-                     char *why, size_t size)
+static int inputs_of(const struct http_session *s, json_t *list, bool task, struct proto_array *a, int *fds,
+                     size_t *n_fds, char *why, size_t size)
 {
         size_t i;
         json_t *in;
@@ -365,7 +366,8 @@ static int inputs_of(const struct http_session *s, json_t *list, bool task, stru
                 if (!json_is_object(in) || !keys_only(in, keys, why, size))
                         return json_is_object(in) ? -1 : (snprintf(why, size, "inputs[%zu]: not an object", i), -1);
                 if (!json_is_string(name) || !json_is_string(b64) == !json_is_string(from)) {
-                        snprintf(why, size, "inputs[%zu]: expected {\"name\", \"data_b64\"} or {\"name\", \"from_folder\"}", i);
+                        snprintf(why, size,
+                                 "inputs[%zu]: expected {\"name\", \"data_b64\"} or {\"name\", \"from_folder\"}", i);
                         return -1;
                 }
                 p->name = strdup(json_string_value(name));
@@ -403,7 +405,8 @@ static int inputs_of(const struct http_session *s, json_t *list, bool task, stru
 static void job_start(struct http_req *r, json_t *body, bool task)
 {
         static const char *const run_keys[] = { "source", "inputs", "caps", "limits", "args", NULL };
-        static const char *const task_keys[] = { "task", "inputs", "capabilities_approved", "max_steps", "time_budget_s", NULL };
+        static const char *const task_keys[] = { "task",      "inputs",        "capabilities_approved",
+                                                 "max_steps", "time_budget_s", NULL };
         char why[512], msg[600];
         int fds[PROTO_INPUTS_MAX];
         size_t n_fds = 0;
@@ -428,10 +431,11 @@ static void job_start(struct http_req *r, json_t *body, bool task)
                 json_object_set_new(shape, "stream_output", json_true());
         }
         if (proto_from_json(proto_schemas[m.type], shape, &m.u) < 0) {
-                snprintf(why, sizeof(why), "%s", task ? "task (a string), capabilities_approved (a list of strings), max_steps or "
-                                                        "time_budget_s (whole numbers) missing or of the wrong type"
-                                                      : "source (a string), caps, args (lists of strings) or limits (an "
-                                                        "object of whole numbers) missing or of the wrong type");
+                snprintf(why, sizeof(why), "%s",
+                         task ? "task (a string), capabilities_approved (a list of strings), max_steps or "
+                                "time_budget_s (whole numbers) missing or of the wrong type"
+                              : "source (a string), caps, args (lists of strings) or limits (an "
+                                "object of whole numbers) missing or of the wrong type");
                 goto bad;
         }
         if (inputs_of(r->sess, json_object_get(body, "inputs"), task,

@@ -48,10 +48,16 @@ const char *bro_http_static_type(const char *path)
         static const struct {
                 const char *ext, *type;
         } types[] = {
-                { ".html", "text/html; charset=utf-8" }, { ".js", "text/javascript; charset=utf-8" },
-                { ".mjs", "text/javascript; charset=utf-8" }, { ".css", "text/css; charset=utf-8" },
-                { ".svg", "image/svg+xml" }, { ".png", "image/png" }, { ".ico", "image/x-icon" },
-                { ".woff2", "font/woff2" }, { ".json", "application/json" }, { ".txt", "text/plain; charset=utf-8" },
+                { ".html", "text/html; charset=utf-8" },
+                { ".js", "text/javascript; charset=utf-8" },
+                { ".mjs", "text/javascript; charset=utf-8" },
+                { ".css", "text/css; charset=utf-8" },
+                { ".svg", "image/svg+xml" },
+                { ".png", "image/png" },
+                { ".ico", "image/x-icon" },
+                { ".woff2", "font/woff2" },
+                { ".json", "application/json" },
+                { ".txt", "text/plain; charset=utf-8" },
         };
         const char *e = ext_of(path);
         for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++)
@@ -65,10 +71,14 @@ const char *bro_http_artifact_type(const char *path, bool *attachment, bool *san
         static const struct {
                 const char *ext, *type;
         } types[] = {
-                { ".csv", "text/plain; charset=utf-8" }, { ".txt", "text/plain; charset=utf-8" },
-                { ".json", "text/plain; charset=utf-8" }, { ".md", "text/plain; charset=utf-8" },
-                { ".log", "text/plain; charset=utf-8" }, { ".png", "image/png" },
-                { ".jpg", "image/jpeg" }, { ".jpeg", "image/jpeg" },
+                { ".csv", "text/plain; charset=utf-8" },
+                { ".txt", "text/plain; charset=utf-8" },
+                { ".json", "text/plain; charset=utf-8" },
+                { ".md", "text/plain; charset=utf-8" },
+                { ".log", "text/plain; charset=utf-8" },
+                { ".png", "image/png" },
+                { ".jpg", "image/jpeg" },
+                { ".jpeg", "image/jpeg" },
         };
         const char *e = ext_of(path);
         *attachment = *sandbox = false;
