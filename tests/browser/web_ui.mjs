@@ -227,6 +227,16 @@ async function keyboardTool(s) {
         ok("the result card shows the kill and the observed peaks");
         await shot(page, "tool-killed");
         await page.fill("#limit-wall", "");
+        // Cancelled from the page while it runs (its Cancel button): the run ends at once
+        await page.fill("#tool-source", "import time\nprint('waiting', flush=True)\ntime.sleep(30)\n");
+        await page.click("#tool-run");
+        await page.waitForFunction(() => /waiting/.test((document.querySelector("#trace-pane .live-output") || {}).textContent || ""), null, {timeout: 20000});
+        const t0 = Date.now();
+        await page.click("#tool-cancel");
+        await page.waitForSelector("#trace-pane .result[data-status]", {timeout: 20000});
+        const st = await page.textContent("#tool-status");
+        if (!/cancel/.test(st)) fail(`the cancelled run's status line: ${st}`);
+        ok(`cancelled from the page in ${Date.now() - t0} ms: ${st}`);
         // The controls: the listener does see a dialog, the global check does see a script's
         // write, and the HTML artifact really holds script that runs where it is a document.
         const ctl = await s.ctx.newPage();
