@@ -131,7 +131,7 @@ const EVIL = [
         'open("artifacts/x.html", "w").write("<script>alert(2); window.__pwned = 2</script><p>hi</p>")',
         'open("artifacts/x.svg", "w").write(\'<svg xmlns="http://www.w3.org/2000/svg" width="40" height="40">' +
                 '<script>alert(3); window.__pwned = 3</script><rect width="40" height="40" fill="red"/></svg>\')',
-        'open("artifacts/x.csv", "w").write("name,n\\n<b>bold</b>,2\\nb,10\\na,1\\n")',
+        'open("artifacts/x.csv", "w").write("name,n\\n<b>bold</b>,2\\nb,10\\na,1\\n\\"c, \\"\\"d\\"\\"\\",3\\n")',
         'print("rows:", sum(1 for _ in open("inputs/sales.csv")) - 1)',
 ].join("\n") + "\n";
 
@@ -198,12 +198,14 @@ async function keyboardTool(s) {
         await page.locator("#artifact-pane .artifact-list button", {hasText: "x.csv"}).focus();
         await page.keyboard.press("Enter");
         await page.waitForSelector("#artifact-pane .csv-table");
-        expectEq("x.csv: the row count", "3 rows", await page.textContent("#artifact-pane .csv-count"));
+        expectEq("x.csv: the row count", "4 rows", await page.textContent("#artifact-pane .csv-count"));
+        expectEq("x.csv: a quoted field, its comma and quotes kept", true,
+                 await page.$$eval("#artifact-pane .csv-table td", (tds) => tds.some((t) => t.textContent === 'c, "d"')));
         expectEq("x.csv: a cell holding markup, as text", "<b>bold</b>", await page.textContent("#artifact-pane .csv-table tbody tr td"));
         await page.locator("#artifact-pane .csv-table th button").nth(1).focus();
         await page.keyboard.press("Enter");
         const col = await page.$$eval("#artifact-pane .csv-table tbody tr", (trs) => trs.map((t) => t.children[1].textContent).join(","));
-        expectEq("x.csv: sorted by n, as numbers", "1,2,10", col);
+        expectEq("x.csv: sorted by n, as numbers", "1,2,3,10", col);
         await shot(page, "tool-inert");
         // Fetching the SVG as a document: an attachment under a sandbox policy, never run here
         const r = await page.request.get(new URL(svgUrl, URL0).href);
