@@ -15,8 +15,10 @@
 #       steps, the trace, the result card and the deliverable's chart (a PNG that loaded), and
 #       the same from the stored task later; a second task whose tool raises KeyError looks
 #       failed, with the error, the traceback and the raising line marked
+#   a run killed by the wall limit set in the form, one cancelled by its Cancel button
 #   another uid's session neither lists, opens nor cancels that task
-#   the probe's findings, a narrow window without sideways scrolling; no error in either page
+#   the probe's findings, a narrow window without sideways scrolling; no error in either page,
+#       a CSP violation included (the control: an inline script put in the page is refused, seen)
 # Screenshots of each state are saved in BUILD/test-output/t_web_ui/PASS/ (the path is printed).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/agent_lib.sh"
