@@ -3,8 +3,9 @@
 # serving it (--http, --web-dir web), the suite's supervisor and a scripted model
 # (tests/model_server.py):
 #   try to break it: each canned attempt, both variants, run by its button, shows the layer and
-#       the exact message of web/breakit/attempts.json (the one whose kernel layer is explained
-#       only with kernel audit on: its status alone where it is off, the rootless pass)
+#       the exact message of web/breakit/attempts.json (the two whose kernel layer is explained
+#       only with kernel audit on: their status and what the tool saw where it is off, the
+#       rootless pass, and no layer named)
 #   a tool run by the keyboard alone (Tab to the editor, type, Tab to the shared folder's file,
 #       Space, Tab to Run, Enter: the tool reads it; the artifacts
 #       opened and the CSV sorted by Enter) printing <script>alert(1)</script> and writing
