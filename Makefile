@@ -397,7 +397,7 @@ $(BUILD)/man/%.8: $(BUILD)/%
 $(BUILD)/man/anvilctl.h2m: $(BUILD)/anvilctl
 	@mkdir -p $(dir $@)
 # (the tail every command's help shares, the broker and the exit status, is the page's once)
-	{ for c in run submit trace probe verify; do printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
+	{ for c in run submit trace probe verify ui; do printf '[COMMAND %s]\n.nf\n' "$$(echo $$c | tr a-z A-Z)"; \
 		$< help $$c | sed -e '/^The broker is reached at/,$$d' -e 's/\\/\\e/g' -e "s/^[.']/\\\\\&&/"; \
 		printf '.fi\n'; done; } >$@
 

@@ -248,10 +248,7 @@ int bro_client_adopt(struct bro_server *srv, int fd, uid_t uid, struct anvil_err
         c->pid = 0;
         snprintf(c->stream.name, sizeof(c->stream.name), "web uid %u", (unsigned)uid);
         int r = client_admit(c);
-        if (r < 0)
-                return anvil_err_set(err, -r, "the broker does not take this request now (%s)",
-                                     r == -EBUSY ? "connections of this uid at their cap" : "stopping");
-        return 0;
+        return r < 0 ? anvil_err_set(err, -r, "not admitted") : 0; /* the caller says why (http_link.c) */
 }
 
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err)

@@ -262,6 +262,8 @@ static void dispatch(struct http_req *r, const char *method)
                 return;
         }
         r->sess = http_session_of(r->h, r->conn);
+        if (r->sess)
+                r->uid = r->sess->uid;
         if (!r->sess) {
                 http_error(r, 401, "unauthorized", POL_HTTP_MSG(msg, sizeof(msg), NO_SESSION));
                 return;

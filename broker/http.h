@@ -17,6 +17,8 @@ struct bro_http_config {
         const char *web_dir; /* --web-dir; NULL: beside the program, ../share/anvil/web */
         bool allow_remote;   /* --http-allow-remote: an address other than loopback */
         unsigned token_s;    /* a login link's life: HTTP_TOKEN_S (a test build's --test-http-token-s) */
+        unsigned session_s;  /* 0, or a test build's --test-http-session-s: a session's idle life, and
+                                twice that its whole life */
 };
 
 /* "127.0.0.1:8700", "[::1]:8700" into *ss; 0, or -EINVAL. loopback says whether it is one. */

@@ -46,14 +46,15 @@ static void on_link_gone(void *owner)
                 http_stream_wake(r);
                 return;
         }
-        http_error(r, 503, "unavailable", "the broker ended the request before it was answered");
+        char msg[128];
+        http_error(r, 503, "unavailable", POL_HTTP_MSG(msg, sizeof(msg), GONE));
 }
 
 /* Sends m on a new link of r's; on_msg gets what comes back. False: r is answered. */
 static bool ask(struct http_req *r, const struct proto_msg *m, void (*on_msg)(void *, struct proto_msg *))
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        r->link = http_link_open(r->h, r->sess->uid, r, on_msg, on_link_gone, &err);
+        r->link = http_link_open(r->h, r->uid, r, on_msg, on_link_gone, &err);
         if (!r->link) {
                 http_error(r, 503, "busy", err.msg);
                 return false;
@@ -78,7 +79,7 @@ static void on_one(void *owner, struct proto_msg *m)
                 json_object_del(j, "v");
                 json_object_del(j, "request_id");
                 if (m->type == PROTO_RUN_RESULT) {
-                        struct http_job *job = http_job_find(r->h, m->u.run_result.run_id, r->sess->uid);
+                        struct http_job *job = http_job_find(r->h, m->u.run_result.run_id, r->uid);
                         const char *src = job ? http_job_source(job) : NULL;
                         json_object_set_new(j, "source", src ? json_string(src) : json_null());
                 }
@@ -285,15 +286,12 @@ static void cancel(struct http_req *r, bool task)
         struct http_job *j = http_job_find(r->h, r->id, r->sess->uid);
         char msg[256];
         if (!j) {
-                snprintf(msg, sizeof(msg), "no %s started from the web UI and still known here has the id %s",
-                         task ? "task" : "run", r->id);
-                http_error(r, 404, "not_found", msg);
+                http_error(r, 404, "not_found", POL_HTTP_MSG(msg, sizeof(msg), NO_JOB, task ? "task" : "run", r->id));
                 return;
         }
         int rc = http_job_cancel(j);
         if (rc == -EALREADY) {
-                snprintf(msg, sizeof(msg), "the %s %s has ended already", task ? "task" : "run", r->id);
-                http_error(r, 409, "conflict", msg);
+                http_error(r, 409, "conflict", POL_HTTP_MSG(msg, sizeof(msg), JOB_ENDED, task ? "task" : "run", r->id));
                 return;
         }
         http_json(r, rc < 0 ? 500 : 202, json_pack("{s:s,s:b}", "id", r->id, "cancelling", rc == 0));

@@ -74,6 +74,19 @@ static void session_free(struct bro_http *h, struct http_session *s)
         free(s);
 }
 
+/* A session's idle and whole life, in ms. */
+static uint64_t idle_ms(const struct bro_http *h)
+{
+        unsigned t = h->srv->cfg.http.session_s;
+        return t ? t * 1000ull : HTTP_SESSION_IDLE_S * 1000ull;
+}
+
+static uint64_t life_ms(const struct bro_http *h)
+{
+        unsigned t = h->srv->cfg.http.session_s;
+        return t ? 2 * t * 1000ull : HTTP_SESSION_MAX_S * 1000ull;
+}
+
 static void prune(struct bro_http *h, uint64_t now)
 {
         struct http_token *t, *tn;
@@ -85,10 +98,9 @@ static void prune(struct bro_http *h, uint64_t now)
         struct http_session *s, *sn;
         for (s = h->sessions; s; s = sn) {
                 sn = s->next;
-                if (now - s->last_ms >= HTTP_SESSION_IDLE_S * 1000ull ||
-                    now - s->t0_ms >= HTTP_SESSION_MAX_S * 1000ull) {
+                if (now - s->last_ms >= idle_ms(h) || now - s->t0_ms >= life_ms(h)) {
                         log_info("http: a session of uid %u ended (%s)", (unsigned)s->uid,
-                                 now - s->t0_ms >= HTTP_SESSION_MAX_S * 1000ull ? "its time" : "unused");
+                                 now - s->t0_ms >= life_ms(h) ? "its time" : "unused");
                         session_free(h, s);
                 }
         }
@@ -182,14 +194,15 @@ void bro_http_login(struct bro_client *c, const struct proto_msg *m, int *fds, s
                 goto refused;
         }
         if (req->inputs.n != n_fds) {
-                snprintf(msg, sizeof(msg), "ui_login.inputs: %zu names for %zu file descriptors", req->inputs.n, n_fds);
+                POL_HTTP_MSG(msg, sizeof(msg), LOGIN_FD_COUNT, (unsigned long long)req->inputs.n,
+                             (unsigned long long)n_fds);
                 bro_client_error(c, "bad_request", msg, "ui_login.inputs", req->request_id);
                 goto refused;
         }
         for (i = 0; i < n_fds; i++) {
                 struct stat st;
                 if (!folder_name_ok(req->inputs.items[i]) || fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode)) {
-                        snprintf(msg, sizeof(msg), "ui_login.inputs[%zu]: not a regular file with a plain name", i);
+                        POL_HTTP_MSG(msg, sizeof(msg), LOGIN_FD_BAD, (unsigned long long)i);
                         bro_client_error(c, "bad_request", msg, "ui_login.inputs", req->request_id);
                         goto refused;
                 }

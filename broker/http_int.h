@@ -102,7 +102,8 @@ struct http_req {
         size_t body_len;
         bool body_too_big;
         bool dispatched, suspended, ended;
-        struct http_session *sess;
+        struct http_session *sess; /* valid during the dispatch alone: a session may end while r waits */
+        uid_t uid;                 /* the session's, for what comes later */
         unsigned status;
         struct MHD_Response *resp; /* ready to be queued */
         struct http_link *link;    /* an answer awaited from the broker */

@@ -260,14 +260,16 @@ static void on_job_gone(void *owner)
         if (j->starter) {
                 struct http_req *r = TAKE_PTR(j->starter);
                 r->starting = NULL;
-                http_error(r, 503, "unavailable", "the broker ended the request before it started");
+                char msg[128];
+                http_error(r, 503, "unavailable", POL_HTTP_MSG(msg, sizeof(msg), GONE));
                 job_free(j);
                 return;
         }
         if (!j->ended) {
+                char msg[128];
                 job_event(j, "error",
                           json_pack("{s:s,s:s}", "code", "unavailable", "message",
-                                    "the broker ended the request before its result"));
+                                    POL_HTTP_MSG(msg, sizeof(msg), GONE_RESULT)));
                 job_ended(j);
         }
 }
@@ -325,7 +327,7 @@ static bool keys_only(json_t *o, const char *const *keys, char *bad, size_t size
                 for (size_t i = 0; keys[i]; i++)
                         ok |= strcmp(k, keys[i]) == 0;
                 if (!ok) {
-                        snprintf(bad, size, "'%.60s' is not a field of this request", k);
+                        POL_HTTP_MSG(bad, size, FIELD_UNKNOWN, k);
                         return false;
                 }
         }
@@ -351,7 +353,7 @@ static int inputs_of(const struct http_session *s, json_t *list, bool task, stru
         if (!list)
                 return 0;
         if (!json_is_array(list) || json_array_size(list) > PROTO_INPUTS_MAX) {
-                snprintf(why, size, "inputs: expected a list of at most %u inputs", PROTO_INPUTS_MAX);
+                POL_HTTP_MSG(why, size, INPUTS_LIST, (unsigned)PROTO_INPUTS_MAX);
                 return -1;
         }
         if (json_array_size(list) && !(a->items = calloc(json_array_size(list), sizeof(struct proto_input))))
@@ -364,16 +366,16 @@ static int inputs_of(const struct http_session *s, json_t *list, bool task, stru
                        *from = json_object_get(in, "from_folder");
                 a->n = i + 1;
                 if (!json_is_object(in) || !keys_only(in, keys, why, size))
-                        return json_is_object(in) ? -1 : (snprintf(why, size, "inputs[%zu]: not an object", i), -1);
+                        return json_is_object(in) ? -1
+                                                  : (POL_HTTP_MSG(why, size, INPUT_SHAPE, (unsigned long long)i), -1);
                 if (!json_is_string(name) || !json_is_string(b64) == !json_is_string(from)) {
-                        snprintf(why, size,
-                                 "inputs[%zu]: expected {\"name\", \"data_b64\"} or {\"name\", \"from_folder\"}", i);
+                        POL_HTTP_MSG(why, size, INPUT_SHAPE, (unsigned long long)i);
                         return -1;
                 }
                 p->name = strdup(json_string_value(name));
                 if (b64) {
                         if (b64_decode(json_string_value(b64), &p->data) < 0) {
-                                snprintf(why, size, "inputs[%zu].data_b64: not base64", i);
+                                POL_HTTP_MSG(why, size, INPUT_B64, (unsigned long long)i);
                                 return -1;
                         }
                         continue;
@@ -393,8 +395,12 @@ static int inputs_of(const struct http_session *s, json_t *list, bool task, stru
                 p->data.data = malloc(want + 1);
                 ssize_t got = p->data.data ? pread(s->fds[k], p->data.data, want, 0) : -1;
                 if (got < 0 || s->sizes[k] > HTTP_FOLDER_FILE_MAX) {
-                        snprintf(why, size, "inputs[%zu]: '%s' %s", i, json_string_value(from),
-                                 got < 0 ? "cannot be read" : "is over 16 MiB: run a tool on it instead");
+                        if (got < 0)
+                                POL_HTTP_MSG(why, size, INPUT_UNREADABLE, (unsigned long long)i,
+                                             json_string_value(from));
+                        else
+                                POL_HTTP_MSG(why, size, INPUT_TOO_BIG, (unsigned long long)i, json_string_value(from),
+                                             (unsigned)(HTTP_FOLDER_FILE_MAX >> 20));
                         return -1;
                 }
                 p->data.len = (size_t)got;
@@ -431,11 +437,10 @@ static void job_start(struct http_req *r, json_t *body, bool task)
                 json_object_set_new(shape, "stream_output", json_true());
         }
         if (proto_from_json(proto_schemas[m.type], shape, &m.u) < 0) {
-                snprintf(why, sizeof(why), "%s",
-                         task ? "task (a string), capabilities_approved (a list of strings), max_steps or "
-                                "time_budget_s (whole numbers) missing or of the wrong type"
-                              : "source (a string), caps, args (lists of strings) or limits (an "
-                                "object of whole numbers) missing or of the wrong type");
+                if (task)
+                        POL_HTTP_MSG(why, sizeof(why), TASK_FIELDS);
+                else
+                        POL_HTTP_MSG(why, sizeof(why), RUN_FIELDS);
                 goto bad;
         }
         if (inputs_of(r->sess, json_object_get(body, "inputs"), task,

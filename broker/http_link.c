@@ -13,6 +13,7 @@
 
 #include "broker/http_int.h"
 #include "lib/log.h"
+#include "policy/http_texts.h"
 
 static void on_link_msg(struct proto_stream *s, struct proto_msg *m)
 {
@@ -71,7 +72,16 @@ struct http_link *http_link_open(struct bro_http *h, uid_t uid, void *owner, voi
                 return NULL;
         }
         snprintf(l->stream.name, sizeof(l->stream.name), "web link uid %u", (unsigned)uid);
-        if (bro_client_adopt(h->srv, sv[0], uid, err) < 0 || proto_stream_start(&l->stream) < 0) {
+        int r = bro_client_adopt(h->srv, sv[0], uid, err);
+        if (r < 0 || proto_stream_start(&l->stream) < 0) {
+                char why[128], msg[256];
+                if (r == -EBUSY || r == -ESHUTDOWN) {
+                        if (r == -EBUSY)
+                                POL_HTTP_MSG(why, sizeof(why), LINK_WHY_CAP);
+                        else
+                                POL_HTTP_MSG(why, sizeof(why), LINK_WHY_STOPPING);
+                        anvil_err_set(err, -r, "%s", POL_HTTP_MSG(msg, sizeof(msg), LINK_REFUSED, (unsigned)uid, why));
+                }
                 l->on_gone = NULL;
                 proto_stream_close(&l->stream);
                 return NULL;

@@ -183,6 +183,7 @@ enum {
         O_WEB_DIR,
         O_HTTP_ALLOW_REMOTE,
         O_TEST_HTTP_TOKEN_S,
+        O_TEST_HTTP_SESSION_S,
         O_HELP,
         O_VERSION,
 };
@@ -212,6 +213,8 @@ static const struct cfg_opt opts[] = {
         /* A login link's life, shortened, for its expiry's test (t_http_login): never in a
          * build users run. */
         { "test-http-token-s", NULL, NULL, O_TEST_HTTP_TOKEN_S, CFG_ARG },
+        /* A session's idle life (and twice that its whole life), for their test. */
+        { "test-http-session-s", NULL, NULL, O_TEST_HTTP_SESSION_S, CFG_ARG },
 #endif
         M("model-url", "url", O_MODEL_URL),
         M("model", "name", O_MODEL),
@@ -338,6 +341,8 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                 return 0;
         case O_TEST_HTTP_TOKEN_S:
                 return parse_uint(w, 1, 3600, " of seconds", &cfg->http.token_s, err);
+        case O_TEST_HTTP_SESSION_S:
+                return parse_uint(w, 1, 3600, " of seconds", &cfg->http.session_s, err);
         case O_KEEP_RESULTS:
                 return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
         case O_KEEP_TASKS:

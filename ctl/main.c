@@ -76,7 +76,7 @@ static void usage(FILE *f)
 
 /* The help's words on where the broker is, and on the exit status (the table atop this file,
  * which docs/cli.md has in full). */
-static void help_tail(void)
+void ctl_help_tail(void)
 {
         printf("\nThe broker is reached at $ANVIL_SOCKET (default /run/anvil.sock).\n"
                "\nExit status:\n"
@@ -112,7 +112,7 @@ static void help_main(void)
                "\nOptions:\n"
                "  -h, --help        this text\n"
                "  --version         print anvilctl's version and exit\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_run(void)
@@ -170,7 +170,7 @@ static void help_run(void)
                "               native code (ctypes); imports and calls outside the policy. Each\n"
                "               refusal is an event of the trace, with the layer that refused it\n"
                "               (docs/security.md). A tool that ends on one is \"blocked\".\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_submit(void)
@@ -194,7 +194,7 @@ static void help_submit(void)
                "  model                  {\"url\", \"name\"}: another model than the broker's own\n",
                PROTO_INPUTS_MAX, PROTO_CAPS_MAX, POL_TASK_STEPS_MAX, POL_TASK_STEPS_DEFAULT, POL_TASK_BUDGET_S_MAX,
                POL_TASK_BUDGET_S_DEFAULT);
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_trace(void)
@@ -204,7 +204,7 @@ static void help_trace(void)
                "(an id starting with a digit is a run's; your own; root: all).\n"
                "\nOptions:\n"
                "  -h, --help  this text\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 static void help_probe(void)
@@ -215,7 +215,7 @@ static void help_probe(void)
                "\nOptions:\n"
                "  --json      print the ProbeResult as one JSON object\n"
                "  -h, --help  this text\n");
-        help_tail();
+        ctl_help_tail();
 }
 
 /* `anvilctl help COMMAND`, `anvilctl COMMAND --help`: 0, or -1 for no such command. */

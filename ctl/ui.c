@@ -109,6 +109,7 @@ void ctl_ui_help(void)
                "  --no-browser  only print the link\n"
                "  --inputs DIR  the page may take its inputs from DIR's files (opened now, as you)\n"
                "  -h, --help    this text\n");
+        ctl_help_tail();
 }
 
 int ctl_cmd_ui(int argc, char **argv)

@@ -23,6 +23,36 @@
         /* 503: too many sessions or pending links (unsigned) */                                \
         X(SESSIONS_FULL, "the broker holds %u sessions already: try again later")               \
         X(LINKS_FULL, "the broker holds %u unused login links already: try again in a minute")  \
+        /* 404 at a cancel: what ("run", "task"), the id */                                   \
+        X(NO_JOB, "no %s started from the web UI by this user, and still known here, has the id %s") \
+        /* 409 at a cancel: what, the id */                                                     \
+        X(JOB_ENDED, "the %s %s has ended already")                                             \
+        /* the broker's end of a request closed before its answer (503), before the run or task \
+         * started, or before its result (an event stream's error) */                          \
+        X(GONE, "the broker ended the request before it was answered")                          \
+        X(GONE_RESULT, "the broker ended the request before its result")                        \
+        /* 503: the broker takes no request of the uid now (unsigned), why (%s) */              \
+        X(LINK_REFUSED, "the broker takes no more requests of uid %u now (%s)")                 \
+        X(LINK_WHY_CAP, "its connections are at their cap (--max-conns-per-uid, --max-conns)") \
+        X(LINK_WHY_STOPPING, "it is stopping")                                                  \
+        /* a body's field not of the request's (%s, cut) */                                     \
+        X(FIELD_UNKNOWN, "'%.60s' is not a field of this request")                              \
+        X(RUN_FIELDS, "source (a string), caps, args (lists of strings) or limits (an object of whole numbers) " \
+                      "missing or of the wrong type")                                           \
+        X(TASK_FIELDS, "task (a string), capabilities_approved (a list of strings), max_steps or time_budget_s " \
+                       "(whole numbers) missing or of the wrong type")                          \
+        /* the inputs' limit (unsigned) */                                                      \
+        X(INPUTS_LIST, "inputs: expected a list of at most %u inputs")                          \
+        /* the input's index (unsigned long long) */                                            \
+        X(INPUT_SHAPE, "inputs[%llu]: expected {\"name\", \"data_b64\"} or {\"name\", \"from_folder\"}") \
+        X(INPUT_B64, "inputs[%llu].data_b64: not base64")                                       \
+        /* the index, the folder file's name, the limit in MiB (unsigned) */                   \
+        X(INPUT_TOO_BIG, "inputs[%llu]: '%s' is over %u MiB, more than a task's inputs take: run a tool on it instead") \
+        X(INPUT_UNREADABLE, "inputs[%llu]: '%s' cannot be read")                                \
+        /* ui_login: names (unsigned long long), fds (unsigned long long) */                    \
+        X(LOGIN_FD_COUNT, "ui_login.inputs: %llu names for %llu file descriptors")              \
+        /* ui_login: the index (unsigned long long) */                                          \
+        X(LOGIN_FD_BAD, "ui_login.inputs[%llu]: not a regular file with a plain name")          \
         /* ui_login on a broker without http */                                                 \
         X(NO_HTTP, "this broker serves no web UI: set http = 127.0.0.1:8700 in its configuration (or --http)") \
         /* an input from the folder (%s) that the session has not */                            \

@@ -83,6 +83,23 @@ expect_eq "the control: a link of the same broker used at once: 303" 303 "$(code
 kill "$BRO_PID"; wait "$BRO_PID" 2>/dev/null
 [ -n "$SHORT" ] || fail "no origin for the short broker"
 
+# ---- sessions end: unused for their idle life, and at their whole life (a test build's
+# broker: idle 2 s, whole 4 s) ----
+start_bro sess --http 127.0.0.1:0 --web-dir "$WEB" --test-http-session-s 2
+SO=$(sed -n 's/.*web UI: \(http:[^ ]*\) (files from .*/\1/p' "$T/sess.log")
+sess_login() { curl -s -o /dev/null -c "$1" "$(ANVIL_SOCKET="$T/sess.sock" as_uid $A "$CTL" ui --no-browser 2>/dev/null)"; }
+sess_login "$T/idle.jar"
+sess_login "$T/used.jar"
+for i in 1 2 3 4 5; do # used every 0.9 s: alive past its idle life, until its whole life
+        sleep 0.9
+        c=$(code -b "$T/used.jar" "$SO/api/me")
+        [ "$i" -le 3 ] && { [ "$c" = 200 ] || fail "a session used every 0.9 s, at try $i: $c"; }
+done
+echo "ok: the control: a session used every 0.9 s lived 2.7 s, past its idle life of 2 s"
+expect_eq "then it ended at its whole life (4 s)" 401 "$c"
+expect_eq "a session left unused past its idle life: ended" 401 "$(code -b "$T/idle.jar" "$SO/api/me")"
+kill "$BRO_PID"; wait "$BRO_PID" 2>/dev/null
+
 # ---- POST: the session and the page's Origin ----
 body='{"source":"print(1)"}'
 expect_eq "POST with no Origin: 403" 403 "$(code -b "$T/a.jar" -X POST -d "$body" "$ORIGIN/api/runs")"

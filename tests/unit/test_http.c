@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "broker/http_int.h"
+#include "policy/http_texts.h"
 
 static void test_routes(void **state)
 {
@@ -139,12 +140,76 @@ static void test_addr(void **state)
         }
 }
 
+/* Every text of the web UI's catalog (policy/http_texts.h), formatted, verbatim: a text
+ * changed is a test changed, and a text added without its line here fails the count. */
+static void test_catalog(void **state)
+{
+        (void)state;
+        char b[600];
+        unsigned n = 0;
+#define T(ID, want, ...)                                                                  \
+        do {                                                                              \
+                assert_string_equal(POL_HTTP_MSG(b, sizeof(b), ID, ##__VA_ARGS__), want); \
+                n++;                                                                      \
+        } while (0)
+        T(NO_SESSION, "no session: open the link that `anvilctl ui` prints");
+        T(BAD_ORIGIN, "a POST must come from the page itself (Origin http://127.0.0.1:8700)", "http://127.0.0.1:8700");
+        T(BODY_TOO_LARGE, "the request's body is over the limit of 16777216 bytes", 16777216ull);
+        T(NOT_FOUND, "no such page");
+        T(BAD_PATH, "the path is not one the server serves (no '..', NUL or hidden name)");
+        T(METHOD, "this method is not allowed here");
+        T(LOGIN_BAD, "this login link is unknown, used, or expired: run `anvilctl ui` again");
+        T(BAD_JSON, "the request's body: empty", "empty");
+        T(SESSIONS_FULL, "the broker holds 256 sessions already: try again later", 256u);
+        T(LINKS_FULL, "the broker holds 64 unused login links already: try again in a minute", 64u);
+        T(NO_JOB, "no run started from the web UI by this user, and still known here, has the id r1", "run", "r1");
+        T(JOB_ENDED, "the task task-1 has ended already", "task", "task-1");
+        T(GONE, "the broker ended the request before it was answered");
+        T(GONE_RESULT, "the broker ended the request before its result");
+        T(LINK_REFUSED, "the broker takes no more requests of uid 1000 now (it is stopping)", 1000u, "it is stopping");
+        T(LINK_WHY_CAP, "its connections are at their cap (--max-conns-per-uid, --max-conns)");
+        T(LINK_WHY_STOPPING, "it is stopping");
+        T(FIELD_UNKNOWN, "'x' is not a field of this request", "x");
+        T(RUN_FIELDS, "source (a string), caps, args (lists of strings) or limits (an object of whole numbers) missing "
+                      "or of the wrong type");
+        T(TASK_FIELDS, "task (a string), capabilities_approved (a list of strings), max_steps or time_budget_s (whole "
+                       "numbers) missing or of the wrong type");
+        T(INPUTS_LIST, "inputs: expected a list of at most 32 inputs", 32u);
+        T(INPUT_SHAPE, "inputs[1]: expected {\"name\", \"data_b64\"} or {\"name\", \"from_folder\"}", 1ull);
+        T(INPUT_B64, "inputs[0].data_b64: not base64", 0ull);
+        T(INPUT_TOO_BIG, "inputs[2]: 'a.csv' is over 16 MiB, more than a task's inputs take: run a tool on it instead",
+          2ull, "a.csv", 16u);
+        T(INPUT_UNREADABLE, "inputs[2]: 'a.csv' cannot be read", 2ull, "a.csv");
+        T(LOGIN_FD_COUNT, "ui_login.inputs: 2 names for 1 file descriptors", 2ull, 1ull);
+        T(LOGIN_FD_BAD, "ui_login.inputs[0]: not a regular file with a plain name", 0ull);
+        T(NO_HTTP, "this broker serves no web UI: set http = 127.0.0.1:8700 in its configuration (or --http)");
+        T(NO_FOLDER_FILE, "inputs: 'a.csv' is not a file of the folder given to `anvilctl ui --inputs`", "a.csv");
+        T(ADDR_BAD, "--http x: expected ADDRESS:PORT, e.g. 127.0.0.1:8700 (IPv4, or [IPv6]:PORT)", "x");
+        T(ADDR_REMOTE,
+          "--http 0.0.0.0:1: not a loopback address; every machine that reaches it could try the UI's "
+          "login: set http_allow_remote = yes (--http-allow-remote) to serve it anyway",
+          "0.0.0.0:1");
+        T(ADDR_REMOTE_WARN,
+          "--http 0.0.0.0:1: serving the web UI beyond this machine (http_allow_remote); there is "
+          "no TLS: put it behind a proxy that has it",
+          "0.0.0.0:1");
+        T(WEB_DIR,
+          "--web-dir /w: No such file or directory: give the directory of the UI's files (make install puts "
+          "them in PREFIX/share/anvil/web)",
+          "/w", "No such file or directory");
+        T(LISTEN, "--http 127.0.0.1:1: cannot listen there (Address already in use)", "127.0.0.1:1",
+          "Address already in use");
+#undef T
+        assert_int_equal(n, _POL_HTTP_TEXT_MAX);
+}
+
 int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_routes),
                 cmocka_unit_test(test_artifact_types),
                 cmocka_unit_test(test_addr),
+                cmocka_unit_test(test_catalog),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
