@@ -8,7 +8,9 @@
 #            which platform.architecture() runs (pre-warmed by the supervisor)
 #   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), openssl (a self-signed
 #            certificate for the model client's TLS test); nodejs and npm, for the official MCP
-#            SDK's client that tests anvil-mcp (tests/mcp: `npm ci` from its lock); curl (the HTTP client of the web UI's tests)
+#            SDK's client that tests anvil-mcp (tests/mcp: `npm ci` from its lock); curl (the HTTP client of the web UI's tests),
+#            chromium (the page's browser tests: Debian's Chromium, headless, driven by
+#            playwright-core from npm, tests/browser/)
 #   bench:   bubblewrap (the anchor Anvil is measured against; the plots use python3-matplotlib)
 #   install: help2man (`make install` writes the three programs' man pages from their --help)
 #   clients: python3-msgpack, the one package the Python client (clients/python) uses beyond
@@ -21,7 +23,7 @@ PKGS=(
         libmd-dev libinih-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
-        jq openssl bubblewrap help2man nodejs curl
+        jq openssl bubblewrap help2man nodejs curl chromium
         python3-msgpack
 )
 # Debian's nodejs comes without npm (its package npm); a nodejs that brings its own (as
