@@ -34,6 +34,11 @@ for f in "$TOP"/clients/python/anvil_client/*.py; do
         expected="$expected
 /usr/lib/python3/dist-packages/anvil_client/$(basename "$f")"
 done
+# The web UI's files, each as it is in web/ (the broker serves them from beside itself).
+while IFS= read -r f; do
+        expected="$expected
+/usr/share/anvil/web/${f#"$TOP"/web/}"
+done < <(find "$TOP/web" -type f)
 [ -f "$TOP/etc/anvil.conf" ] && expected="$expected
 /etc/anvil/anvil.conf"
 expected=$(sort <<<"$expected")
