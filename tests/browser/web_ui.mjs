@@ -139,6 +139,9 @@ async function keyboardTool(s) {
         const {page} = s;
         await page.goto(`${URL0}/`);
         await page.waitForFunction(() => /signed in as/.test(document.getElementById("who").textContent));
+        // The shared folder's list comes from its own request (/api/folder): tabbing before it
+        // is drawn would skip the file.
+        await page.waitForSelector('#tool-form input[name="folder"]', {state: "attached"});
         // Tab from the top of the page to the source box, type, Tab to "Run it", Enter.
         const order = [];
         for (let i = 0; i < 20; i++) {
