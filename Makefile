@@ -40,6 +40,9 @@ UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson
 MODEL_TEST_LIBS = $(call memo,MODEL_TEST_LIBS,$(call pc,--libs,cmocka jansson))
 MODELCLIENT_LIBS = $(call memo,MODELCLIENT_LIBS,$(call pc,--libs,libcurl libuv jansson))
 TOOL_LIBS  = $(call memo,TOOL_LIBS,$(call pc,--libs,msgpack))
+# http-parser (libhttp-parser-dev) ships no .pc file: its header is in /usr/include, its
+# library beside libc's.
+EGR_LIBS   = $(call memo,EGR_LIBS,$(call pc,--libs,libuv jansson)) -lhttp_parser
 # Headers: every object sees the daemons' libraries' (none need a flag on Debian today, but a
 # module that did would be given it); the runner's objects alone see Python's; cmocka's only
 # the unit tests.
@@ -111,6 +114,7 @@ LIB_OBJS := $(LIB_SRCS:%.c=$(BUILD)/obj/%.o)
 SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
+EGR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard egress/*.c))
 PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -118,7 +122,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
 
 PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py \
-            $(BUILD)/anvil-init
+            $(BUILD)/anvil-init $(BUILD)/anvil-egress
 
 LIB_A := $(BUILD)/libanvil.a
 
@@ -198,6 +202,11 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(BRO_LIBS)
 
+# The egress proxy (egress/, docs/egress.md): its own process and user, libuv, jansson for its
+# control messages, http-parser for the requests it proxies.
+$(BUILD)/anvil-egress: $(EGR_OBJS) $(LIB_A)
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(EGR_LIBS)
+
 # anvilctl verify's scripted model is served by libmicrohttpd; artifacts are hashed with libmd
 # (verify's read-back, and a supervisor's results, which leave the hashing to the client).
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
@@ -240,6 +249,11 @@ PRECHECK_OBJS := $(BUILD)/obj/runner/precheck.o $(BUILD)/obj/runner/events.o
 $(BUILD)/tests/test_precheck: tests/unit/test_precheck.c $(PRECHECK_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(PY_LIBS)
+
+# The egress proxy's host matcher and address classifier, linked beside the library.
+$(BUILD)/tests/test_egress: tests/unit/test_egress.c $(BUILD)/obj/egress/rules.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 
 # The results' prose and hashing (broker/render.c), linked beside the library.
 $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.o $(LIB_A)

@@ -2,6 +2,7 @@
 # Installs the Debian packages Anvil needs to build, test and run, when run as root;
 # otherwise prints the exact apt-get line. Every package comes from Debian's archive.
 #   build:   gcc/make (build-essential), pkg-config and the libraries of DESIGN §2; libinih,
+#            libhttp-parser-dev (the egress proxy parses the requests it proxies with it);
 #            which reads both daemons' configuration file (/etc/anvil/anvil.conf)
 #   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
@@ -15,7 +16,7 @@ PKGS=(
         build-essential pkg-config
         libuv1-dev libmsgpack-dev libpython3-dev libseccomp-dev libcap-dev
         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
-        libmd-dev libinih-dev
+        libmd-dev libinih-dev libhttp-parser-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq openssl bubblewrap hyperfine help2man
