@@ -2,8 +2,8 @@
 # Installs the Debian packages Anvil needs to build, test and run, when run as root;
 # otherwise prints the exact apt-get line. Every package comes from Debian's archive.
 #   build:   gcc/make (build-essential), pkg-config and the libraries of DESIGN §2; libinih,
-#            libhttp-parser-dev (the egress proxy parses the requests it proxies with it);
-#            which reads both daemons' configuration file (/etc/anvil/anvil.conf)
+#            which reads both daemons' configuration file (/etc/anvil/anvil.conf);
+#            libhttp-parser-dev, which parses the requests anvil-egress proxies
 #   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
