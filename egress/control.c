@@ -203,7 +203,9 @@ static int rules_parse(json_t *hosts, json_t *addrs, struct egr_run *run, char *
 static int run_bind(struct egr_run *run, struct anvil_err *err)
 {
         int e;
-        if ((size_t)snprintf(run->path, sizeof(run->path), "%s/%s.sock", egr_d.run_dir, run->id) >= sizeof(run->path))
+        static unsigned long long seq;
+        /* named by a number, not the run's id: a socket's path is at most 107 bytes */
+        if ((size_t)snprintf(run->path, sizeof(run->path), "%s/%llu.sock", egr_d.run_dir, ++seq) >= sizeof(run->path))
                 return anvil_err_set(err, ENAMETOOLONG, "the socket path for run %s is too long", run->id);
         if ((e = uv_pipe_init(egr_d.loop, &run->listener, 0)) < 0)
                 return anvil_err_set(err, -e, "Failed to make a pipe: %s", uv_strerror(e));

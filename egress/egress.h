@@ -12,6 +12,8 @@
 #include "egress/rules.h"
 #include "policy/reasons.h"
 
+/* a run's socket is RUN_DIR/N.sock, N up to 20 digits, within sun_path's 107 bytes */
+#define EGR_RUN_DIR_MAX 80
 #define EGR_RUN_ID_MAX 64      /* [A-Za-z0-9._-], 1 to 64 bytes */
 #define EGR_RULES_MAX 64       /* hosts per run */
 #define EGR_CIDRS_MAX 16       /* address ranges per run */
@@ -54,7 +56,7 @@ struct egr_run {
 
 struct egr_daemon {
         uv_loop_t *loop;
-        char run_dir[80];
+        char run_dir[EGR_RUN_DIR_MAX + 1];
         struct egr_run *runs;
         unsigned n_runs, max_runs;
         struct egr_ctl *ctls;

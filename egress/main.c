@@ -129,9 +129,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "anvil-egress: unexpected argument '%s' (see --help)\n", argv[optind]);
                 return 2;
         }
-        if (strlen(run_dir) >= sizeof(egr_d.run_dir) - 1 - EGR_RUN_ID_MAX - 6 || run_dir[0] != '/') {
-                fprintf(stderr, "anvil-egress: --run-dir %s: an absolute path of at most %zu bytes\n", run_dir,
-                        sizeof(egr_d.run_dir) - 1);
+        if (strlen(run_dir) > EGR_RUN_DIR_MAX || run_dir[0] != '/') {
+                fprintf(stderr, "anvil-egress: --run-dir %s: an absolute path of at most %d bytes\n", run_dir,
+                        EGR_RUN_DIR_MAX);
                 return 2;
         }
         strcpy(egr_d.run_dir, run_dir);
