@@ -66,6 +66,7 @@ struct egr_conn {
         bool client_eof, up_eof, client_paused, up_paused, allowed;
         bool cut; /* a cut's event was sent already */
         bool gai_pending;
+        bool reply_started; /* a forwarded request's reply head was sent on */
 };
 
 static void conn_close(struct egr_conn *c);
@@ -554,9 +555,10 @@ static void alloc_relay(uv_handle_t *h, size_t suggested, uv_buf_t *b)
 static bool over_bytes(struct egr_conn *c, size_t n)
 {
         char msg[600];
-        c->run->bytes += n;
-        if (c->run->bytes <= c->run->limits.bytes)
+        if (c->run->bytes + n <= c->run->limits.bytes) {
+                c->run->bytes += n; /* what is relayed: a chunk past the limit is not */
                 return false;
+        }
         POL_REASON(msg, sizeof(msg), PROXY_BYTES_CAP, c->op, (unsigned long long)c->run->limits.bytes);
         conn_cut(c, "bytes_cap", msg);
         return true;
@@ -611,11 +613,62 @@ static void resume_reads(struct egr_conn *c)
         }
 }
 
+/* A forwarded request's reply head, rewritten as it goes to the client: its status line and
+ * headers, but "Connection: close" for its Connection, Keep-Alive and Proxy-Connection (the
+ * proxy serves one request a connection: a client that kept it for the next would wait for a
+ * reply that never comes). 1: sent, 0: not whole yet, <0: refused (the connection cut). */
+static int reply_head(struct egr_conn *c)
+{
+        char msg[600], out[EGR_HEAD_MAX + 64];
+        http_parser_init(&c->parser, HTTP_RESPONSE);
+        c->parser.data = c;
+        c->n_hdrs = 0;
+        c->hdr_overflow = false;
+        size_t n = http_parser_execute(&c->parser, &head_settings, c->head, c->head_len);
+        enum http_errno e = HTTP_PARSER_ERRNO(&c->parser);
+        if (e == HPE_OK && n == c->head_len && c->head_len < sizeof(c->head))
+                return 0;
+        const char *nl = memchr(c->head, '\n', c->head_len);
+        if (e != HPE_PAUSED || n >= c->head_len || c->head[n] != '\n' || c->hdr_overflow || !nl) {
+                POL_REASON(msg, sizeof(msg), PROXY_MALFORMED,
+                           e == HPE_PAUSED || e == HPE_OK ? "the server's reply head is over 16384 bytes or 64 lines"
+                                                          : "the server's reply is not HTTP");
+                conn_cut(c, "malformed", msg);
+                return -EBADMSG;
+        }
+        size_t len = (size_t)(nl - c->head) + 1;
+        memcpy(out, c->head, len);
+        for (size_t i = 0; i < c->n_hdrs; i++) {
+                const struct hdr *h = &c->hdrs[i];
+                if (hdr_is(h, "connection") || hdr_is(h, "keep-alive") || hdr_is(h, "proxy-connection"))
+                        continue;
+                len += (size_t)snprintf(out + len, sizeof(out) - len, "%.*s: %.*s\r\n", (int)h->fl, h->f, (int)h->vl,
+                                        h->v ? h->v : "");
+        }
+        len += (size_t)snprintf(out + len, sizeof(out) - len, "Connection: close\r\n\r\n");
+        if (len >= sizeof(out) || conn_write(c, (uv_stream_t *)&c->client, out, len) < 0) {
+                conn_close(c);
+                return -EIO;
+        }
+        c->reply_started = true;
+        if (n + 1 < c->head_len && conn_write(c, (uv_stream_t *)&c->client, c->head + n + 1, c->head_len - n - 1) < 0) {
+                conn_close(c);
+                return -EIO;
+        }
+        return 1;
+}
+
 static void on_up_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
 {
         struct egr_conn *c = s->data;
+        char msg[600];
         if (c->state != ST_OPEN)
                 return;
+        if (n == UV_EOF && !c->connect && !c->reply_started) {
+                POL_REASON(msg, sizeof(msg), PROXY_MALFORMED, "the server ended the connection before its reply head");
+                conn_cut(c, "malformed", msg);
+                return;
+        }
         if (n == UV_EOF) {
                 conn_finish(c); /* the reply is whole: it goes out, then the close */
                 return;
@@ -628,7 +681,16 @@ static void on_up_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         if (n == 0 || over_bytes(c, (size_t)n))
                 return;
         c->in += (uint64_t)n;
-        if (conn_write(c, (uv_stream_t *)&c->client, b->base, (size_t)n) < 0) {
+        size_t skip = 0;
+        if (!c->connect && !c->reply_started) {
+                size_t room = sizeof(c->head) - c->head_len;
+                skip = (size_t)n < room ? (size_t)n : room;
+                memcpy(c->head + c->head_len, b->base, skip);
+                c->head_len += skip;
+                if (reply_head(c) != 1 || skip == (size_t)n)
+                        return;
+        }
+        if (conn_write(c, (uv_stream_t *)&c->client, b->base + skip, (size_t)n - skip) < 0) {
                 conn_close(c);
                 return;
         }
@@ -721,6 +783,7 @@ static void opened(struct egr_conn *c)
                 to_up(c, c->head + head_end, c->head_len - head_end);
         if (c->state != ST_OPEN)
                 return;
+        c->head_len = 0; /* the request is sent: the buffer holds the reply's head now */
         if (uv_read_start((uv_stream_t *)&c->up, alloc_relay, on_up_read) < 0) {
                 conn_close(c);
                 return;

@@ -43,13 +43,14 @@ def ctl_open(control, run_id, spec, events):
     print("socket " + reply["socket"], flush=True)
     closing = []
     signal.signal(signal.SIGTERM, lambda *a: closing.append(1))
+    s.settimeout(0.1)  # a signal does not interrupt recv (PEP 475): look every 0.1 s
     while True:
         try:
             if closing == [1]:
                 closing.append(2)
                 s.send(json.dumps({"type": "close", "run_id": run_id}).encode())
             data = s.recv(65536)
-        except InterruptedError:
+        except socket.timeout:
             continue
         if not data:
             out.write('{"type":"eof"}\n')
@@ -81,9 +82,16 @@ def read_all(s, limit=30):
         return got, "timeout"
 
 
+def send(s, request):
+    try:
+        s.sendall(request.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+    except (BrokenPipeError, ConnectionResetError):
+        pass  # refused before it was all sent: the refusal is still there to read
+
+
 def raw(path, request):
     s = connect(path)
-    s.sendall(request.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+    send(s, request)
     got, how = read_all(s)
     sys.stdout.write(got.decode("latin-1"))
     return 0
@@ -138,7 +146,7 @@ def slow(path):
 
 def hold(path, request):
     s = connect(path)
-    s.sendall(request.encode("latin-1").decode("unicode_escape").encode("latin-1"))
+    send(s, request)
     got, how = read_all(s, 60)
     sys.stdout.write(got.decode("latin-1"))
     print("\nend: %s" % how)
