@@ -394,12 +394,13 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
 # completion (which reads its options from anvilctl's help too). Every file installed is listed in
 # $(BUILD)/install.list (as the paths below DESTDIR) for `make uninstall`, which removes
 # exactly those, and the configuration only if it is still the shipped one.
-MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1
+MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvil-egress.8 \
+             $(BUILD)/man/anvilctl.1
 
 $(BUILD)/man/%.8: $(BUILD)/%
 	@mkdir -p $(dir $@)
 	help2man --no-info --no-discard-stderr --section=8 \
-		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,the unprivileged daemon between clients and the supervisor)" \
+		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,$(if $(filter anvil-egress,$*),the egress proxy: each run's approved hosts and no other,the unprivileged daemon between clients and the supervisor))" \
 		--output=$@ $<
 
 # anvilctl's page also holds each command's own help (anvilctl help COMMAND), as it prints it.
@@ -415,25 +416,28 @@ $(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/man/%.h2m
 	help2man --no-info --no-discard-stderr --section=1 --include=$(BUILD)/man/$*.h2m \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
-INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl \
+INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(SBINDIR)/anvil-egress $(BINDIR)/anvilctl \
             $(LIBEXECDIR)/anvil-py $(LIBEXECDIR)/anvil-init \
             $(UNITDIR)/anvil-supervisor.service $(UNITDIR)/anvil-broker.service $(UNITDIR)/anvil-broker.socket \
+            $(UNITDIR)/anvil-egress.service \
             $(SYSUSERSDIR)/anvil.conf \
-            $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
+            $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man8/anvil-egress.8 \
+            $(MANDIR)/man1/anvilctl.1 \
             $(COMPLETIONDIR)/anvilctl
 
 install: all $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSCONFDIR)/anvil \
 		$(DESTDIR)$(COMPLETIONDIR)
-	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvil-egress $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(BUILD)/anvilctl $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/anvil-py $(BUILD)/anvil-init $(DESTDIR)$(LIBEXECDIR)/
-	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket; do \
+	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket anvil-egress.service; do \
 		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/etc/anvil/|$(SYSCONFDIR)/anvil/|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 systemd/sysusers.d/anvil.conf $(DESTDIR)$(SYSUSERSDIR)/anvil.conf
-	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvil-egress.8 \
+		$(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(BUILD)/man/anvilctl.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
 	@printf '%s\n' $(INSTALLED) >$(BUILD)/install.list

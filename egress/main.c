@@ -19,6 +19,7 @@
 #include "egress/egress.h"
 
 #include <getopt.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,13 +46,13 @@ static uv_signal_t sig_term, sig_int, sig_hup;
 static void usage(FILE *f)
 {
         fprintf(f,
-                "usage: anvil-egress [--control PATH] [--run-dir DIR] [--allow-uid UID]...\n"
+                "usage: anvil-egress [--control PATH] [--run-dir DIR] [--allow-uid USER]...\n"
                 "The egress proxy: HTTP forward proxy and CONNECT, each run's requests checked against\n"
                 "the hosts approved for it (docs/egress.md).\n"
                 "  --control PATH    the control socket, SOCK_SEQPACKET, 0660 (default " EGR_CONTROL_DEFAULT ")\n"
                 "  --run-dir DIR     where each run's socket is bound, made 0700 (default " EGR_RUN_DIR_DEFAULT ")\n"
-                "  --allow-uid UID   a uid that may use the control socket, besides root and the daemon's\n"
-                "                    own (up to 16)\n"
+                "  --allow-uid USER  a uid or user name that may use the control socket, besides root and\n"
+                "                    the daemon's own (up to 16)\n"
                 "  --max-runs N      runs open at once, 1..4096 (%u)\n"
                 "A run's limits, unless it asks for fewer (at most): connections at once %u (%u),\n"
                 "bytes both ways %llu (%llu), request head %u s (%u), idle %u s (%u), one connection's\n"
@@ -74,6 +75,20 @@ static int parse_num(const char *opt, const char *s, unsigned long min, unsigned
                 return -1;
         }
         *out = (unsigned)v;
+        return 0;
+}
+
+/* --allow-uid: a uid, or a user's name (the unit's "anvil", whatever uid sysusers gave it). */
+static int allow_uid(const char *s, unsigned *out)
+{
+        if (*s >= '0' && *s <= '9')
+                return parse_num("--allow-uid", s, 0, 4294967294ul, out);
+        struct passwd *pw = getpwnam(s);
+        if (!pw) {
+                fprintf(stderr, "anvil-egress: --allow-uid %s: no such user (see --help)\n", s);
+                return -1;
+        }
+        *out = (unsigned)pw->pw_uid;
         return 0;
 }
 
@@ -113,7 +128,7 @@ int main(int argc, char **argv)
                                 fprintf(stderr, "anvil-egress: --allow-uid: at most 16 (see --help)\n");
                                 return 2;
                         }
-                        if (parse_num("--allow-uid", optarg, 0, 4294967294ul, &uids[n_uids++]) < 0)
+                        if (allow_uid(optarg, &uids[n_uids++]) < 0)
                                 return 2;
                         break;
                 case 'm':
