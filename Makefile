@@ -1,4 +1,4 @@
-# Anvil. `make` builds the five programs into build/; `make check` installs what is missing
+# Anvil. `make` builds the six programs into build/; `make check` installs what is missing
 # (NODEPS=1: not even a look), builds, and runs every test (SANITIZE=1: under ASan and UBSan);
 # `make demo` runs the example and the escapes end to end; `make soak` runs 500 mixed runs from
 # 16 clients and checks that nothing leaked.
