@@ -219,6 +219,7 @@ static int run_bind(struct egr_run *run, struct anvil_err *err)
 
 static void on_run_bind_failed(uv_handle_t *h) { free(h->data); }
 
+/* E2 */
 static void ctl_open(struct egr_ctl *ctl, json_t *m, const char *id)
 {
         char why[300] = "";

@@ -99,6 +99,7 @@ static void on_signal(uv_signal_t *s, int signum)
                 log_info("SIGHUP: nothing to reload: each run keeps the rules it was opened with");
                 return;
         }
+        /* E5 */
         log_info("signal %d: stopping: every run closed, its connections cut", signum);
         egr_ctl_close_all();
         uv_close((uv_handle_t *)&sig_term, NULL);
