@@ -29,8 +29,14 @@ def ctl_open(control, run_id, spec, events):
     s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     s.connect(control)
     msg = dict(json.loads(spec), type="open", run_id=run_id)
-    s.send(json.dumps(msg).encode())
-    data, fds, _, _ = socket.recv_fds(s, 65536, 1)
+    try:
+        s.send(json.dumps(msg).encode())
+        data, fds, _, _ = socket.recv_fds(s, 65536, 1)
+    except (BrokenPipeError, ConnectionResetError):
+        data = b""
+    if not data:
+        print("closed: the daemon ended the connection", flush=True)
+        return 1
     reply = json.loads(data)
     out = open(events, "a", buffering=1)
     out.write(json.dumps(reply) + "\n")
@@ -38,9 +44,15 @@ def ctl_open(control, run_id, spec, events):
         print("error " + reply.get("message", ""), flush=True)
         return 1
     # the fd is the run's socket itself (what the supervisor will bind into the jail)
-    st, pst = os.fstat(fds[0]), os.stat(reply["socket"])
-    assert stat.S_ISSOCK(st.st_mode) and (st.st_ino, st.st_dev) == (pst.st_ino, pst.st_dev), "fd is not the socket"
-    print("socket " + reply["socket"], flush=True)
+    st = os.fstat(fds[0])
+    try:
+        pst = os.stat(reply["socket"])
+    except PermissionError:  # the run directory is the daemon's alone: the fd is the way in
+        print("socket %s (fd only: its path is not reachable)" % reply["socket"], flush=True)
+        pst = None
+    if pst:
+        assert stat.S_ISSOCK(st.st_mode) and (st.st_ino, st.st_dev) == (pst.st_ino, pst.st_dev), "fd is not the socket"
+        print("socket " + reply["socket"], flush=True)
     closing = []
     signal.signal(signal.SIGTERM, lambda *a: closing.append(1))
     s.settimeout(0.1)  # a signal does not interrupt recv (PEP 475): look every 0.1 s

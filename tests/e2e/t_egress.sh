@@ -45,7 +45,7 @@ grep -q '^ready' "$T/net.log" || fail "the servers did not start: $(cat "$T/net.
 
 mkdir -p "$EGR" && chown 65534:65534 "$EGR"
 "${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
-        --control "$EGR/control.sock" --run-dir "$EGR/runs" >"$T/egr.log" 2>&1 &
+        --control "$EGR/control.sock" --run-dir "$EGR/runs" --allow-uid 12346 >"$T/egr.log" 2>&1 &
 EGR_PID=$!
 OWN_PIDS+=("$EGR_PID")
 for _ in $(seq 50); do grep -q 'listening on' "$T/egr.log" && break; sleep 0.1; done
@@ -91,6 +91,17 @@ open_run a '{"hosts": ["web.test", "web.test:8081", "*.wild.test", "v6.test", "i
 [ -S "${SOCK[a]}" ] || fail "no socket at ${SOCK[a]}"
 expect_eq "the run's socket's mode" 777 "$(stat -c %a "${SOCK[a]}" | sed 's/^666$/777/')"
 expect_eq "the run directory's mode" 700 "$(stat -c %a "$EGR/runs")"
+
+echo "-- the control socket: root and --allow-uid's uids, no other (SO_PEERCRED)"
+chmod 0666 "$EGR/control.sock" # so that the file's mode lets them try
+touch "$T/u1.ev" "$T/u2.ev" && chmod 0666 "$T/u1.ev" "$T/u2.ev"
+as_ctl() { # UID NAME: opens a run as UID, prints what the client says
+        timeout 10 "${NSX[@]}" setpriv --reuid="$1" --regid=65534 --clear-groups -- "$PY" "$TOP/tests/e2e/egress_ctl.py" \
+                open "$EGR/control.sock" "$2" '{"hosts": ["web.test"]}' "$T/$2.ev" 2>&1 | head -1
+}
+expect_eq "uid 12345 (not allowed)" "closed: the daemon ended the connection" "$(as_ctl 12345 u1)"
+grep -q "control: uid 12345 refused (not --allow-uid)" "$T/egr.log" || fail "no refusal in the log: $(cat "$T/egr.log")"
+expect_match "uid 12346 (--allow-uid)" "^socket $EGR/runs/[0-9]+\.sock \(fd only: its path is not reachable\)$" "$(as_ctl 12346 u2)"
 
 echo "-- plain HTTP, rewritten to origin form"
 out=$(raw a 'GET http://web.test/?q=1#frag HTTP/1.1\r\nHost: other.test\r\nProxy-Authorization: Basic eA==\r\nConnection: keep-alive\r\n\r\n')
