@@ -260,4 +260,28 @@ out=$(raw a 'GET http://web.test/ HTTP/1.1\r\n\r\n' 2>&1)
 expect_match "a new connection to the run's socket" "ConnectionRefusedError" "$out"
 wait "${CTL_PID[a]}"
 expect_eq "run a's control client saw the end" '{"type":"eof"}' "$(tail -1 "$T/a.ev" | jq -c .)"
+echo "-- a stop (SIGTERM): every run closed, its connections cut, exit 0"
+mkdir -p "$T/egr2" && chown 65534:65534 "$T/egr2"
+"${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
+        --control "$T/egr2/control.sock" --run-dir "$T/egr2/runs" >"$T/egr2.log" 2>&1 &
+EGR2_PID=$!
+OWN_PIDS+=("$EGR2_PID")
+for _ in $(seq 50); do grep -q 'listening on' "$T/egr2.log" && break; sleep 0.1; done
+EGR=$T/egr2 open_run e '{"hosts": ["web.test:8081"]}'
+"${CTL_PY[@]}" hold "${SOCK[e]}" 'CONNECT web.test:8081 HTTP/1.1\r\n\r\n' >"$T/held3.out" 2>&1 &
+HELD=$!
+OWN_PIDS+=("$HELD")
+for _ in $(seq 50); do grep -q 'Connection established' "$T/held3.out" && break; sleep 0.1; done
+kill -TERM "$EGR2_PID"
+rc=0
+wait "$EGR2_PID" || rc=$?
+expect_eq "anvil-egress's exit status after SIGTERM" 0 "$rc"
+wait "$HELD"
+expect_eq "the tunnel, the proxy stopped" "end: closed" "$(tail -1 "$T/held3.out")"
+grep -q "anvil-egress: info: stopped" "$T/egr2.log" || fail "no 'stopped': $(cat "$T/egr2.log")"
+# (a sanitized build: ASan's and UBSan's reports, LeakSanitizer's at that exit, would be here)
+for log in "$T/egr.log" "$T/egr2.log"; do
+        grep -q "Sanitizer\|runtime error" "$log" && fail "$log: $(grep -m3 "Sanitizer\|runtime error" "$log")"
+done
+echo "ok: no sanitizer report in the proxies' logs"
 echo "t_egress: done"
