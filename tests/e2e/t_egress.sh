@@ -85,7 +85,7 @@ allowed() { # NAME REQUEST BODY
         expect_eq "reply to ${2%%\\r*}" "$3" "$(raw "$1" "$2" | body)"
 }
 
-open_run a '{"hosts": ["web.test", "web.test:8081", "*.wild.test", "v6.test", "internal.test", "loop.test",
+open_run a '{"hosts": ["web.test", "web.test:8081", "web.test:9", "*.wild.test", "v6.test", "internal.test", "loop.test",
                        "meta.test", "mapped.test", "nx.test", "11.0.0.20"],
              "limits": {"head_s": 2, "idle_s": 2}}'
 [ -S "${SOCK[a]}" ] || fail "no socket at ${SOCK[a]}"
@@ -181,6 +181,9 @@ refused a 'GET http://mapped.test/ HTTP/1.1\r\n\r\n' "HTTP/1.1 403 Forbidden" \
 refused a 'GET http://nx.test/ HTTP/1.1\r\n\r\n' "HTTP/1.1 502 Bad Gateway" \
         "blocked at proxy: GET nx.test:80 (the name does not resolve: unknown node or service)"
 
+refused a 'CONNECT web.test:9 HTTP/1.1\r\n\r\n' "HTTP/1.1 502 Bad Gateway" \
+        "blocked at proxy: CONNECT web.test:9 (cannot connect to 11.0.0.10: connection refused)"
+
 echo "-- IPv6"
 allowed a 'GET http://v6.test/ HTTP/1.1\r\n\r\n' "hello from v6.test (2600::10)"
 expect_event a "$(events a | grep -F 'allowed at proxy: GET v6.test:80 (2600::10)' | head -1)"
@@ -241,6 +244,11 @@ closed=$(jq -c 'select(.type == "closed") | {run_id, allowed, blocked, events_dr
 expect_eq "run c's end" '{"run_id":"c","allowed":2,"blocked":3,"events_dropped":0}' "$closed"
 [ -e "${SOCK[c]}" ] && fail "run c's socket is still there"
 echo "ok: run c's socket is gone"
+
+open_run f '{"hosts": ["web.test:8081"], "limits": {"lifetime_s": 2, "idle_s": 60}}'
+out=$("${CTL_PY[@]}" hold "${SOCK[f]}" 'CONNECT web.test:8081 HTTP/1.1\r\n\r\n')
+expect_eq "a tunnel past its lifetime: how it ended" "end: closed" "$(tail -1 <<<"$out")"
+expect_event f "cut at proxy: CONNECT web.test:8081 (open for 2 s, the limit)"
 
 echo "-- fail closed: the control connection lost, then the proxy killed mid-connection"
 open_run d '{"hosts": ["web.test"]}'
