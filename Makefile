@@ -368,6 +368,25 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 	$(BUILD)/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/model-crashes/ $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-seeds
 
+# The egress proxy's host and rule parsers (egress/rules.c): `make fuzz-egress`, as above;
+# crashes in $(BUILD)/fuzz/egress-crashes/.
+FUZZ_EGRESS_LIB := lib/err.c egress/rules.c
+
+$(BUILD)/fuzz/fuzz_egress: tests/fuzz/fuzz_egress.c $(FUZZ_EGRESS_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^
+
+$(BUILD)/fuzz/fuzz_egress_seeds: tests/fuzz/fuzz_egress.c $(FUZZ_EGRESS_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^
+
+.PHONY: fuzz-egress
+fuzz-egress: $(BUILD)/fuzz/fuzz_egress $(BUILD)/fuzz/fuzz_egress_seeds
+	@mkdir -p $(BUILD)/fuzz/egress-corpus $(BUILD)/fuzz/egress-crashes
+	$(BUILD)/fuzz/fuzz_egress_seeds $(BUILD)/fuzz/egress-seeds
+	$(BUILD)/fuzz/fuzz_egress -max_total_time=$(FUZZ_SECONDS) -max_len=512 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/egress-crashes/ $(BUILD)/fuzz/egress-corpus $(BUILD)/fuzz/egress-seeds
+
 # The agent's pure pieces (broker/reply.c, broker/prompt.c): a model's reply, the capability
 # declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
 FUZZ_AGENT_LIB := $(FUZZ_LIB) proto/names.c broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c
