@@ -198,7 +198,7 @@ static int rules_parse(json_t *hosts, json_t *addrs, struct egr_run *run, char *
         return 0;
 }
 
-/* Binds the run's socket: in the run directory (0700, the daemon's: nobody else reaches it by
+/* Binds the run's socket (its handle made already): in the run directory (0700, the daemon's: nobody else reaches it by
  * its path), the socket itself 0666 (whoever is given it, bind-mounted, may connect). */
 static int run_bind(struct egr_run *run, struct anvil_err *err)
 {
@@ -207,9 +207,6 @@ static int run_bind(struct egr_run *run, struct anvil_err *err)
         /* named by a number, not the run's id: a socket's path is at most 107 bytes */
         if ((size_t)snprintf(run->path, sizeof(run->path), "%s/%llu.sock", egr_d.run_dir, ++seq) >= sizeof(run->path))
                 return anvil_err_set(err, ENAMETOOLONG, "the socket path for run %s is too long", run->id);
-        if ((e = uv_pipe_init(egr_d.loop, &run->listener, 0)) < 0)
-                return anvil_err_set(err, -e, "Failed to make a pipe: %s", uv_strerror(e));
-        run->listener.data = run;
         if ((e = uv_pipe_bind(&run->listener, run->path)) < 0 || (e = chmod(run->path, 0666) < 0 ? -errno : 0) < 0) {
                 anvil_err_set(err, -e, "Failed to bind %s: %s", run->path, uv_strerror(e));
                 return e;
@@ -240,6 +237,12 @@ static void ctl_open(struct egr_ctl *ctl, json_t *m, const char *id)
         run->ctl = ctl;
         run->t0_ms = now_ms();
         struct anvil_err err = ANVIL_ERR_INIT;
+        int e = uv_pipe_init(egr_d.loop, &run->listener, 0);
+        if (e < 0) {
+                free(run);
+                return ctl_error(ctl, id, uv_strerror(e));
+        }
+        run->listener.data = run;
         if (run_bind(run, &err) < 0) {
                 (void)unlink(run->path);
                 uv_close((uv_handle_t *)&run->listener, on_run_bind_failed);

@@ -18,6 +18,8 @@
  *   E5  SIGTERM/SIGINT: every run closed as in E4, then exit 0 */
 #include "egress/egress.h"
 
+#include <dirent.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <signal.h>
@@ -92,6 +94,22 @@ static int allow_uid(const char *s, unsigned *out)
         return 0;
 }
 
+/* A run directory of an earlier instance (killed: nothing of it cleaned up) may hold its runs'
+ * sockets, which nothing listens on any more: they go, or a new run's name would be taken. */
+static int sweep_run_dir(const char *dir)
+{
+        _cleanup_closedir_ DIR *d = opendir(dir);
+        if (!d)
+                return -errno;
+        struct dirent *de;
+        while ((de = readdir(d))) {
+                size_t n = strlen(de->d_name);
+                if (de->d_type == DT_SOCK && n > 5 && !strcmp(de->d_name + n - 5, ".sock"))
+                        (void)unlinkat(dirfd(d), de->d_name, 0);
+        }
+        return 0;
+}
+
 static void on_signal(uv_signal_t *s, int signum)
 {
         (void)s;
@@ -154,7 +172,7 @@ int main(int argc, char **argv)
         (void)signal(SIGPIPE, SIG_IGN);
         umask(0077);
         /* E1 */
-        if (mkdir(run_dir, 0700) < 0 && errno != EEXIST) {
+        if ((mkdir(run_dir, 0700) < 0 && errno != EEXIST) || (errno = -sweep_run_dir(run_dir)) > 0) {
                 log_error("Failed to make --run-dir %s: %s", run_dir, strerror(errno));
                 return 1;
         }

@@ -268,6 +268,14 @@ out=$(raw a 'GET http://web.test/ HTTP/1.1\r\n\r\n' 2>&1)
 expect_match "a new connection to the run's socket" "ConnectionRefusedError" "$out"
 wait "${CTL_PID[a]}"
 expect_eq "run a's control client saw the end" '{"type":"eof"}' "$(tail -1 "$T/a.ev" | jq -c .)"
+# a new proxy on the same directory: the dead one's sockets swept, nothing of its runs approved
+"${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
+        --control "$EGR/control.sock" --run-dir "$EGR/runs" >"$T/egr3.log" 2>&1 &
+OWN_PIDS+=("$!")
+for _ in $(seq 50); do grep -q 'listening on' "$T/egr3.log" && break; sleep 0.1; done
+expect_eq "sockets left in the run directory after a restart" "" "$(find "$EGR/runs" -type s)"
+open_run g '{"hosts": ["web.test"]}'
+allowed g 'GET http://web.test/ HTTP/1.1\r\n\r\n' "hello from web.test (11.0.0.10)"
 echo "-- a stop (SIGTERM): every run closed, its connections cut, exit 0"
 mkdir -p "$T/egr2" && chown 65534:65534 "$T/egr2"
 "${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
