@@ -8,7 +8,14 @@
 
 #include "egress/egress.h"
 
-enum conn_state { ST_HEAD, ST_RESOLVING, ST_CONNECTING, ST_OPEN, ST_FINISHING, ST_CLOSING };
+enum conn_state {
+        ST_HEAD,
+        ST_RESOLVING,
+        ST_CONNECTING,
+        ST_OPEN,
+        ST_FINISHING,
+        ST_CLOSING
+};
 
 struct hdr {
         const char *f, *v;
@@ -36,9 +43,9 @@ struct egr_conn {
         bool hdr_overflow;
         const char *url;
         size_t url_len;
-        bool connect;   /* CONNECT, else an absolute http:// request */
+        bool connect;       /* CONNECT, else an absolute http:// request */
         uint64_t body_left; /* a forwarded request's body still to send */
-        char op[300];   /* "CONNECT host:443", for every message */
+        char op[300];       /* "CONNECT host:443", for every message */
         struct egr_host host;
         uint16_t port;
         char addr_text[INET6_ADDRSTRLEN + 8];

@@ -108,8 +108,8 @@ static bool run_id_ok(const char *id)
         if (n == 0 || n > EGR_RUN_ID_MAX || id[0] == '.')
                 return false;
         for (size_t i = 0; i < n; i++)
-                if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') && !(id[i] >= '0' && id[i] <= '9') &&
-                    id[i] != '-' && id[i] != '_' && id[i] != '.')
+                if (!(id[i] >= 'a' && id[i] <= 'z') && !(id[i] >= 'A' && id[i] <= 'Z') &&
+                    !(id[i] >= '0' && id[i] <= '9') && id[i] != '-' && id[i] != '_' && id[i] != '.')
                         return false;
         return true;
 }
@@ -214,7 +214,10 @@ static int run_bind(struct egr_run *run, struct anvil_err *err)
         return egr_proxy_listen(run, err);
 }
 
-static void on_run_bind_failed(uv_handle_t *h) { free(h->data); }
+static void on_run_bind_failed(uv_handle_t *h)
+{
+        free(h->data);
+}
 
 /* E2 */
 static void ctl_open(struct egr_ctl *ctl, json_t *m, const char *id)
@@ -283,7 +286,8 @@ static void ctl_handle(struct egr_ctl *ctl, const char *buf, size_t len)
                 }
         }
         if (!type || !id || !run_id_ok(id))
-                ctl_error(ctl, NULL, "type and run_id ([A-Za-z0-9._-], 1 to 64 bytes, not starting with '.') are required");
+                ctl_error(ctl, NULL,
+                          "type and run_id ([A-Za-z0-9._-], 1 to 64 bytes, not starting with '.') are required");
         else if (!strcmp(type, "open"))
                 ctl_open(ctl, m, id);
         else if (!strcmp(type, "close")) {

@@ -14,11 +14,11 @@
 
 /* a run's socket is RUN_DIR/N.sock, N up to 20 digits, within sun_path's 107 bytes */
 #define EGR_RUN_DIR_MAX 80
-#define EGR_RUN_ID_MAX 64      /* [A-Za-z0-9._-], 1 to 64 bytes */
-#define EGR_RULES_MAX 64       /* hosts per run */
-#define EGR_CIDRS_MAX 16       /* address ranges per run */
-#define EGR_HEAD_MAX 16384     /* a request's head: request line and headers */
-#define EGR_HEADERS_MAX 64     /* header lines in it */
+#define EGR_RUN_ID_MAX 64          /* [A-Za-z0-9._-], 1 to 64 bytes */
+#define EGR_RULES_MAX 64           /* hosts per run */
+#define EGR_CIDRS_MAX 16           /* address ranges per run */
+#define EGR_HEAD_MAX 16384         /* a request's head: request line and headers */
+#define EGR_HEADERS_MAX 64         /* header lines in it */
 #define EGR_PENDING_MAX (1u << 20) /* bytes queued toward one side before its source pauses */
 
 struct egr_limits {
@@ -44,9 +44,9 @@ struct egr_run {
         uv_pipe_t listener;
         char path[108];
         uint64_t t0_ms;
-        uint64_t bytes; /* both ways, so far */
-        unsigned n_conns;  /* open now (the cap counts these) */
-        unsigned n_alive;  /* connections not yet freed */
+        uint64_t bytes;   /* both ways, so far */
+        unsigned n_conns; /* open now (the cap counts these) */
+        unsigned n_alive; /* connections not yet freed */
         bool listener_closed;
         unsigned n_allowed, n_blocked;
         unsigned long long events_dropped; /* not sent: the control connection full or gone */

@@ -62,9 +62,9 @@ static void usage(FILE *f)
                 "  --help            this text\n"
                 "  --version         print the version (" ANVIL_VERSION ") and exit\n",
                 EGR_MAX_RUNS_DEFAULT, egr_d.defaults.conns, egr_d.maxima.conns,
-                (unsigned long long)egr_d.defaults.bytes, (unsigned long long)egr_d.maxima.bytes,
-                egr_d.defaults.head_s, egr_d.maxima.head_s, egr_d.defaults.idle_s, egr_d.maxima.idle_s,
-                egr_d.defaults.lifetime_s, egr_d.maxima.lifetime_s);
+                (unsigned long long)egr_d.defaults.bytes, (unsigned long long)egr_d.maxima.bytes, egr_d.defaults.head_s,
+                egr_d.maxima.head_s, egr_d.defaults.idle_s, egr_d.maxima.idle_s, egr_d.defaults.lifetime_s,
+                egr_d.maxima.lifetime_s);
 }
 
 static int parse_num(const char *opt, const char *s, unsigned long min, unsigned long max, unsigned *out)
@@ -128,9 +128,12 @@ static void on_signal(uv_signal_t *s, int signum)
 int main(int argc, char **argv)
 {
         static const struct option opts[] = {
-                { "control", required_argument, NULL, 'c' }, { "run-dir", required_argument, NULL, 'r' },
-                { "allow-uid", required_argument, NULL, 'u' }, { "max-runs", required_argument, NULL, 'm' },
-                { "help", no_argument, NULL, 'h' },           { "version", no_argument, NULL, 'V' },
+                { "control", required_argument, NULL, 'c' },
+                { "run-dir", required_argument, NULL, 'r' },
+                { "allow-uid", required_argument, NULL, 'u' },
+                { "max-runs", required_argument, NULL, 'm' },
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, 'V' },
                 { NULL, 0, NULL, 0 },
         };
         const char *control = EGR_CONTROL_DEFAULT, *run_dir = EGR_RUN_DIR_DEFAULT;

@@ -28,7 +28,6 @@
 #include "lib/fd.h"
 #include "lib/list.h"
 
-
 static void conn_unref(struct egr_conn *c)
 {
         if (--c->refs > 0)
@@ -42,7 +41,10 @@ static void conn_unref(struct egr_conn *c)
                 egr_ctl_run_gone(run);
 }
 
-static void on_handle_closed(uv_handle_t *h) { conn_unref(h->data); }
+static void on_handle_closed(uv_handle_t *h)
+{
+        conn_unref(h->data);
+}
 
 /* The record of an allowed connection, once, as it ends. */
 static void conn_record(struct egr_conn *c)
@@ -165,8 +167,8 @@ void egr_conn_refuse(struct egr_conn *c, const char *status, const char *reason,
                          status, reason, strlen(msg) + 1, msg);
         c->run->n_blocked++;
         c->cut = true;
-        egr_ctl_event(c->run, "blocked", reason, c->op[0] ? c->op : NULL, msg, c->addr_text[0] ? c->addr_text : NULL,
-                      0, 0);
+        egr_ctl_event(c->run, "blocked", reason, c->op[0] ? c->op : NULL, msg, c->addr_text[0] ? c->addr_text : NULL, 0,
+                      0);
         if (n > 0 && (size_t)n < sizeof(reply) && egr_conn_write(c, (uv_stream_t *)&c->client, reply, (size_t)n) == 0)
                 conn_finish(c);
         else

@@ -146,8 +146,7 @@ static int target_parse(struct egr_conn *c)
         }
         switch (egr_host_parse(h, hl, bracketed, &c->host)) {
         case EGR_HOST_NAME:
-        case EGR_HOST_IP:
-                return 0;
+        case EGR_HOST_IP: return 0;
         case EGR_HOST_IP_ODD:
                 POL_REASON(msg, sizeof(msg), PROXY_IP_LITERAL, c->op);
                 egr_conn_refuse(c, "403 Forbidden", "ip_literal", msg);
@@ -173,7 +172,8 @@ void egr_head_done(struct egr_conn *c)
                 return;
         if (!c->connect) {
                 if (c->parser.flags & F_CHUNKED) {
-                        POL_REASON(msg, sizeof(msg), PROXY_MALFORMED, "a chunked request body: send its Content-Length");
+                        POL_REASON(msg, sizeof(msg), PROXY_MALFORMED,
+                                   "a chunked request body: send its Content-Length");
                         egr_conn_refuse(c, "411 Length Required", "malformed", msg);
                         return;
                 }
@@ -224,8 +224,7 @@ size_t egr_request_rewrite(struct egr_conn *c, char *req, size_t size)
                 path = c->url + u.field_data[UF_PATH].off;
                 /* the path and the query after it, never the fragment */
                 pl = (u.field_set & (1 << UF_QUERY)) ? (size_t)(u.field_data[UF_QUERY].off +
-                                                                u.field_data[UF_QUERY].len -
-                                                                u.field_data[UF_PATH].off)
+                                                                u.field_data[UF_QUERY].len - u.field_data[UF_PATH].off)
                                                      : u.field_data[UF_PATH].len;
         }
         append(req, size, &n, "%s %.*s HTTP/1.1\r\n", method, (int)pl, path);
@@ -285,7 +284,8 @@ int egr_reply_head(struct egr_conn *c)
                 return -EIO;
         }
         c->reply_started = true;
-        if (n + 1 < c->head_len && egr_conn_write(c, (uv_stream_t *)&c->client, c->head + n + 1, c->head_len - n - 1) < 0) {
+        if (n + 1 < c->head_len &&
+            egr_conn_write(c, (uv_stream_t *)&c->client, c->head + n + 1, c->head_len - n - 1) < 0) {
                 egr_conn_close(c);
                 return -EIO;
         }

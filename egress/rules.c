@@ -136,7 +136,8 @@ int egr_rule_parse(const char *s, struct egr_rule *out, struct anvil_err *err)
         }
         enum egr_host_kind k = egr_host_parse(host, hlen, br, &out->host);
         if (k == EGR_HOST_IP_ODD || k == EGR_HOST_INVALID)
-                return anvil_err_set(err, EINVAL, "rule '%s': not a host name, a dotted IPv4 address or a [IPv6] one", s);
+                return anvil_err_set(err, EINVAL, "rule '%s': not a host name, a dotted IPv4 address or a [IPv6] one",
+                                     s);
         if (out->wildcard && (k != EGR_HOST_NAME || !strchr(out->host.name, '.')))
                 return anvil_err_set(err, EINVAL, "rule '%s': a wildcard is *. and a domain of two labels or more", s);
         return 0;
@@ -230,8 +231,8 @@ static const struct range4 ranges4[] = {
         { { 127, 0, 0, 0 }, 8, EGR_RANGE_LOOPBACK },
         { { 169, 254, 0, 0 }, 16, EGR_RANGE_LINK_LOCAL },
         { { 172, 16, 0, 0 }, 12, EGR_RANGE_PRIVATE },
-        { { 192, 0, 0, 0 }, 24, EGR_RANGE_RESERVED }, /* IETF protocol assignments */
-        { { 192, 0, 2, 0 }, 24, EGR_RANGE_RESERVED }, /* documentation */
+        { { 192, 0, 0, 0 }, 24, EGR_RANGE_RESERVED },   /* IETF protocol assignments */
+        { { 192, 0, 2, 0 }, 24, EGR_RANGE_RESERVED },   /* documentation */
         { { 192, 88, 99, 0 }, 24, EGR_RANGE_RESERVED }, /* 6to4 relays, deprecated */
         { { 192, 168, 0, 0 }, 16, EGR_RANGE_PRIVATE },
         { { 198, 18, 0, 0 }, 15, EGR_RANGE_RESERVED }, /* benchmarking */
@@ -272,12 +273,12 @@ struct range6 {
 static const struct range6 ranges6[] = {
         { { 0 }, 128, EGR_RANGE_UNSPECIFIED },
         { { [15] = 1 }, 128, EGR_RANGE_LOOPBACK },
-        { { 0 }, 8, EGR_RANGE_RESERVED }, /* the rest of ::/8 */
-        { { 0x01 }, 64, EGR_RANGE_RESERVED }, /* discard-only 100::/64 */
+        { { 0 }, 8, EGR_RANGE_RESERVED },                       /* the rest of ::/8 */
+        { { 0x01 }, 64, EGR_RANGE_RESERVED },                   /* discard-only 100::/64 */
         { { 0x20, 0x01, 0x0d, 0xb8 }, 32, EGR_RANGE_RESERVED }, /* documentation */
-        { { 0x20, 0x02 }, 16, EGR_RANGE_RESERVED }, /* 6to4: carries any IPv4 address */
-        { { 0x20, 0x01, 0, 0 }, 32, EGR_RANGE_RESERVED }, /* Teredo: likewise */
-        { { 0xfc }, 7, EGR_RANGE_PRIVATE }, /* unique local */
+        { { 0x20, 0x02 }, 16, EGR_RANGE_RESERVED },             /* 6to4: carries any IPv4 address */
+        { { 0x20, 0x01, 0, 0 }, 32, EGR_RANGE_RESERVED },       /* Teredo: likewise */
+        { { 0xfc }, 7, EGR_RANGE_PRIVATE },                     /* unique local */
         { { 0xfe, 0x80 }, 10, EGR_RANGE_LINK_LOCAL },
         { { 0xfe, 0xc0 }, 10, EGR_RANGE_PRIVATE }, /* site-local, deprecated */
         { { 0xff }, 8, EGR_RANGE_MULTICAST },

@@ -65,14 +65,14 @@ enum egr_match {
 enum egr_match egr_rules_match(const struct egr_rule *rules, size_t n, const struct egr_host *host, uint16_t port);
 
 /* The ranges an address may be in; every one but PUBLIC is refused unless approved. */
-#define EGR_RANGES(X)                                                                           \
-        X(PUBLIC, "public")                                                                     \
-        X(UNSPECIFIED, "unspecified")                                                           \
-        X(LOOPBACK, "loopback")                                                                 \
-        X(PRIVATE, "private")                                                                   \
-        X(LINK_LOCAL, "link-local")                                                             \
-        X(CGNAT, "shared (CGNAT)")                                                              \
-        X(MULTICAST, "multicast")                                                               \
+#define EGR_RANGES(X)                 \
+        X(PUBLIC, "public")           \
+        X(UNSPECIFIED, "unspecified") \
+        X(LOOPBACK, "loopback")       \
+        X(PRIVATE, "private")         \
+        X(LINK_LOCAL, "link-local")   \
+        X(CGNAT, "shared (CGNAT)")    \
+        X(MULTICAST, "multicast")     \
         X(RESERVED, "reserved")
 
 enum egr_range {

@@ -35,13 +35,13 @@ static void test_host_kinds(void **state)
                 { "10.0.0.5", false, EGR_HOST_IP },
                 { "::1", true, EGR_HOST_IP },
                 { "::ffff:127.0.0.1", true, EGR_HOST_IP },
-                { "2130706433", false, EGR_HOST_IP_ODD },   /* decimal */
-                { "0x7f000001", false, EGR_HOST_IP_ODD },   /* hex */
+                { "2130706433", false, EGR_HOST_IP_ODD }, /* decimal */
+                { "0x7f000001", false, EGR_HOST_IP_ODD }, /* hex */
                 { "0x7f.0.0.1", false, EGR_HOST_IP_ODD },
                 { "017700000001", false, EGR_HOST_IP_ODD }, /* octal */
                 { "0177.0.0.01", false, EGR_HOST_IP_ODD },
-                { "127.1", false, EGR_HOST_IP_ODD },        /* short */
-                { "1.2.3.4.5", false, EGR_HOST_IP_ODD },    /* numeric last label */
+                { "127.1", false, EGR_HOST_IP_ODD },     /* short */
+                { "1.2.3.4.5", false, EGR_HOST_IP_ODD }, /* numeric last label */
                 { "999.1.1.1", false, EGR_HOST_IP_ODD },
                 { "a.0x10", false, EGR_HOST_IP_ODD },
                 { "", false, EGR_HOST_INVALID },
@@ -111,9 +111,19 @@ static void test_rules(void **state)
 
         struct egr_rule r;
         struct anvil_err err = ANVIL_ERR_INIT;
-        static const char *const bad[] = { "*.com", "*", "*.", "a.*.example.com", "api.example.com:0",
-                                           "api.example.com:65536", "api.example.com:", "2130706433", "[::1",
-                                           "[::1]x", "", "*.10.0.0.1", "a.example.com:80x" };
+        static const char *const bad[] = { "*.com",
+                                           "*",
+                                           "*.",
+                                           "a.*.example.com",
+                                           "api.example.com:0",
+                                           "api.example.com:65536",
+                                           "api.example.com:",
+                                           "2130706433",
+                                           "[::1",
+                                           "[::1]x",
+                                           "",
+                                           "*.10.0.0.1",
+                                           "a.example.com:80x" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 if (egr_rule_parse(bad[i], &r, &err) == 0)
                         fail_msg("rule '%s' parsed", bad[i]);
@@ -144,31 +154,51 @@ static void test_ranges(void **state)
                 const char *a;
                 enum egr_range r;
         } cases[] = {
-                { "93.184.216.34", EGR_RANGE_PUBLIC },   { "8.8.8.8", EGR_RANGE_PUBLIC },
-                { "11.0.0.10", EGR_RANGE_PUBLIC },       { "172.32.0.1", EGR_RANGE_PUBLIC },
-                { "100.128.0.1", EGR_RANGE_PUBLIC },     { "169.253.255.255", EGR_RANGE_PUBLIC },
-                { "0.0.0.0", EGR_RANGE_UNSPECIFIED },    { "0.1.2.3", EGR_RANGE_UNSPECIFIED },
-                { "127.0.0.1", EGR_RANGE_LOOPBACK },     { "127.255.255.254", EGR_RANGE_LOOPBACK },
-                { "10.1.2.3", EGR_RANGE_PRIVATE },       { "172.16.0.1", EGR_RANGE_PRIVATE },
-                { "172.31.255.255", EGR_RANGE_PRIVATE }, { "192.168.1.1", EGR_RANGE_PRIVATE },
-                { "100.64.0.1", EGR_RANGE_CGNAT },       { "100.127.255.255", EGR_RANGE_CGNAT },
-                { "169.254.169.254", EGR_RANGE_LINK_LOCAL }, { "224.0.0.1", EGR_RANGE_MULTICAST },
-                { "239.255.255.250", EGR_RANGE_MULTICAST }, { "255.255.255.255", EGR_RANGE_RESERVED },
-                { "240.0.0.1", EGR_RANGE_RESERVED },     { "192.0.2.1", EGR_RANGE_RESERVED },
-                { "2600::10", EGR_RANGE_PUBLIC },        { "2a00:1450:4001::1", EGR_RANGE_PUBLIC },
-                { "::", EGR_RANGE_UNSPECIFIED },         { "::1", EGR_RANGE_LOOPBACK },
-                { "fd00::1", EGR_RANGE_PRIVATE },        { "fc00::1", EGR_RANGE_PRIVATE },
-                { "fe80::1", EGR_RANGE_LINK_LOCAL },     { "ff02::1", EGR_RANGE_MULTICAST },
-                { "2001:db8::1", EGR_RANGE_RESERVED },   { "2002:7f00:1::", EGR_RANGE_RESERVED },
-                { "::ffff:127.0.0.1", EGR_RANGE_LOOPBACK }, { "::ffff:10.0.0.1", EGR_RANGE_PRIVATE },
-                { "::ffff:169.254.169.254", EGR_RANGE_LINK_LOCAL }, { "::ffff:93.184.216.34", EGR_RANGE_PUBLIC },
-                { "::127.0.0.1", EGR_RANGE_LOOPBACK },   { "64:ff9b::10.0.0.1", EGR_RANGE_PRIVATE },
+                { "93.184.216.34", EGR_RANGE_PUBLIC },
+                { "8.8.8.8", EGR_RANGE_PUBLIC },
+                { "11.0.0.10", EGR_RANGE_PUBLIC },
+                { "172.32.0.1", EGR_RANGE_PUBLIC },
+                { "100.128.0.1", EGR_RANGE_PUBLIC },
+                { "169.253.255.255", EGR_RANGE_PUBLIC },
+                { "0.0.0.0", EGR_RANGE_UNSPECIFIED },
+                { "0.1.2.3", EGR_RANGE_UNSPECIFIED },
+                { "127.0.0.1", EGR_RANGE_LOOPBACK },
+                { "127.255.255.254", EGR_RANGE_LOOPBACK },
+                { "10.1.2.3", EGR_RANGE_PRIVATE },
+                { "172.16.0.1", EGR_RANGE_PRIVATE },
+                { "172.31.255.255", EGR_RANGE_PRIVATE },
+                { "192.168.1.1", EGR_RANGE_PRIVATE },
+                { "100.64.0.1", EGR_RANGE_CGNAT },
+                { "100.127.255.255", EGR_RANGE_CGNAT },
+                { "169.254.169.254", EGR_RANGE_LINK_LOCAL },
+                { "224.0.0.1", EGR_RANGE_MULTICAST },
+                { "239.255.255.250", EGR_RANGE_MULTICAST },
+                { "255.255.255.255", EGR_RANGE_RESERVED },
+                { "240.0.0.1", EGR_RANGE_RESERVED },
+                { "192.0.2.1", EGR_RANGE_RESERVED },
+                { "2600::10", EGR_RANGE_PUBLIC },
+                { "2a00:1450:4001::1", EGR_RANGE_PUBLIC },
+                { "::", EGR_RANGE_UNSPECIFIED },
+                { "::1", EGR_RANGE_LOOPBACK },
+                { "fd00::1", EGR_RANGE_PRIVATE },
+                { "fc00::1", EGR_RANGE_PRIVATE },
+                { "fe80::1", EGR_RANGE_LINK_LOCAL },
+                { "ff02::1", EGR_RANGE_MULTICAST },
+                { "2001:db8::1", EGR_RANGE_RESERVED },
+                { "2002:7f00:1::", EGR_RANGE_RESERVED },
+                { "::ffff:127.0.0.1", EGR_RANGE_LOOPBACK },
+                { "::ffff:10.0.0.1", EGR_RANGE_PRIVATE },
+                { "::ffff:169.254.169.254", EGR_RANGE_LINK_LOCAL },
+                { "::ffff:93.184.216.34", EGR_RANGE_PUBLIC },
+                { "::127.0.0.1", EGR_RANGE_LOOPBACK },
+                { "64:ff9b::10.0.0.1", EGR_RANGE_PRIVATE },
                 { "64:ff9b::8.8.8.8", EGR_RANGE_PUBLIC },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
                 enum egr_range r = range_of(cases[i].a);
                 if (r != cases[i].r)
-                        fail_msg("%s: range %s, expected %s", cases[i].a, egr_range_name(r), egr_range_name(cases[i].r));
+                        fail_msg("%s: range %s, expected %s", cases[i].a, egr_range_name(r),
+                                 egr_range_name(cases[i].r));
         }
 }
 
@@ -204,8 +234,8 @@ static void test_cidrs(void **state)
         assert_true(held("10.0.0.0/9", "10.127.0.1"));
         struct egr_cidr c;
         struct anvil_err err = ANVIL_ERR_INIT;
-        static const char *const bad[] = { "10.0.0.0/33", "fd00::/129", "10.0.0/8", "x", "10.0.0.0/", "10.0.0.0/-1",
-                                           "example.com" };
+        static const char *const bad[] = { "10.0.0.0/33", "fd00::/129",  "10.0.0/8",   "x",
+                                           "10.0.0.0/",   "10.0.0.0/-1", "example.com" };
         for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
                 if (egr_cidr_parse(bad[i], &c, &err) == 0)
                         fail_msg("range '%s' parsed", bad[i]);
