@@ -60,22 +60,25 @@ static void ctl_send(struct egr_ctl *ctl, json_t *msg, int fd, struct egr_run *r
         }
 }
 
-void egr_ctl_event(struct egr_run *run, const char *kind, const char *reason, const char *op, const char *message,
-                   const char *address, uint64_t bytes_out, uint64_t bytes_in)
+void egr_ctl_event(struct egr_run *run, const struct egr_event *e)
 {
         json_t *ev = json_pack("{s:I,s:s,s:s,s:s,s:s}", "t_ms", (json_int_t)(now_ms() - run->t0_ms), "layer", "proxy",
-                               "kind", kind, "reason", reason, "message", message);
+                               "kind", e->kind, "reason", e->reason, "message", e->message);
         if (!ev)
                 return;
-        if (op)
-                json_object_set_new(ev, "op", json_string(op));
-        if (address)
-                json_object_set_new(ev, "address", json_string(address));
-        if (!strcmp(kind, "allowed") || bytes_out || bytes_in) {
-                json_object_set_new(ev, "bytes_out", json_integer((json_int_t)bytes_out));
-                json_object_set_new(ev, "bytes_in", json_integer((json_int_t)bytes_in));
+        if (e->op)
+                json_object_set_new(ev, "op", json_string(e->op));
+        if (e->host)
+                json_object_set_new(ev, "host", json_string(e->host));
+        if (e->port)
+                json_object_set_new(ev, "port", json_integer(e->port));
+        if (e->address)
+                json_object_set_new(ev, "address", json_string(e->address));
+        if (!strcmp(e->kind, "allowed") || e->bytes_out || e->bytes_in) {
+                json_object_set_new(ev, "bytes_out", json_integer((json_int_t)e->bytes_out));
+                json_object_set_new(ev, "bytes_in", json_integer((json_int_t)e->bytes_in));
         }
-        log_info("run %s: %s", run->id, message);
+        log_info("run %s: %s", run->id, e->message);
         if (!run->ctl || run->ctl->gone) {
                 run->events_dropped++;
                 json_decref(ev);

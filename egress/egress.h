@@ -74,9 +74,19 @@ void egr_proxy_close_run(struct egr_run *run);
 
 /* control.c */
 int egr_ctl_listen(const char *path, const unsigned *uids, size_t n_uids, struct anvil_err *err);
+/* One decision, as sent (docs/egress.md): NULL and 0 fields are left out, but bytes of
+ * "allowed". */
+struct egr_event {
+        const char *kind, *reason, *message;
+        const char *op;   /* "CONNECT host:443" */
+        const char *host; /* as checked: lowercased, or an address's standard text */
+        unsigned port;
+        const char *address; /* the address resolved, connected to or refused */
+        uint64_t bytes_out, bytes_in;
+};
+
 /* Sends run's event to whoever opened it (dropped, and counted, if that connection is gone). */
-void egr_ctl_event(struct egr_run *run, const char *kind, const char *reason, const char *op, const char *message,
-                   const char *address, uint64_t bytes_out, uint64_t bytes_in);
+void egr_ctl_event(struct egr_run *run, const struct egr_event *e);
 /* The run's last handle closed: it is unlinked and freed, and its owner told "closed". */
 void egr_ctl_run_gone(struct egr_run *run);
 void egr_ctl_close_all(void);

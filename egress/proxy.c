@@ -46,6 +46,24 @@ static void on_handle_closed(uv_handle_t *h)
         conn_unref(h->data);
 }
 
+/* c's event: what it asked, as far as it was understood, and its bytes. */
+static void conn_event(struct egr_conn *c, const char *kind, const char *reason, const char *msg)
+{
+        bool known = c->host.kind == EGR_HOST_NAME || c->host.kind == EGR_HOST_IP;
+        struct egr_event e = {
+                .kind = kind,
+                .reason = reason,
+                .message = msg,
+                .op = c->op[0] ? c->op : NULL,
+                .host = known ? c->host.name : NULL,
+                .port = known ? c->port : 0,
+                .address = c->addr_text[0] ? c->addr_text : NULL,
+                .bytes_out = c->out,
+                .bytes_in = c->in,
+        };
+        egr_ctl_event(c->run, &e);
+}
+
 /* The record of an allowed connection, once, as it ends. */
 static void conn_record(struct egr_conn *c)
 {
@@ -56,7 +74,7 @@ static void conn_record(struct egr_conn *c)
         POL_REASON(msg, sizeof(msg), PROXY_ALLOWED, c->op, c->addr_text, (unsigned long long)c->out,
                    (unsigned long long)c->in);
         c->run->n_allowed++;
-        egr_ctl_event(c->run, "allowed", "allowed", c->op, msg, c->addr_text, c->out, c->in);
+        conn_event(c, "allowed", "allowed", msg);
 }
 
 void egr_conn_close(struct egr_conn *c)
@@ -167,8 +185,7 @@ void egr_conn_refuse(struct egr_conn *c, const char *status, const char *reason,
                          status, reason, strlen(msg) + 1, msg);
         c->run->n_blocked++;
         c->cut = true;
-        egr_ctl_event(c->run, "blocked", reason, c->op[0] ? c->op : NULL, msg, c->addr_text[0] ? c->addr_text : NULL, 0,
-                      0);
+        conn_event(c, "blocked", reason, msg);
         if (n > 0 && (size_t)n < sizeof(reply) && egr_conn_write(c, (uv_stream_t *)&c->client, reply, (size_t)n) == 0)
                 conn_finish(c);
         else
@@ -184,8 +201,7 @@ void egr_conn_cut(struct egr_conn *c, const char *reason, const char *msg)
         if (!c->cut) {
                 c->cut = true;
                 c->run->n_blocked++;
-                egr_ctl_event(c->run, "blocked", reason, c->op[0] ? c->op : NULL, msg,
-                              c->addr_text[0] ? c->addr_text : NULL, c->out, c->in);
+                conn_event(c, "blocked", reason, msg);
         }
         egr_conn_close(c);
 }

@@ -112,8 +112,8 @@ grep -qF 'http 11.0.0.10 web.test GET /?q=1 HTTP/1.1' "$T/net.log" || fail "the 
 echo "ok: the server saw GET /?q=1 with Host: web.test"
 ev=$(events a | grep -F 'allowed at proxy: GET web.test:80 (11.0.0.10)' | head -1)
 expect_match "its record" '^allowed at proxy: GET web\.test:80 \(11\.0\.0\.10\): [1-9][0-9]* bytes out, [1-9][0-9]* bytes in$' "$ev"
-rec=$(jq -c 'select(.type == "event" and .event.kind == "allowed") | .event | {layer, op, address}' "$T/a.ev" | head -1)
-expect_eq "its fields" '{"layer":"proxy","op":"GET web.test:80","address":"11.0.0.10"}' "$rec"
+rec=$(jq -c 'select(.type == "event" and .event.kind == "allowed") | .event | {layer, op, host, port, address}' "$T/a.ev" | head -1)
+expect_eq "its fields" '{"layer":"proxy","op":"GET web.test:80","host":"web.test","port":80,"address":"11.0.0.10"}' "$rec"
 expect_eq "POST with a body" "posted abc" \
         "$(raw a 'POST http://web.test/ HTTP/1.1\r\nContent-Length: 3\r\n\r\nabc' | body)"
 
@@ -213,6 +213,13 @@ expect_event a "blocked at proxy: the request head was not complete within 2 s"
 out=$("${CTL_PY[@]}" hold "${SOCK[a]}" 'CONNECT web.test:8081 HTTP/1.1\r\n\r\n')
 expect_eq "an idle tunnel: how it ended" "end: closed" "$(tail -1 <<<"$out")"
 expect_event a "cut at proxy: CONNECT web.test:8081 (idle for 2 s)"
+
+echo "-- SIGHUP reloads nothing: the run keeps its rules"
+kill -HUP "$EGR_PID"
+for _ in $(seq 50); do grep -q 'SIGHUP: nothing to reload' "$T/egr.log" && break; sleep 0.1; done
+grep -q 'SIGHUP: nothing to reload: each run keeps the rules it was opened with' "$T/egr.log" || fail "no SIGHUP line"
+allowed a 'GET http://web.test/ HTTP/1.1\r\n\r\n' "hello from web.test (11.0.0.10)"
+refused a 'GET http://evil.test/ HTTP/1.1\r\n\r\n' "HTTP/1.1 403 Forbidden" "blocked at proxy: GET evil.test:80 (host not approved)"
 
 echo "-- a run approving what run a refused: the same servers answer (the controls)"
 open_run b '{"hosts": ["internal.test", "evil.test", "[2600::10]", "loop.test"], "addresses": ["10.9.0.0/16"]}'
