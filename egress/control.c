@@ -269,8 +269,10 @@ static void ctl_handle(struct egr_ctl *ctl, const char *buf, size_t len)
         json_error_t je;
         json_t *m = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &je);
         if (!m || !json_is_object(m)) {
+                char why[300];
+                snprintf(why, sizeof(why), "not a JSON object%s%.200s", m ? "" : ": ", m ? "" : je.text);
                 json_decref(m);
-                return ctl_error(ctl, NULL, "not a JSON object");
+                return ctl_error(ctl, NULL, why);
         }
         const char *type = json_string_value(json_object_get(m, "type"));
         const char *id = json_string_value(json_object_get(m, "run_id"));
@@ -283,7 +285,9 @@ static void ctl_handle(struct egr_ctl *ctl, const char *buf, size_t len)
                 for (size_t i = 0; i < ELEMENTSOF(known); i++)
                         ok |= !strcmp(k, known[i]);
                 if (!ok) {
-                        ctl_error(ctl, id, "unknown key");
+                        char why[100];
+                        snprintf(why, sizeof(why), "unknown key '%.40s'", k);
+                        ctl_error(ctl, id, why);
                         json_decref(m);
                         return;
                 }
@@ -295,7 +299,9 @@ static void ctl_handle(struct egr_ctl *ctl, const char *buf, size_t len)
                 ctl_open(ctl, m, id);
         else if (!strcmp(type, "close")) {
                 struct egr_run *run = run_find(id);
-                if (!run || run->ctl != ctl)
+                if (json_object_size(m) != 2)
+                        ctl_error(ctl, id, "close: type and run_id, and no other key");
+                else if (!run || run->ctl != ctl)
                         ctl_error(ctl, id, "run_id: no such run open on this connection");
                 else
                         egr_proxy_close_run(run);

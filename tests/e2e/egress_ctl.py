@@ -5,6 +5,8 @@ any form, a broken head, a slow one), which curl would normalise or refuse to se
   egress_ctl.py open CONTROL RUN_ID SPEC_JSON EVENTS   opens the run, prints "socket PATH";
       every message from the daemon is a line of EVENTS; SIGTERM: "close", then waits for
       "closed" (a line of EVENTS too), and exits
+  egress_ctl.py ctl CONTROL MESSAGE...   sends each MESSAGE (text, as is) on one control
+      connection, prints each reply's "message" (or its type), one a line
   egress_ctl.py raw SOCKET REQUEST     sends REQUEST (Python escapes: \\r\\n), prints the reply
   egress_ctl.py tls SOCKET HOST PORT CA    CONNECT, then TLS (verified against CA), GET /
   egress_ctl.py slow SOCKET            a head sent a byte a second: prints what came back, and
@@ -191,7 +193,17 @@ def relay(path, port):
         threading.Thread(target=pump, args=(u, c), daemon=True).start()
 
 
+def ctl(control, *messages):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.connect(control)
+    for m in messages:
+        s.send(m.encode())
+        r = json.loads(s.recv(65536))
+        print(r.get("message", r["type"]))
+    return 0
+
+
 cmd = sys.argv[1]
 if cmd == "open":
     sys.exit(ctl_open(*sys.argv[2:6]))
-sys.exit({"raw": raw, "tls": tls, "slow": slow, "hold": hold, "relay": relay}[cmd](*sys.argv[2:]))
+sys.exit({"raw": raw, "tls": tls, "slow": slow, "hold": hold, "relay": relay, "ctl": ctl}[cmd](*sys.argv[2:]))

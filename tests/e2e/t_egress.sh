@@ -103,6 +103,36 @@ expect_eq "uid 12345 (not allowed)" "closed: the daemon ended the connection" "$
 grep -q "control: uid 12345 refused (not --allow-uid)" "$T/egr.log" || fail "no refusal in the log: $(cat "$T/egr.log")"
 expect_match "uid 12346 (--allow-uid)" "^socket $EGR/runs/[0-9]+\.sock \(fd only: its path is not reachable\)$" "$(as_ctl 12346 u2)"
 
+echo "-- control messages: each bad one refused with its reason, the connection serving on"
+out=$("${CTL_PY[@]}" ctl "$EGR/control.sock" 'not json' '{"type": "open", "run_id": "a", "hosts": ["web.test"]}' \
+        '{"type": "open", "run_id": "x1", "hosts": ["*.com"]}' \
+        '{"type": "open", "run_id": "x2", "hosts": ["web.test:0"]}' \
+        '{"type": "open", "run_id": "x3", "hosts": []}' \
+        '{"type": "open", "run_id": "x4", "hosts": ["web.test"], "limits": {"conns": 65}}' \
+        '{"type": "open", "run_id": "x5", "hosts": ["web.test"], "limits": {"wall": 1}}' \
+        '{"type": "open", "run_id": "x6", "hosts": ["web.test"], "addresses": ["10.0.0.0/33"]}' \
+        '{"type": "open", "run_id": "x7", "hosts": ["web.test"], "extra": 1}' \
+        '{"type": "open", "run_id": "../x", "hosts": ["web.test"]}' \
+        '{"type": "open", "run_id": "x8", "run_id": "x9", "hosts": ["web.test"]}' \
+        '{"type": "close", "run_id": "a"}' '{"type": "stop", "run_id": "x"}' \
+        '{"type": "open", "run_id": "x10", "hosts": ["web.test"]}')
+expect_eq "control errors" "not a JSON object: '[' or '{' expected near 'not'
+run_id: a run of that id is open
+hosts[0]: rule '*.com': a wildcard is *. and a domain of two labels or more
+hosts[0]: rule 'web.test:0': the port is not 1 to 65535
+hosts: an array of 1 to 64 strings
+limits.conns: an integer from 1 to 64
+limits: unknown key 'wall'
+addresses[0]: address range '10.0.0.0/33': the prefix is not 0 to 32
+unknown key 'extra'
+type and run_id ([A-Za-z0-9._-], 1 to 64 bytes, not starting with '.') are required
+not a JSON object: duplicate object key near '\"run_id\"'
+run_id: no such run open on this connection
+type: open or close
+opened" "$out"
+expect_eq "run a still open, on its own connection" "hello from web.test (11.0.0.10)" \
+        "$(raw a 'GET http://web.test/ HTTP/1.1\r\n\r\n' | body)"
+
 echo "-- plain HTTP, rewritten to origin form"
 out=$(raw a 'GET http://web.test/?q=1#frag HTTP/1.1\r\nHost: other.test\r\nProxy-Authorization: Basic eA==\r\nConnection: keep-alive\r\n\r\n')
 expect_eq "GET http://web.test/" "hello from web.test (11.0.0.10)" "$(body <<<"$out")"
