@@ -41,6 +41,9 @@ UNIT_LIBS  = $(call memo,UNIT_LIBS,$(call pc,--libs,cmocka libuv msgpack jansson
 MODEL_TEST_LIBS = $(call memo,MODEL_TEST_LIBS,$(call pc,--libs,cmocka jansson))
 MODELCLIENT_LIBS = $(call memo,MODELCLIENT_LIBS,$(call pc,--libs,libcurl libuv jansson))
 TOOL_LIBS  = $(call memo,TOOL_LIBS,$(call pc,--libs,msgpack))
+# http-parser (libhttp-parser-dev) ships no .pc file: its header is in /usr/include, its
+# library beside libc's.
+EGR_LIBS   = $(call memo,EGR_LIBS,$(call pc,--libs,libuv jansson)) -lhttp_parser
 # Headers: every object sees the daemons' libraries' (none need a flag on Debian today, but a
 # module that did would be given it); the runner's objects alone see Python's; cmocka's only
 # the unit tests.
@@ -113,6 +116,7 @@ SUP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard supervisor/*.c))
 BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
 MCP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard mcp/*.c))
+EGR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard egress/*.c))
 PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -120,7 +124,7 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 E2E_TOOLS := $(patsubst tests/e2e/%.c,$(BUILD)/tests/%,$(wildcard tests/e2e/*.c))
 
 PROGRAMS := $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvilctl $(BUILD)/anvil-py \
-            $(BUILD)/anvil-init $(BUILD)/anvil-mcp
+            $(BUILD)/anvil-init $(BUILD)/anvil-mcp $(BUILD)/anvil-egress
 
 LIB_A := $(BUILD)/libanvil.a
 
@@ -208,6 +212,11 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 $(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(BRO_LIBS)
 
+# The egress proxy (egress/, docs/egress.md): its own process and user, libuv, jansson for its
+# control messages, http-parser for the requests it proxies.
+$(BUILD)/anvil-egress: $(EGR_OBJS) $(LIB_A)
+	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(EGR_LIBS)
+
 # anvilctl verify's scripted model is served by libmicrohttpd; artifacts are hashed with libmd
 # (verify's read-back, and a supervisor's results, which leave the hashing to the client).
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
@@ -256,6 +265,11 @@ PRECHECK_OBJS := $(BUILD)/obj/runner/precheck.o $(BUILD)/obj/runner/events.o
 $(BUILD)/tests/test_precheck: tests/unit/test_precheck.c $(PRECHECK_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(PY_LIBS)
+
+# The egress proxy's host matcher and address classifier, linked beside the library.
+$(BUILD)/tests/test_egress: tests/unit/test_egress.c $(BUILD)/obj/egress/rules.o $(LIB_A)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 
 # The results' prose and hashing (broker/render.c), linked beside the library.
 $(BUILD)/tests/test_render: tests/unit/test_render.c $(BUILD)/obj/broker/render.o $(LIB_A)
@@ -381,6 +395,25 @@ fuzz-model: $(BUILD)/fuzz/fuzz_model $(BUILD)/fuzz/fuzz_model_seeds
 	$(BUILD)/fuzz/fuzz_model -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -timeout=10 \
 		-artifact_prefix=$(BUILD)/fuzz/model-crashes/ $(BUILD)/fuzz/model-corpus $(BUILD)/fuzz/model-seeds
 
+# The egress proxy's host and rule parsers (egress/rules.c): `make fuzz-egress`, as above;
+# crashes in $(BUILD)/fuzz/egress-crashes/.
+FUZZ_EGRESS_LIB := lib/err.c egress/rules.c
+
+$(BUILD)/fuzz/fuzz_egress: tests/fuzz/fuzz_egress.c $(FUZZ_EGRESS_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -o $@ $^
+
+$(BUILD)/fuzz/fuzz_egress_seeds: tests/fuzz/fuzz_egress.c $(FUZZ_EGRESS_LIB)
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(FUZZ_CFLAGS) -DFUZZ_SEEDS -o $@ $^
+
+.PHONY: fuzz-egress
+fuzz-egress: $(BUILD)/fuzz/fuzz_egress $(BUILD)/fuzz/fuzz_egress_seeds
+	@mkdir -p $(BUILD)/fuzz/egress-corpus $(BUILD)/fuzz/egress-crashes
+	$(BUILD)/fuzz/fuzz_egress_seeds $(BUILD)/fuzz/egress-seeds
+	$(BUILD)/fuzz/fuzz_egress -max_total_time=$(FUZZ_SECONDS) -max_len=512 -timeout=10 \
+		-artifact_prefix=$(BUILD)/fuzz/egress-crashes/ $(BUILD)/fuzz/egress-corpus $(BUILD)/fuzz/egress-seeds
+
 # The agent's pure pieces (broker/reply.c, broker/prompt.c): a model's reply, the capability
 # declaration, the observation and the prompt: `make fuzz-agent`; crashes in $(BUILD)/fuzz/agent-crashes/.
 FUZZ_AGENT_LIB := $(FUZZ_LIB) proto/names.c broker/reply.c broker/prompt.c broker/textbuf.c policy/reasons.c policy/capabilities.c \
@@ -408,13 +441,13 @@ fuzz-agent: $(BUILD)/fuzz/fuzz_agent $(BUILD)/fuzz/fuzz_agent_seeds
 # completion (which reads its options from anvilctl's help too). Every file installed is listed in
 # $(BUILD)/install.list (as the paths below DESTDIR) for `make uninstall`, which removes
 # exactly those, and the configuration only if it is still the shipped one.
-MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvilctl.1 \
-             $(BUILD)/man/anvil-mcp.1
+MAN_PAGES := $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvil-egress.8 \
+             $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1
 
 $(BUILD)/man/%.8: $(BUILD)/%
 	@mkdir -p $(dir $@)
 	help2man --no-info --no-discard-stderr --section=8 \
-		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,the unprivileged daemon between clients and the supervisor)" \
+		--name="$(if $(filter anvil-supervisor,$*),builds jails and runs tools in them,$(if $(filter anvil-egress,$*),the egress proxy: each run's approved hosts and no other,the unprivileged daemon between clients and the supervisor))" \
 		--output=$@ $<
 
 # anvilctl's page also holds each command's own help (anvilctl help COMMAND), as it prints it.
@@ -436,11 +469,13 @@ $(BUILD)/man/%.1: $(BUILD)/% $(BUILD)/man/%.h2m
 	help2man --no-info --no-discard-stderr --section=1 --include=$(BUILD)/man/$*.h2m \
 		--name="runs tools and agent tasks through Anvil" --output=$@ $<
 
-INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(BINDIR)/anvilctl $(BINDIR)/anvil-mcp \
+INSTALLED = $(SBINDIR)/anvil-supervisor $(SBINDIR)/anvil-broker $(SBINDIR)/anvil-egress $(BINDIR)/anvilctl $(BINDIR)/anvil-mcp \
             $(LIBEXECDIR)/anvil-py $(LIBEXECDIR)/anvil-init \
             $(UNITDIR)/anvil-supervisor.service $(UNITDIR)/anvil-broker.service $(UNITDIR)/anvil-broker.socket \
+            $(UNITDIR)/anvil-egress.service \
             $(SYSUSERSDIR)/anvil.conf \
-            $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man1/anvilctl.1 \
+            $(MANDIR)/man8/anvil-supervisor.8 $(MANDIR)/man8/anvil-broker.8 $(MANDIR)/man8/anvil-egress.8 \
+            $(MANDIR)/man1/anvilctl.1 \
             $(MANDIR)/man1/anvil-mcp.1 \
             $(COMPLETIONDIR)/anvilctl \
             $(addprefix $(PYTHONDIR)/anvil_client/,$(notdir $(PY_CLIENT))) \
@@ -455,14 +490,15 @@ install: all $(MAN_PAGES)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBEXECDIR) $(DESTDIR)$(UNITDIR) \
 		$(DESTDIR)$(SYSUSERSDIR) $(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(SYSCONFDIR)/anvil \
 		$(DESTDIR)$(COMPLETIONDIR) $(DESTDIR)$(PYTHONDIR)/anvil_client
-	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(DESTDIR)$(SBINDIR)/
+	install -m 0755 $(BUILD)/anvil-supervisor $(BUILD)/anvil-broker $(BUILD)/anvil-egress $(DESTDIR)$(SBINDIR)/
 	install -m 0755 $(BUILD)/anvilctl $(BUILD)/anvil-mcp $(DESTDIR)$(BINDIR)/
 	install -m 0755 $(BUILD)/anvil-py $(BUILD)/anvil-init $(DESTDIR)$(LIBEXECDIR)/
-	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket; do \
+	for u in anvil-supervisor.service anvil-broker.service anvil-broker.socket anvil-egress.service; do \
 		sed -e 's|/usr/sbin/|$(SBINDIR)/|g' -e 's|/etc/anvil/|$(SYSCONFDIR)/anvil/|g' systemd/$$u >$(DESTDIR)$(UNITDIR)/$$u && \
 		chmod 0644 $(DESTDIR)$(UNITDIR)/$$u || exit 1; done
 	install -m 0644 systemd/sysusers.d/anvil.conf $(DESTDIR)$(SYSUSERSDIR)/anvil.conf
-	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(DESTDIR)$(MANDIR)/man8/
+	install -m 0644 $(BUILD)/man/anvil-supervisor.8 $(BUILD)/man/anvil-broker.8 $(BUILD)/man/anvil-egress.8 \
+		$(DESTDIR)$(MANDIR)/man8/
 	install -m 0644 $(BUILD)/man/anvilctl.1 $(BUILD)/man/anvil-mcp.1 $(DESTDIR)$(MANDIR)/man1/
 	install -m 0644 ctl/anvilctl.bash $(DESTDIR)$(COMPLETIONDIR)/anvilctl
 	install -m 0644 $(PY_CLIENT) $(DESTDIR)$(PYTHONDIR)/anvil_client/

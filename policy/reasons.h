@@ -289,7 +289,25 @@
                             "(systemctl start anvil-supervisor)")                                \
         X(SUP_HINT_DENIED, "the broker's user may not connect: it must be in the socket's group " \
                            "(anvil-supervisor --socket-group)")                                  \
-        X(SUP_HINT_OTHER, "is anvil-supervisor running there? (systemctl status anvil-supervisor)")
+        X(SUP_HINT_OTHER, "is anvil-supervisor running there? (systemctl status anvil-supervisor)") \
+        /* anvil-egress's (egress/proxy.c, layer proxy; docs/egress.md): the request ("CONNECT host:443"), then \
+         * an address, a range's name, the resolver's or the system's error, a limit, bytes out and in */ \
+        X(PROXY_HOST_NOT_APPROVED, "blocked at proxy: %s (host not approved)")                  \
+        X(PROXY_PORT_NOT_APPROVED, "blocked at proxy: %s (port not approved)")                  \
+        X(PROXY_IP_LITERAL, "blocked at proxy: %s (IP literal)")                                \
+        X(PROXY_ADDRESS_RANGE, "blocked at proxy: %s (%s is a %s address)")                     \
+        X(PROXY_RESOLVE, "blocked at proxy: %s (the name does not resolve: %s)")                \
+        X(PROXY_CONNECT, "blocked at proxy: %s (cannot connect to %s: %s)")                     \
+        X(PROXY_NOT_HTTP, "blocked at proxy: %s (only http:// requests and CONNECT are proxied)") \
+        X(PROXY_MALFORMED, "blocked at proxy: malformed request (%s)")                          \
+        X(PROXY_HEAD_TOO_LARGE, "blocked at proxy: the request head is larger than %u bytes")   \
+        X(PROXY_HEAD_TIMEOUT, "blocked at proxy: the request head was not complete within %u s") \
+        X(PROXY_CONN_CAP, "blocked at proxy: a connection past the run's limit of %u at once")  \
+        X(PROXY_BYTES_CAP, "cut at proxy: %s (the run's limit of %llu bytes was reached)")      \
+        X(PROXY_IDLE, "cut at proxy: %s (idle for %u s)")                                       \
+        X(PROXY_LIFETIME, "cut at proxy: %s (open for %u s, the limit)")                        \
+        X(PROXY_RUN_CLOSED, "cut at proxy: %s (the run's proxy was closed)")                    \
+        X(PROXY_ALLOWED, "allowed at proxy: %s (%s): %llu bytes out, %llu bytes in")
 
 /* Why an operation is refused: the second half of PRECHECK_BLOCKED and RUNTIME_BLOCKED, and
  * of CAP_DENIED. One list, asserted verbatim like the reasons. */

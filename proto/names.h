@@ -24,7 +24,8 @@ struct proto_strv;
         X(CGROUP, "cgroup")                                                                     \
         X(RLIMIT, "rlimit")                                                                     \
         X(POLICY, "policy")                                                                     \
-        X(SUPERVISOR, "supervisor")
+        X(SUPERVISOR, "supervisor")                                                             \
+        X(PROXY, "proxy") /* anvil-egress's (egress/) */
 
 /* What an event says. */
 #define PROTO_EVENT_KINDS(X)                                                                    \
@@ -59,7 +60,8 @@ struct proto_strv;
         X(ARTIFACTS_NOT_LISTED, "artifacts_not_listed")                                         \
         X(ARTIFACTS_SKIPPED, "artifacts_skipped")                                               \
         X(CAPABILITY_GRANTED, "capability_granted")                                             \
-        X(CAPABILITY_DENIED, "capability_denied")
+        X(CAPABILITY_DENIED, "capability_denied")                                               \
+        X(ALLOWED, "allowed") /* anvil-egress's: a connection made, with its bytes */
 
 /* What a task event says (task_event.kind: broker/agent.c's report, and the trace's end). */
 #define PROTO_TASK_EVENT_KINDS(X)                                                               \

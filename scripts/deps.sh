@@ -2,7 +2,8 @@
 # Installs the Debian packages Anvil needs to build, test and run, when run as root;
 # otherwise prints the exact apt-get line. Every package comes from Debian's archive.
 #   build:   gcc/make (build-essential), pkg-config and the libraries of DESIGN §2; libinih,
-#            which reads both daemons' configuration file (/etc/anvil/anvil.conf)
+#            which reads both daemons' configuration file (/etc/anvil/anvil.conf);
+#            libhttp-parser-dev, which parses the requests anvil-egress proxies
 #   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
@@ -20,7 +21,7 @@ PKGS=(
         build-essential pkg-config
         libuv1-dev libmsgpack-dev libpython3-dev libseccomp-dev libcap-dev
         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
-        libmd-dev libinih-dev
+        libmd-dev libinih-dev libhttp-parser-dev
         python3 python3-pandas python3-numpy python3-matplotlib
         python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
         jq openssl bubblewrap help2man nodejs curl chromium

@@ -21,14 +21,17 @@ expected="/usr/bin/anvil-mcp
 /usr/lib/anvil/anvil-py
 /usr/lib/sysusers.d/anvil.conf
 /usr/sbin/anvil-broker
+/usr/sbin/anvil-egress
 /usr/sbin/anvil-supervisor
 /usr/share/bash-completion/completions/anvilctl
 /usr/share/man/man1/anvil-mcp.1
 /usr/share/man/man1/anvilctl.1
 /usr/share/man/man8/anvil-broker.8
+/usr/share/man/man8/anvil-egress.8
 /usr/share/man/man8/anvil-supervisor.8
 $UNITDIR/anvil-broker.service
 $UNITDIR/anvil-broker.socket
+$UNITDIR/anvil-egress.service
 $UNITDIR/anvil-supervisor.service"
 for f in "$TOP"/clients/python/anvil_client/*.py; do
         expected="$expected
@@ -49,16 +52,16 @@ expected:
 $expected"
 echo "ok: make install put exactly these $(wc -l <<<"$got") files:"
 sed 's/^/    /' <<<"$got"
-for p in usr/sbin/anvil-supervisor usr/sbin/anvil-broker usr/bin/anvilctl usr/bin/anvil-mcp usr/lib/anvil/anvil-py usr/lib/anvil/anvil-init; do
+for p in usr/sbin/anvil-supervisor usr/sbin/anvil-broker usr/sbin/anvil-egress usr/bin/anvilctl usr/bin/anvil-mcp usr/lib/anvil/anvil-py usr/lib/anvil/anvil-init; do
         [ "$(stat -c %a "$D/$p")" = 755 ] || fail "$p: mode $(stat -c %a "$D/$p")"
 done
 for d in supervisor broker; do
         grep -qx "ExecStart=/usr/sbin/anvil-$d --config /etc/anvil/anvil.conf" "$D$UNITDIR/anvil-$d.service" ||
                 fail "the installed $d unit does not start /usr/sbin/anvil-$d --config /etc/anvil/anvil.conf"
 done
-for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man1/anvilctl.1 man1/anvil-mcp.1; do
+for m in man8/anvil-supervisor.8 man8/anvil-broker.8 man8/anvil-egress.8 man1/anvilctl.1 man1/anvil-mcp.1; do
         head -5 "$D/usr/share/man/$m" | grep -q '^\.TH ' || fail "$m: no .TH header: $(head -3 "$D/usr/share/man/$m")"
-        grep -q 'listen\|anvilctl run\|run_python' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
+        grep -q 'listen\|anvilctl run\|run_python\|control socket' "$D/usr/share/man/$m" || fail "$m: not the program's --help"
 done
 grep -q '^\.SH "EXIT STATUS"\|^\.SS "Exit status:"\|Exit status' "$D/usr/share/man/man1/anvilctl.1" ||
         fail "anvilctl.1: no exit status, which anvilctl --help has"
@@ -67,7 +70,7 @@ for want in '^\.SH "COMMAND RUN"' 'the --input files, read-only' '^\.SH "COMMAND
 done
 grep -q "$(sed -n 's/^VERSION := //p' "$TOP/Makefile")" "$D/usr/share/man/man1/anvilctl.1" ||
         fail "anvilctl.1: not the version anvilctl --version says"
-echo "ok: the three man pages are the programs' own --help"
+echo "ok: the four man pages are the programs' own --help"
 cmp -s "$TOP/ctl/anvilctl.bash" "$D/usr/share/bash-completion/completions/anvilctl" ||
         fail "the installed completion is not ctl/anvilctl.bash"
 [ "$(stat -c %a "$D/usr/share/bash-completion/completions/anvilctl")" = 644 ] || fail "the completion's mode"

@@ -5,7 +5,9 @@
 # checked first on a file of known count, and the selection on members the link must and must
 # not have pulled in.
 . "$(dirname "$0")/lib.sh"
-ROOT_LOC_MAX=13693
+# +19 (issue 17): the egress proxy's 16 reasons in the catalog and the layer and kind it records
+# (policy/reasons.h, proto/names.h), which the supervisor includes whole.
+ROOT_LOC_MAX=13712
 SCRIPT=$TOP/scripts/root-loc.sh
 
 # The rule, on a file whose count is known: two code lines, a directive, and comments, blank

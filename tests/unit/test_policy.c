@@ -961,6 +961,54 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_SUP_HINT_OTHER:
                 POL_REASON(buf, size, SUP_HINT_OTHER);
                 return;
+        case POL_PROXY_HOST_NOT_APPROVED:
+                POL_REASON(buf, size, PROXY_HOST_NOT_APPROVED, "CONNECT evil.example:443");
+                return;
+        case POL_PROXY_PORT_NOT_APPROVED:
+                POL_REASON(buf, size, PROXY_PORT_NOT_APPROVED, "CONNECT api.example.com:22");
+                return;
+        case POL_PROXY_IP_LITERAL:
+                POL_REASON(buf, size, PROXY_IP_LITERAL, "GET 127.0.0.1:80");
+                return;
+        case POL_PROXY_ADDRESS_RANGE:
+                POL_REASON(buf, size, PROXY_ADDRESS_RANGE, "GET db.example.com:80", "10.0.0.5", "private");
+                return;
+        case POL_PROXY_RESOLVE:
+                POL_REASON(buf, size, PROXY_RESOLVE, "GET nx.example.com:80", "unknown node or service");
+                return;
+        case POL_PROXY_CONNECT:
+                POL_REASON(buf, size, PROXY_CONNECT, "CONNECT api.example.com:443", "93.184.216.34", "connection refused");
+                return;
+        case POL_PROXY_NOT_HTTP:
+                POL_REASON(buf, size, PROXY_NOT_HTTP, "GET ftp://example.com/");
+                return;
+        case POL_PROXY_MALFORMED:
+                POL_REASON(buf, size, PROXY_MALFORMED, "invalid HTTP method");
+                return;
+        case POL_PROXY_HEAD_TOO_LARGE:
+                POL_REASON(buf, size, PROXY_HEAD_TOO_LARGE, 16384u);
+                return;
+        case POL_PROXY_HEAD_TIMEOUT:
+                POL_REASON(buf, size, PROXY_HEAD_TIMEOUT, 10u);
+                return;
+        case POL_PROXY_CONN_CAP:
+                POL_REASON(buf, size, PROXY_CONN_CAP, 8u);
+                return;
+        case POL_PROXY_BYTES_CAP:
+                POL_REASON(buf, size, PROXY_BYTES_CAP, "GET api.example.com:80", 5000ULL);
+                return;
+        case POL_PROXY_IDLE:
+                POL_REASON(buf, size, PROXY_IDLE, "CONNECT api.example.com:443", 30u);
+                return;
+        case POL_PROXY_LIFETIME:
+                POL_REASON(buf, size, PROXY_LIFETIME, "CONNECT api.example.com:443", 300u);
+                return;
+        case POL_PROXY_RUN_CLOSED:
+                POL_REASON(buf, size, PROXY_RUN_CLOSED, "CONNECT api.example.com:443");
+                return;
+        case POL_PROXY_ALLOWED:
+                POL_REASON(buf, size, PROXY_ALLOWED, "CONNECT api.example.com:443", "93.184.216.34", 517ULL, 4321ULL);
+                return;
         case POL_SUPERVISOR_UNREACHABLE:
                 POL_REASON(buf, size, SUPERVISOR_UNREACHABLE, "/run/anvil/supervisor.sock", "Connection refused",
                            pol_reason_format(POL_SUP_HINT_REFUSED));
@@ -1200,6 +1248,23 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_SUP_HINT_DENIED] = "the broker's user may not connect: it must be in the socket's group "
                                 "(anvil-supervisor --socket-group)",
         [POL_SUP_HINT_OTHER] = "is anvil-supervisor running there? (systemctl status anvil-supervisor)",
+        [POL_PROXY_HOST_NOT_APPROVED] = "blocked at proxy: CONNECT evil.example:443 (host not approved)",
+        [POL_PROXY_PORT_NOT_APPROVED] = "blocked at proxy: CONNECT api.example.com:22 (port not approved)",
+        [POL_PROXY_IP_LITERAL] = "blocked at proxy: GET 127.0.0.1:80 (IP literal)",
+        [POL_PROXY_ADDRESS_RANGE] = "blocked at proxy: GET db.example.com:80 (10.0.0.5 is a private address)",
+        [POL_PROXY_RESOLVE] = "blocked at proxy: GET nx.example.com:80 (the name does not resolve: unknown node or service)",
+        [POL_PROXY_CONNECT] = "blocked at proxy: CONNECT api.example.com:443 (cannot connect to 93.184.216.34: "
+                              "connection refused)",
+        [POL_PROXY_NOT_HTTP] = "blocked at proxy: GET ftp://example.com/ (only http:// requests and CONNECT are proxied)",
+        [POL_PROXY_MALFORMED] = "blocked at proxy: malformed request (invalid HTTP method)",
+        [POL_PROXY_HEAD_TOO_LARGE] = "blocked at proxy: the request head is larger than 16384 bytes",
+        [POL_PROXY_HEAD_TIMEOUT] = "blocked at proxy: the request head was not complete within 10 s",
+        [POL_PROXY_CONN_CAP] = "blocked at proxy: a connection past the run's limit of 8 at once",
+        [POL_PROXY_BYTES_CAP] = "cut at proxy: GET api.example.com:80 (the run's limit of 5000 bytes was reached)",
+        [POL_PROXY_IDLE] = "cut at proxy: CONNECT api.example.com:443 (idle for 30 s)",
+        [POL_PROXY_LIFETIME] = "cut at proxy: CONNECT api.example.com:443 (open for 300 s, the limit)",
+        [POL_PROXY_RUN_CLOSED] = "cut at proxy: CONNECT api.example.com:443 (the run's proxy was closed)",
+        [POL_PROXY_ALLOWED] = "allowed at proxy: CONNECT api.example.com:443 (93.184.216.34): 517 bytes out, 4321 bytes in",
         [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
                            "exists",
         [POL_CAP_GRANTED] = "capability network granted",
