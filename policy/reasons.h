@@ -155,6 +155,17 @@
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
         /* the runner's first event (R6): what it saw in force, a list */                       \
         X(LAYERS_IN_FORCE, "in force before the request's variables and source are read: %s")  \
+        /* a warm jail's runner (R6w): the modules imported before any of the run's bytes */   \
+        X(WARM_READY, "warm: %s imported under every layer; waiting for a run")                 \
+        /* the supervisor's, at the take (supervisor/warm.c): ms the jail was built before the \
+         * request (unsigned long long) */                                                      \
+        X(WARM_TAKEN, "a warm jail, built %llu ms before the request; its layers' events are from then, shown at 0") \
+        /* warm jails on, a cold one taken, and why (supervisor/warm.c) */                      \
+        X(WARM_COLD_FDS, "a cold jail: its inputs come as file descriptors, which warm jails do not take") \
+        X(WARM_COLD_CAPS, "a cold jail: it asks for capabilities, and warm jails are built with none") \
+        /* the run's files cap, the default warm jails are built with (unsigned long long) */   \
+        X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \
+        X(WARM_COLD_NONE, "a cold jail: no warm jail was waiting")                              \
         /* the supervisor's, at S6a: the runner's /proc status */                               \
         X(SECCOMP_VERIFIED, "seccomp filter seen in force from outside (%s); its listener watched") \
         /* variables between an agent's steps (DESIGN §8, runner/vars.c). A request's that \

@@ -44,6 +44,7 @@ struct proto_strv;
         X(VARIABLES_BOUND, "variables_bound")                                                   \
         X(VARIABLES, "variables")       /* its payload: the variables out */                    \
         X(FINAL_ANSWER, "final_answer") /* its payload: final_answer()'s value */               \
+        X(WARM_READY, "warm_ready")     /* a warm jail's runner, waiting for its run */          \
         /* the supervisor's */                                                                  \
         X(TRUNCATED, "truncated")                                                               \
         X(NOT_EXPLAINED, "not_explained")                                                       \
@@ -59,7 +60,9 @@ struct proto_strv;
         X(ARTIFACTS_NOT_LISTED, "artifacts_not_listed")                                         \
         X(ARTIFACTS_SKIPPED, "artifacts_skipped")                                               \
         X(CAPABILITY_GRANTED, "capability_granted")                                             \
-        X(CAPABILITY_DENIED, "capability_denied")
+        X(CAPABILITY_DENIED, "capability_denied")                                               \
+        X(WARM, "warm") /* the run took a warm jail (supervisor/warm.c) */                      \
+        X(COLD, "cold") /* warm jails are on, and this run got a cold one: why */
 
 /* What a task event says (task_event.kind: broker/agent.c's report, and the trace's end). */
 #define PROTO_TASK_EVENT_KINDS(X)                                                               \

@@ -312,6 +312,7 @@ static void on_signal(uv_signal_t *s, int signum)
         srv->stopping = true;
         sup_runs_kill_all(srv);
         sup_pool_stop(srv);
+        sup_warm_stop(srv);
         sup_kaudit_stop(srv);
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
@@ -391,6 +392,7 @@ static void on_probed(struct sup_server *srv)
         }
         log_info("listening on %s (state in %s, runner %s; isolation tier %s)", srv->cfg.listen_path,
                  srv->cfg.state_dir, srv->cfg.runner_path, srv->tier);
+        sup_warm_kick(srv); /* warm jails are built with what the probe found (the tier) */
 }
 
 int main(int argc, char **argv)
@@ -542,6 +544,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         sup_pool_start(&srv);
+        sup_warm_start(&srv);
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);
         srv.sigterm.data = srv.sigint.data = &srv;

@@ -847,6 +847,24 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_LAYERS_IN_FORCE:
                 POL_REASON(buf, size, LAYERS_IN_FORCE, "landlock ABI 7, no_new_privs, only fds 0-3");
                 return;
+        case POL_WARM_READY:
+                POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)");
+                return;
+        case POL_WARM_TAKEN:
+                POL_REASON(buf, size, WARM_TAKEN, 1234ull);
+                return;
+        case POL_WARM_COLD_FDS:
+                POL_REASON(buf, size, WARM_COLD_FDS);
+                return;
+        case POL_WARM_COLD_CAPS:
+                POL_REASON(buf, size, WARM_COLD_CAPS);
+                return;
+        case POL_WARM_COLD_FILES:
+                POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull);
+                return;
+        case POL_WARM_COLD_NONE:
+                POL_REASON(buf, size, WARM_COLD_NONE);
+                return;
         case POL_SECCOMP_VERIFIED:
                 POL_REASON(buf, size, SECCOMP_VERIFIED, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
                 return;
@@ -1146,6 +1164,12 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
         [POL_LAYERS_IN_FORCE] = "in force before the request's variables and source are read: landlock ABI 7, "
                                 "no_new_privs, only fds 0-3",
+        [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every layer; waiting for a run",
+        [POL_WARM_TAKEN] = "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
+        [POL_WARM_COLD_FDS] = "a cold jail: its inputs come as file descriptors, which warm jails do not take",
+        [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
+        [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
+        [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
         [POL_SECCOMP_VERIFIED] = "seccomp filter seen in force from outside (the runner's /proc status: Seccomp 2, "
                                  "Seccomp_filters 1, NoNewPrivs 1); its listener watched",
         [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
