@@ -161,7 +161,9 @@
          * request (unsigned long long) */                                                      \
         X(WARM_TAKEN, "a warm jail, built %llu ms before the request; its layers' events are from then, shown at 0") \
         /* warm jails on, a cold one taken, and why (supervisor/warm.c) */                      \
-        X(WARM_COLD_FDS, "a cold jail: its inputs come as file descriptors, which warm jails do not take") \
+        X(WARM_COLD_NOT_COPIED, "a cold jail: an input is a directory or not a regular file on a local file system, which a warm jail does not copy") \
+        /* the inputs' bytes, the bound of a warm jail's copies (unsigned long long) */          \
+        X(WARM_COLD_TOO_LARGE, "a cold jail: its inputs' %llu bytes are over the %llu bytes a warm jail copies") \
         X(WARM_COLD_CAPS, "a cold jail: it asks for capabilities, and warm jails are built with none") \
         /* the run's files cap, the default warm jails are built with (unsigned long long) */   \
         X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \

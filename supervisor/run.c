@@ -1216,7 +1216,7 @@ static int inputs_check(const struct sup_server *srv, const struct proto_run_req
  * started, and the second half of the spec sent (R6w). The jail's events so far (in force,
  * seccomp verified) are facts about the run's jail: kept, shown at the take's time (0). */
 static int run_take(struct sup_run *run, struct sup_client *c, struct proto_run_request *req,
-                    const struct proto_limits *lim, struct anvil_err *err)
+                    const struct proto_limits *lim, const int *fds, size_t n_fds, struct anvil_err *err)
 {
         struct sup_server *srv = run->srv;
         uint64_t built_ms = run_ms(run);
@@ -1249,7 +1249,10 @@ static int run_take(struct sup_run *run, struct sup_client *c, struct proto_run_
                       POL_REASON(msg, sizeof(msg), WARM_TAKEN, (unsigned long long)built_ms));
         struct jail_rlimits rl = run_rlimits(run);
         int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
-                                                                        : sup_warm_place(run, req, err);
+                                                                        : sup_warm_place(run, req, fds, err);
+        run->fd_inputs = n_fds > 0; /* inputs/ is removed at the end, as the cold path's */
+        for (size_t i = 0; i < n_fds; i++) /* taken over */
+                (void)close(fds[i]);
         if (r == 0)
                 r = jail_cgroup_set_limits(&run->jp.cg, run_backstop(run), run->lim.pids, err);
         if (r == 0 && (r = sup_warm_rlimits(run, &rl, err)) == 0)
@@ -1297,10 +1300,10 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
                 return anvil_err_set(err, EBUSY, "%s", msg);
         }
         char cold[200] = "";
-        if (!o && srv->cfg.warm && !sup_warm_cold_reason(srv, req, &lim, n_fds, cold, sizeof(cold))) {
+        if (!o && srv->cfg.warm && !sup_warm_cold_reason(srv, req, &lim, fds, n_fds, cold, sizeof(cold))) {
                 struct sup_run *w = sup_warm_take(srv);
                 if (w)
-                        return run_take(w, c, req, &lim, err);
+                        return run_take(w, c, req, &lim, fds, n_fds, err);
                 POL_REASON(cold, sizeof(cold), WARM_COLD_NONE);
                 sup_warm_kick(srv);
         }

@@ -224,11 +224,12 @@ void sup_warm_stop(struct sup_server *srv);
 void sup_warm_kick(struct sup_server *srv);
 /* False if a run of this request may take a warm jail; else true, and why not in msg. */
 bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_request *req,
-                          const struct proto_limits *lim, size_t n_fds, char *msg, size_t size);
+                          const struct proto_limits *lim, const int *fds, size_t n_fds, char *msg, size_t size);
 /* A waiting warm jail, or NULL. */
 struct sup_run *sup_warm_take(struct sup_server *srv);
 /* At the take: the run's files, and its rlimits on the runner (rl updated to what was set). */
-int sup_warm_place(const struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err);
+int sup_warm_place(const struct sup_run *run, const struct proto_run_request *req, const int *fds,
+                   struct anvil_err *err);
 int sup_warm_rlimits(struct sup_run *run, struct jail_rlimits *rl, struct anvil_err *err);
 
 /* rundir.c: run directories under state/runs/<run_id> */

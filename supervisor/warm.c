@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -58,10 +61,10 @@ static int64_t mem_available_mb(void)
 /* A warm jail that ended before a run took it: never a run's, nothing to report. */
 static void warm_done(struct sup_server *srv, const struct proto_run_result *res, const char *failure, void *data)
 {
-        (void)res;
         (void)data;
-        if (failure && !srv->stopping)
-                log_warn("warm jail: ended before a run took it: %s", failure);
+        if (!srv->stopping)
+                log_warn("warm jail: ended before a run took it: %s",
+                         failure ? failure : res && res->killed ? res->killed : res ? res->status : "?");
         sup_warm_kick(srv);
 }
 
@@ -135,18 +138,42 @@ void sup_warm_stop(struct sup_server *srv)
         uv_close((uv_handle_t *)&srv->warm_timer, NULL);
 }
 
+/* Inputs passed as fds: a warm jail's inputs/ is bound since GO, so nothing can be mounted
+ * onto it; its regular files are copied in at the take, on the loop, up to WARM_COPY_MAX in
+ * all (a copy of that takes milliseconds), and never from FUSE (a process could stall the
+ * loop). A directory, or more, goes cold, where it is mounted or copied on the thread pool. */
+#define WARM_COPY_MAX (16ull << 20)
+
+static bool fds_cold_reason(const int *fds, size_t n_fds, char *msg, size_t size)
+{
+        uint64_t total = 0;
+        for (size_t i = 0; i < n_fds; i++) {
+                struct stat st;
+                struct statfs sf;
+                if (fstat(fds[i], &st) < 0 || !S_ISREG(st.st_mode) || fstatfs(fds[i], &sf) < 0 ||
+                    sf.f_type == FUSE_SUPER_MAGIC) {
+                        POL_REASON(msg, size, WARM_COLD_NOT_COPIED);
+                        return true;
+                }
+                total += (uint64_t)st.st_size;
+        }
+        if (total > WARM_COPY_MAX) {
+                POL_REASON(msg, size, WARM_COLD_TOO_LARGE, (unsigned long long)total, (unsigned long long)WARM_COPY_MAX);
+                return true;
+        }
+        return false;
+}
+
 bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_request *req,
-                          const struct proto_limits *lim, size_t n_fds, char *msg, size_t size)
+                          const struct proto_limits *lim, const int *fds, size_t n_fds, char *msg, size_t size)
 {
         uint64_t files = srv->cfg.limits.r[PROTO_LIMIT_FILES_BYTES].dflt;
-        if (n_fds)
-                POL_REASON(msg, size, WARM_COLD_FDS);
-        else if (req->capabilities_requested.n)
+        if (req->capabilities_requested.n)
                 POL_REASON(msg, size, WARM_COLD_CAPS);
         else if (lim->files_bytes != files)
                 POL_REASON(msg, size, WARM_COLD_FILES, (unsigned long long)lim->files_bytes, (unsigned long long)files);
         else
-                return false;
+                return fds_cold_reason(fds, n_fds, msg, size);
         return true;
 }
 
@@ -169,9 +196,34 @@ struct sup_run *sup_warm_take(struct sup_server *srv)
         return NULL;
 }
 
+/* One input from its fd (a regular file, within WARM_COPY_MAX: fds_cold_reason), as root's
+ * 0644 file, as the cold path's copies are. */
+static int copy_input(int fd, int ifd, const char *name, struct anvil_err *err)
+{
+        _cleanup_close_ int out = openat(ifd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (out < 0)
+                return anvil_err_sys(err, errno, "Failed to create the input %s", name);
+        char buf[65536];
+        for (off_t off = 0;;) {
+                ssize_t k = pread(fd, buf, sizeof(buf), off);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0)
+                        return anvil_err_sys(err, errno, "Failed to copy the input %s", name);
+                if (k == 0 || off + k > (off_t)WARM_COPY_MAX)
+                        return k == 0 ? 0 : anvil_err_set(err, EFBIG, "The input %s grew past %llu bytes", name,
+                                                          (unsigned long long)WARM_COPY_MAX);
+                int r = fd_write_all(out, buf, (size_t)k, err);
+                if (r < 0)
+                        return r;
+                off += k;
+        }
+}
+
 /* At the take: the run's tool.py and its inputs (bytes, checked at run_begin) written into
  * its directory, whose inputs/ the jail has bound read-only since GO and sees as they come. */
-int sup_warm_place(const struct sup_run *run, const struct proto_run_request *req, struct anvil_err *err)
+int sup_warm_place(const struct sup_run *run, const struct proto_run_request *req, const int *fds,
+                   struct anvil_err *err)
 {
         _cleanup_close_ int dfd = open(run->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (dfd < 0)
@@ -183,7 +235,8 @@ int sup_warm_place(const struct sup_run *run, const struct proto_run_request *re
                 r = anvil_err_sys(err, errno, "Failed to open %s/inputs", run->dir);
         const struct proto_input *in = req->inputs.items;
         for (size_t i = 0; r == 0 && i < req->inputs.n; i++)
-                r = fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err);
+                r = in[i].fd.set ? copy_input(fds[in[i].fd.v], ifd, in[i].name, err)
+                                 : fd_write_file_at(ifd, in[i].name, in[i].data.data, in[i].data.len, 0644, err);
         return r;
 }
 

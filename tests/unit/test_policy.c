@@ -853,8 +853,11 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_WARM_TAKEN:
                 POL_REASON(buf, size, WARM_TAKEN, 1234ull);
                 return;
-        case POL_WARM_COLD_FDS:
-                POL_REASON(buf, size, WARM_COLD_FDS);
+        case POL_WARM_COLD_NOT_COPIED:
+                POL_REASON(buf, size, WARM_COLD_NOT_COPIED);
+                return;
+        case POL_WARM_COLD_TOO_LARGE:
+                POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull);
                 return;
         case POL_WARM_COLD_CAPS:
                 POL_REASON(buf, size, WARM_COLD_CAPS);
@@ -1166,7 +1169,9 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                 "no_new_privs, only fds 0-3",
         [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every layer; waiting for a run",
         [POL_WARM_TAKEN] = "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
-        [POL_WARM_COLD_FDS] = "a cold jail: its inputs come as file descriptors, which warm jails do not take",
+        [POL_WARM_COLD_NOT_COPIED] = "a cold jail: an input is a directory or not a regular file on a local file "
+                                     "system, which a warm jail does not copy",
+        [POL_WARM_COLD_TOO_LARGE] = "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
         [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
         [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
         [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
