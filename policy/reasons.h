@@ -156,7 +156,7 @@
         /* the runner's first event (R6): what it saw in force, a list */                       \
         X(LAYERS_IN_FORCE, "in force before the request's variables and source are read: %s")  \
         /* a warm jail's runner (R6w): the modules imported before any of the run's bytes */   \
-        X(WARM_READY, "warm: %s imported under every layer; waiting for a run")                 \
+        X(WARM_READY, "warm: %s imported under every kernel layer; waiting for a run")                 \
         /* the supervisor's, at the take (supervisor/warm.c): ms the jail was built before the \
          * request (unsigned long long) */                                                      \
         X(WARM_TAKEN, "a warm jail, built %llu ms before the request; its layers' events are from then, shown at 0") \

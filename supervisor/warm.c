@@ -257,6 +257,19 @@ static int runner_cpu_s(pid_t runner, uint64_t *s, struct anvil_err *err)
         return 0;
 }
 
+/* One rlimit set on the runner, and read back (as S4 reads pid 1's): a refusal otherwise. */
+static int set_rlimit(pid_t runner, int res, const struct rlimit *want, struct anvil_err *err)
+{
+        struct rlimit got;
+        if (prlimit(runner, res, want, NULL) < 0 || prlimit(runner, res, NULL, &got) < 0)
+                return anvil_err_sys(err, errno, "Failed to set the warm jail's runner's rlimits");
+        if (got.rlim_cur != want->rlim_cur || got.rlim_max != want->rlim_max)
+                return anvil_err_set(err, EPERM, "The warm jail's runner's rlimit %d reads %llu/%llu, not %llu/%llu", res,
+                                     (unsigned long long)got.rlim_cur, (unsigned long long)got.rlim_max,
+                                     (unsigned long long)want->rlim_cur, (unsigned long long)want->rlim_max);
+        return 0;
+}
+
 /* At the take: the run's rlimits on the runner, from outside (prlimit), as the child set the
  * warm shape's at C7. RLIMIT_CPU counts from the runner's start: the run's CPU seconds come on
  * top of what the imports took. rl is the run's (run.c run_rlimits); it becomes what was set. */
@@ -274,10 +287,10 @@ int sup_warm_rlimits(struct sup_run *run, struct jail_rlimits *rl, struct anvil_
                 return r;
         rl->cpu_s += used;
         struct rlimit cpu = { rl->cpu_s, rl->cpu_s + 1 }, nproc = { rl->nproc, rl->nproc }, as = { rl->as_bytes, rl->as_bytes };
-        if (prlimit(runner, RLIMIT_CPU, &cpu, NULL) < 0 ||
-            (rl->nproc && prlimit(runner, RLIMIT_NPROC, &nproc, NULL) < 0) ||
-            (rl->as_bytes && prlimit(runner, RLIMIT_AS, &as, NULL) < 0))
-                return anvil_err_sys(err, errno, "Failed to set the warm jail's runner's rlimits");
+        if ((r = set_rlimit(runner, RLIMIT_CPU, &cpu, err)) < 0 ||
+            (rl->nproc && (r = set_rlimit(runner, RLIMIT_NPROC, &nproc, err)) < 0) ||
+            (rl->as_bytes && (r = set_rlimit(runner, RLIMIT_AS, &as, err)) < 0))
+                return r;
         log_info("run %s: rlimits set on the warm runner %d (RLIMIT_CPU %" PRIu64 " s: %" PRIu64 " s of imports + the run's)",
                  run->id, runner, rl->cpu_s, used);
         return 0;

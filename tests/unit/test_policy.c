@@ -1167,7 +1167,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
         [POL_LAYERS_IN_FORCE] = "in force before the request's variables and source are read: landlock ABI 7, "
                                 "no_new_privs, only fds 0-3",
-        [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every layer; waiting for a run",
+        [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every kernel layer; waiting for a run",
         [POL_WARM_TAKEN] = "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
         [POL_WARM_COLD_NOT_COPIED] = "a cold jail: an input is a directory or not a regular file on a local file "
                                      "system, which a warm jail does not copy",
