@@ -168,10 +168,13 @@ bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_r
                           const struct proto_limits *lim, const int *fds, size_t n_fds, char *msg, size_t size)
 {
         uint64_t files = srv->cfg.limits.r[PROTO_LIMIT_FILES_BYTES].dflt;
+        uint64_t mem = srv->cfg.limits.r[PROTO_LIMIT_MEMORY_MB].dflt;
         if (req->capabilities_requested.n)
                 POL_REASON(msg, size, WARM_COLD_CAPS);
         else if (lim->files_bytes != files)
                 POL_REASON(msg, size, WARM_COLD_FILES, (unsigned long long)lim->files_bytes, (unsigned long long)files);
+        else if (lim->memory_mb < mem) /* the imports hold ~90 MB of it: a small cap is the tool's alone, cold */
+                POL_REASON(msg, size, WARM_COLD_MEMORY, (unsigned long long)lim->memory_mb, (unsigned long long)mem);
         else
                 return fds_cold_reason(fds, n_fds, msg, size);
         return true;

@@ -160,11 +160,19 @@ fi
 
 # 5. Limits applied at the take hold: memory, CPU (its seconds on top of the imports'), time.
 warm_now
-tool hog.py <<<'x = bytearray(400 * 1024 * 1024)
+# The cap is over the default the jail was built with: killed at 700 MB, the run's own.
+tool hog.py <<<'x = bytearray(1500 * 1024 * 1024)
 import time; time.sleep(5)'
-run_json "$T/hog.py" --memory 128
+run_json "$T/hog.py" --memory 700
 expect_match "the memory hog took a warm jail" '^a warm jail' "$(warm_msg)"
-expect_match "the memory hog" '^killed: memory \(peak [0-9.]+ MB > 128 MB cap\)$' "$(j .killed)"
+expect_match "the memory hog" '^killed: memory \(peak [0-9.]+ MB > 700 MB cap\)$' "$(j .killed)"
+# A cap under the default goes cold (the imports hold part of a warm jail's), and a tool
+# that fits in it there runs.
+tool small.py <<<'x = bytearray(40 * 1024 * 1024); print(len(x))'
+run_json "$T/small.py" --memory 64
+expect_eq "a run with a memory cap under the default" "a cold jail: its memory cap of 64 MB is under the 512 MB warm jails are built with, whose imports hold about 90 MB of it" "$(cold_msg)"
+expect_eq "its status" ok "$(j .status)"
+warm_now
 warm_now
 tool spin.py <<<'while True: pass'
 run_json "$T/spin.py" --cpu 1 --timeout 20
