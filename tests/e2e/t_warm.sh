@@ -225,6 +225,15 @@ ANVIL_SOCKET="$T/short.sock" run_json "$T/hello.py"
 expect_eq "a run when memory is short" "a cold jail: no warm jail was waiting" "$(cold_msg)"
 expect_eq "its status" ok "$(j .status)"
 
+# 8b. Without user namespaces (the direct rung) there are no warm jails: said in the log, and
+# runs are cold as without --warm.
+start_sup direct 962000000 --warm 1 --spares 0 --test-no-userns
+grep -q "warm: not without user namespaces (the direct rung): every run is cold" "$T/direct.log" ||
+        fail "the direct supervisor did not say it has no warm jails: $(tail -3 "$T/direct.log")"
+ANVIL_SOCKET="$T/direct.sock" run_json "$T/hello.py"
+expect_eq "a direct run's status" ok "$(j .status)"
+expect_eq "a direct run took no warm jail" "" "$(warm_msg)"
+
 # 9. Stopping with a warm jail waiting leaves no jail process and no run cgroup.
 # jail_procs: processes that executed the state directory's anvil-py (a jail's runner, and what
 # it could start); its pid 1 is in the jail's cgroup, which cannot be removed while it lives
