@@ -169,7 +169,7 @@
         X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \
         X(WARM_COLD_NONE, "a cold jail: no warm jail was waiting")                              \
         /* the run's memory cap, the default (MB, unsigned long long) */                        \
-        X(WARM_COLD_MEMORY, "a cold jail: its memory cap of %llu MB is under the %llu MB warm jails are built with, whose imports hold about 90 MB of it") \
+        X(WARM_COLD_MEMORY, "a cold jail: its memory cap of %llu MB is under the %llu MB warm jails are built with, whose imports hold about 85 MB of it") \
         /* the supervisor's, at S6a: the runner's /proc status */                               \
         X(SECCOMP_VERIFIED, "seccomp filter seen in force from outside (%s); its listener watched") \
         /* variables between an agent's steps (DESIGN §8, runner/vars.c). A request's that \

@@ -69,7 +69,9 @@
  *
  * Admission: a run holds its place among --max-runs from S1 until its slot is free again
  * (S12, after the teardown on the thread pool), so a run admitted always finds a slot; past
- * that, a client gets "busy". Slots are max-runs + spares: each spare holds one too.
+ * that, a client gets "busy". Slots are max-runs + spares + warm: each spare and each warm
+ * jail (warm.c) holds one too; a warm jail takes a place among --max-runs only once a run
+ * takes it.
  *
  * If the supervisor dies (SIGKILL, a crash), every jail dies with it, by two independent
  * means, each enough alone:

@@ -1178,7 +1178,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
         [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
         [POL_WARM_COLD_MEMORY] = "a cold jail: its memory cap of 128 MB is under the 512 MB warm jails are built "
-                                 "with, whose imports hold about 90 MB of it",
+                                 "with, whose imports hold about 85 MB of it",
         [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
         [POL_SECCOMP_VERIFIED] = "seccomp filter seen in force from outside (the runner's /proc status: Seccomp 2, "
                                  "Seccomp_filters 1, NoNewPrivs 1); its listener watched",
