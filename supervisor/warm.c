@@ -63,8 +63,10 @@ static void warm_done(struct sup_server *srv, const struct proto_run_result *res
 {
         (void)data;
         if (!srv->stopping)
-                log_warn("warm jail: ended before a run took it: %s",
-                         failure ? failure : res && res->killed ? res->killed : res ? res->status : "?");
+                log_warn("warm jail: ended before a run took it: %s", failure              ? failure
+                                                                      : res && res->killed ? res->killed
+                                                                      : res                ? res->status
+                                                                                           : "?");
         sup_warm_kick(srv);
 }
 
@@ -74,8 +76,10 @@ static bool warm_shrink(struct sup_server *srv, unsigned pending)
         int64_t avail = mem_available_mb();
         bool short_now = avail >= 0 && (uint64_t)avail < srv->cfg.warm_min_available_mb;
         if (short_now != srv->warm_short)
-                log_info(short_now ? "warm: MemAvailable %" PRId64 " MB is under %" PRIu64 " MB: the pool shrinks (%u warm)"
-                                   : "warm: MemAvailable %" PRId64 " MB, not under %" PRIu64 " MB: the pool refills (%u warm)",
+                log_info(short_now ? "warm: MemAvailable %" PRId64 " MB is under %" PRIu64
+                                     " MB: the pool shrinks (%u warm)"
+                                   : "warm: MemAvailable %" PRId64 " MB, not under %" PRIu64
+                                     " MB: the pool refills (%u warm)",
                          avail, srv->cfg.warm_min_available_mb, pending);
         srv->warm_short = short_now;
         if (!short_now)
@@ -158,7 +162,8 @@ static bool fds_cold_reason(const int *fds, size_t n_fds, char *msg, size_t size
                 total += (uint64_t)st.st_size;
         }
         if (total > WARM_COPY_MAX) {
-                POL_REASON(msg, size, WARM_COLD_TOO_LARGE, (unsigned long long)total, (unsigned long long)WARM_COPY_MAX);
+                POL_REASON(msg, size, WARM_COLD_TOO_LARGE, (unsigned long long)total,
+                           (unsigned long long)WARM_COPY_MAX);
                 return true;
         }
         return false;
@@ -214,8 +219,9 @@ static int copy_input(int fd, int ifd, const char *name, struct anvil_err *err)
                 if (k < 0)
                         return anvil_err_sys(err, errno, "Failed to copy the input %s", name);
                 if (k == 0 || off + k > (off_t)WARM_COPY_MAX)
-                        return k == 0 ? 0 : anvil_err_set(err, EFBIG, "The input %s grew past %llu bytes", name,
-                                                          (unsigned long long)WARM_COPY_MAX);
+                        return k == 0 ? 0
+                                      : anvil_err_set(err, EFBIG, "The input %s grew past %llu bytes", name,
+                                                      (unsigned long long)WARM_COPY_MAX);
                 int r = fd_write_all(out, buf, (size_t)k, err);
                 if (r < 0)
                         return r;
@@ -267,8 +273,8 @@ static int set_rlimit(pid_t runner, int res, const struct rlimit *want, struct a
         if (prlimit(runner, res, want, NULL) < 0 || prlimit(runner, res, NULL, &got) < 0)
                 return anvil_err_sys(err, errno, "Failed to set the warm jail's runner's rlimits");
         if (got.rlim_cur != want->rlim_cur || got.rlim_max != want->rlim_max)
-                return anvil_err_set(err, EPERM, "The warm jail's runner's rlimit %d reads %llu/%llu, not %llu/%llu", res,
-                                     (unsigned long long)got.rlim_cur, (unsigned long long)got.rlim_max,
+                return anvil_err_set(err, EPERM, "The warm jail's runner's rlimit %d reads %llu/%llu, not %llu/%llu",
+                                     res, (unsigned long long)got.rlim_cur, (unsigned long long)got.rlim_max,
                                      (unsigned long long)want->rlim_cur, (unsigned long long)want->rlim_max);
         return 0;
 }
@@ -289,12 +295,14 @@ int sup_warm_rlimits(struct sup_run *run, struct jail_rlimits *rl, struct anvil_
         if (r < 0)
                 return r;
         rl->cpu_s += used;
-        struct rlimit cpu = { rl->cpu_s, rl->cpu_s + 1 }, nproc = { rl->nproc, rl->nproc }, as = { rl->as_bytes, rl->as_bytes };
+        struct rlimit cpu = { rl->cpu_s, rl->cpu_s + 1 }, nproc = { rl->nproc, rl->nproc },
+                      as = { rl->as_bytes, rl->as_bytes };
         if ((r = set_rlimit(runner, RLIMIT_CPU, &cpu, err)) < 0 ||
             (rl->nproc && (r = set_rlimit(runner, RLIMIT_NPROC, &nproc, err)) < 0) ||
             (rl->as_bytes && (r = set_rlimit(runner, RLIMIT_AS, &as, err)) < 0))
                 return r;
-        log_info("run %s: rlimits set on the warm runner %d (RLIMIT_CPU %" PRIu64 " s: %" PRIu64 " s of imports + the run's)",
+        log_info("run %s: rlimits set on the warm runner %d (RLIMIT_CPU %" PRIu64 " s: %" PRIu64
+                 " s of imports + the run's)",
                  run->id, runner, rl->cpu_s, used);
         return 0;
 }

@@ -5,7 +5,7 @@
 # checked first on a file of known count, and the selection on members the link must and must
 # not have pulled in.
 . "$(dirname "$0")/lib.sh"
-ROOT_LOC_MAX=14083 # 13670 + 413: the warm jails (issue 16), jail building that belongs here
+ROOT_LOC_MAX=14091 # 13670 + 421: the warm jails (issue 16), jail building that belongs here
 SCRIPT=$TOP/scripts/root-loc.sh
 
 # The rule, on a file whose count is known: two code lines, a directive, and comments, blank
