@@ -1,7 +1,8 @@
 /* anvil-py: the runner, the first program of the jail that is not ours alone. It embeds
  * Debian's libpython3 and runs the tool as __main__ from a code object named "<tool>".
  *
- *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there
+ *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there (a warm
+ *       jail's runner, spec.warm: once R6w has read the run's half)
  *   R2  not dumpable; parent-death signal and no_new_privs are inherited from pid 1
  *   R3  the audit hook (audit.c): PySys_AddAuditHook here, before Py_InitializeFromConfig,
  *       so Python code can never remove it; it lets everything by until R6c
