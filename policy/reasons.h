@@ -155,6 +155,21 @@
         X(REFUSED_NOT_IN_FORCE, "refused: %s not in force (%s)")                                \
         /* the runner's first event (R6): what it saw in force, a list */                       \
         X(LAYERS_IN_FORCE, "in force before the request's variables and source are read: %s")  \
+        /* a warm jail's runner (R6w): the modules imported before any of the run's bytes */   \
+        X(WARM_READY, "warm: %s imported under every kernel layer; waiting for a run")                 \
+        /* the supervisor's, at the take (supervisor/warm.c): ms the jail was built before the \
+         * request (unsigned long long) */                                                      \
+        X(WARM_TAKEN, "a warm jail, built %llu ms before the request; its layers' events are from then, shown at 0") \
+        /* warm jails on, a cold one taken, and why (supervisor/warm.c) */                      \
+        X(WARM_COLD_NOT_COPIED, "a cold jail: an input is a directory or not a regular file on a local file system, which a warm jail does not copy") \
+        /* the inputs' bytes, the bound of a warm jail's copies (unsigned long long) */          \
+        X(WARM_COLD_TOO_LARGE, "a cold jail: its inputs' %llu bytes are over the %llu bytes a warm jail copies") \
+        X(WARM_COLD_CAPS, "a cold jail: it asks for capabilities, and warm jails are built with none") \
+        /* the run's files cap, the default warm jails are built with (unsigned long long) */   \
+        X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \
+        X(WARM_COLD_NONE, "a cold jail: no warm jail was waiting")                              \
+        /* the run's memory cap, the default (MB, unsigned long long) */                        \
+        X(WARM_COLD_MEMORY, "a cold jail: its memory cap of %llu MB is under the %llu MB warm jails are built with, whose imports hold about 85 MB of it") \
         /* the supervisor's, at S6a: the runner's /proc status */                               \
         X(SECCOMP_VERIFIED, "seccomp filter seen in force from outside (%s); its listener watched") \
         /* variables between an agent's steps (DESIGN §8, runner/vars.c). A request's that \

@@ -380,6 +380,7 @@ static const struct proto_field run_spec_f[] = {
         F(struct proto_run_spec, landlock_abi, "landlock_abi", PF_UINT, OPT, 255, NULL),
         F(struct proto_run_spec, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_spec, args, "args", PF_STRV, OPT, PROTO_ARGS_MAX, NULL),
+        F(struct proto_run_spec, warm, "warm", PF_BOOL, OPT, 0, NULL),
 };
 static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 

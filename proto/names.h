@@ -45,6 +45,7 @@ struct proto_strv;
         X(VARIABLES_BOUND, "variables_bound")                                                   \
         X(VARIABLES, "variables")       /* its payload: the variables out */                    \
         X(FINAL_ANSWER, "final_answer") /* its payload: final_answer()'s value */               \
+        X(WARM_READY, "warm_ready")     /* a warm jail's runner, waiting for its run */          \
         /* the supervisor's */                                                                  \
         X(TRUNCATED, "truncated")                                                               \
         X(NOT_EXPLAINED, "not_explained")                                                       \
@@ -61,7 +62,9 @@ struct proto_strv;
         X(ARTIFACTS_SKIPPED, "artifacts_skipped")                                               \
         X(CAPABILITY_GRANTED, "capability_granted")                                             \
         X(CAPABILITY_DENIED, "capability_denied")                                               \
-        X(ALLOWED, "allowed") /* anvil-egress's: a connection made, with its bytes */
+        X(ALLOWED, "allowed") /* anvil-egress's: a connection made, with its bytes */           \
+        X(WARM, "warm") /* the run took a warm jail (supervisor/warm.c) */                      \
+        X(COLD, "cold") /* warm jails are on, and this run got a cold one: why */
 
 /* What a task event says (task_event.kind: broker/agent.c's report, and the trace's end). */
 #define PROTO_TASK_EVENT_KINDS(X)                                                               \

@@ -470,6 +470,10 @@ struct proto_run_spec {
         bool save_source;                     /* run_request.save_source: the runner writes the
                                                  source to write_roots[0]/tool.py (R9b) */
         struct proto_strv args;               /* run_request.args: the tool's sys.argv[1:] */
+        bool warm;                            /* a warm jail's first half: after R6 the runner
+                                                 imports the data stack and waits for a second
+                                                 run_spec, of which it takes only source,
+                                                 variables, args and save_source */
 };
 
 struct proto_runner_event {

@@ -1,7 +1,8 @@
 /* anvil-py: the runner, the first program of the jail that is not ours alone. It embeds
  * Debian's libpython3 and runs the tool as __main__ from a code object named "<tool>".
  *
- *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there
+ *   R1  read the run spec (a run_spec frame) on fd 0, then put /dev/null there (a warm
+ *       jail's runner, spec.warm: once R6w has read the run's half)
  *   R2  not dumpable; parent-death signal and no_new_privs are inherited from pid 1
  *   R3  the audit hook (audit.c): PySys_AddAuditHook here, before Py_InitializeFromConfig,
  *       so Python code can never remove it; it lets everything by until R6c
@@ -17,6 +18,10 @@
  *       force (...)"), event "refused", and nothing of the request's is read. Else event
  *       "in_force", the runner's first, naming what it saw: the supervisor takes it (for the
  *       tier's Landlock) only as the first event, the one sent before any untrusted byte
+ *   R6w a warm jail's runner (spec.warm): numpy, pandas and matplotlib (Agg) imported, event
+ *       "warm_ready", then the run's own half of the spec read on fd 0 (a second run_spec,
+ *       of which source, variables, args and save_source are taken). Nothing of any run
+ *       exists in the jail before it; the supervisor sends it when a run takes the jail
  *   R6a the spec's variables, if any, decoded and bound as globals of __main__ (vars.c);
  *       malformed ones refuse the run (event "refused", op "variables": the request's fault,
  *       which the supervisor answers with an error frame), and no tool code runs; then
@@ -132,6 +137,7 @@ static void save_source(const struct proto_run_spec *spec)
         (void)close(dfd);
 }
 
+/* R1 (and R6w's second half). */
 static int read_spec(struct proto_run_spec *spec)
 {
         struct proto_reader r;
@@ -150,6 +156,12 @@ static int read_spec(struct proto_run_spec *spec)
                 return -1;
         }
         *spec = m.u.run_spec; /* ownership moves to the caller */
+        return 0;
+}
+
+/* Once the last spec is read, fd 0 is /dev/null. */
+static int read_spec_done(void)
+{
         int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
         if (null < 0 || dup2(null, JAIL_FD_SPEC) < 0) {
                 perror("anvil-py: cannot reopen stdin on /dev/null");
@@ -465,12 +477,62 @@ static int layers_in_force(const struct proto_run_spec *spec)
         return 0;
 }
 
+/* R6w: a warm jail's runner imports the data stack, under every kernel layer and before any
+ * byte of a run's exists, then waits for the run's own half of the spec: source, variables,
+ * args and save_source; the rest of the first half (roots, layers) stays. The audit hook is
+ * not armed yet: the imports are Debian's files and our fixed list, as a cold run's imports
+ * of the same modules are, and the hook is armed at R6c before the tool's first line. */
+static const char *const warm_modules[] = { "numpy", "pandas", "matplotlib", "matplotlib.pyplot" };
+
+static int warm_wait(struct proto_run_spec *spec)
+{
+        for (size_t i = 0; i < sizeof(warm_modules) / sizeof(warm_modules[0]); i++) {
+                PyObject *m = PyImport_ImportModule(warm_modules[i]);
+                if (!m) {
+                        PyErr_Print();
+                        fprintf(stderr, "anvil-py: warm: cannot import %s\n", warm_modules[i]);
+                        return -1;
+                }
+                if (strcmp(warm_modules[i], "matplotlib") == 0) {
+                        PyObject *r = PyObject_CallMethod(m, "use", "s", "Agg");
+                        if (!r) {
+                                PyErr_Print();
+                                Py_DECREF(m);
+                                return -1;
+                        }
+                        Py_DECREF(r);
+                }
+                Py_DECREF(m);
+        }
+        char msg[160];
+        send_event("warm_ready", NULL, POL_REASON(msg, sizeof(msg), WARM_READY, "numpy, pandas, matplotlib (Agg)"), 0,
+                   NULL);
+        struct proto_run_spec run;
+        if (read_spec(&run) < 0 || read_spec_done() < 0)
+                return -1;
+        free(spec->source);
+        free(spec->variables);
+        proto_strv_free(&spec->args);
+        spec->source = run.source;
+        spec->variables = run.variables;
+        spec->args = run.args;
+        spec->save_source = run.save_source;
+        run.source = run.variables = NULL;
+        memset(&run.args, 0, sizeof(run.args));
+        struct proto_msg rest = { .type = PROTO_RUN_SPEC };
+        rest.u.run_spec = run;
+        proto_msg_free(&rest);
+        return 0;
+}
+
 int main(void)
 {
         R.t0 = now_ms();
         /* R1 */
         struct proto_run_spec spec;
         if (read_spec(&spec) < 0)
+                return 125;
+        if (!spec.warm && read_spec_done() < 0)
                 return 125;
         if (runner_policy_init(&R, &spec) < 0) {
                 fprintf(stderr, "anvil-py: the run spec's roots cannot be resolved\n");
@@ -501,6 +563,9 @@ int main(void)
                  * on the record, never silent. */
                 send_event("layers_disabled", NULL, "test mode: the pre-check and the audit hook are off", 0, NULL);
         }
+        /* R6w */
+        if (spec.warm && warm_wait(&spec) < 0)
+                return 125;
         /* R6a: the first of the request's bytes interpreted. */
         {
                 char msg[512];

@@ -441,7 +441,7 @@ int sup_kaudit_verified(struct sup_run *run, struct anvil_err *err)
         if (run->ka.abi == 0) {
                 /* The child said why: no Landlock in this kernel, or a test build told it not to
                  * (the runner, told to expect it, then refuses the run). Never claimed. */
-                if (want > 0 && !srv->jail.test_skip_landlock && !run->opts.done /* the probe finds out */)
+                if (want > 0 && !srv->jail.test_skip_landlock && !sup_run_is_probe(run) /* the probe finds out */)
                         return anvil_err_set(err, EPERM, "%s",
                                              POL_REASON(buf, sizeof(buf), REFUSED_NOT_IN_FORCE, "landlock",
                                                         run->ka.text));

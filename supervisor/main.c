@@ -69,7 +69,9 @@
  *
  * Admission: a run holds its place among --max-runs from S1 until its slot is free again
  * (S12, after the teardown on the thread pool), so a run admitted always finds a slot; past
- * that, a client gets "busy". Slots are max-runs + spares: each spare holds one too.
+ * that, a client gets "busy". Slots are max-runs + spares + warm: each spare and each warm
+ * jail (warm.c) holds one too; a warm jail takes a place among --max-runs only once a run
+ * takes it.
  *
  * If the supervisor dies (SIGKILL, a crash), every jail dies with it, by two independent
  * means, each enough alone:
@@ -312,6 +314,7 @@ static void on_signal(uv_signal_t *s, int signum)
         srv->stopping = true;
         sup_runs_kill_all(srv);
         sup_pool_stop(srv);
+        sup_warm_stop(srv);
         sup_kaudit_stop(srv);
         if (!uv_is_closing((uv_handle_t *)&srv->listener))
                 uv_close((uv_handle_t *)&srv->listener, NULL);
@@ -391,6 +394,7 @@ static void on_probed(struct sup_server *srv)
         }
         log_info("listening on %s (state in %s, runner %s; isolation tier %s)", srv->cfg.listen_path,
                  srv->cfg.state_dir, srv->cfg.runner_path, srv->tier);
+        sup_warm_kick(srv); /* warm jails are built with what the probe found (the tier) */
 }
 
 int main(int argc, char **argv)
@@ -542,6 +546,7 @@ int main(int argc, char **argv)
                 return 1;
         }
         sup_pool_start(&srv);
+        sup_warm_start(&srv);
         uv_signal_init(srv.loop, &srv.sigterm);
         uv_signal_init(srv.loop, &srv.sigint);
         srv.sigterm.data = srv.sigint.data = &srv;

@@ -38,6 +38,10 @@ static void usage(FILE *f)
                 "  --keep-runs N       run directories kept (default 200)\n"
                 "  --max-input-bytes N the input files of one run passed as fds, in all (default 8 GiB)\n"
                 "  --spares N          jail children cloned ahead of time (default 2, at most %d)\n"
+                "  --warm N            warm jails: built with the default shape, the data stack\n"
+                "                      imported, each waiting for one run (default 0, at most %d)\n"
+                "  --warm-min-available-mb N  below this MemAvailable the warm pool shrinks\n"
+                "                      (default 1024)\n"
                 "  --uid-base UID      host uids for jails: UID builds the font cache, runs get\n"
                 "                      UID+1 .. UID+max-runs (default %u)\n"
                 "  --runner PATH       anvil-py (default: beside this binary, else ../lib/anvil from it)\n"
@@ -61,7 +65,7 @@ static void usage(FILE *f)
                 "  --help              this text\n"
                 "  --version           print the version (" ANVIL_VERSION ") and exit\n"
                 "Each run's limits (their defaults and maxima) are set in the file's [limits].\n",
-                SUP_MAX_RUNS, SUP_MAX_SPARES, UID_BASE_DEFAULT, SUP_MAX_CONNS_MIN, SUP_CONNS_HEADROOM,
+                SUP_MAX_RUNS, SUP_MAX_SPARES, SUP_MAX_WARM, UID_BASE_DEFAULT, SUP_MAX_CONNS_MIN, SUP_CONNS_HEADROOM,
                 SUP_IDLE_S_DEFAULT, SUP_FRAME_S_DEFAULT);
 }
 
@@ -86,6 +90,8 @@ enum {
         O_UID_BASE,
         O_RUNNER,
         O_SPARES,
+        O_WARM,
+        O_WARM_MIN_AVAILABLE_MB,
         O_SOCKET_GROUP,
         O_CGROUP,
         O_CPU_QUOTA,
@@ -128,6 +134,8 @@ static const struct cfg_opt opts[] = {
         S("uid-base", "uid_base", O_UID_BASE, CFG_ARG),
         S("runner", "runner", O_RUNNER, CFG_ARG),
         S("spares", "spares", O_SPARES, CFG_ARG),
+        S("warm", "warm", O_WARM, CFG_ARG),
+        S("warm-min-available-mb", "warm_min_available_mb", O_WARM_MIN_AVAILABLE_MB, CFG_ARG),
         S("socket-group", "socket_group", O_SOCKET_GROUP, CFG_ARG),
         S("cgroup", "cgroup", O_CGROUP, CFG_ARG),
         S("cpu-quota", "cpu_quota", O_CPU_QUOTA, CFG_ARG),
@@ -401,6 +409,16 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "expected 0..%d", SUP_MAX_SPARES);
                 cfg->spares = (unsigned)v;
                 break;
+        case O_WARM:
+                if (parse_uint(s, SUP_MAX_WARM, &v) < 0)
+                        return cfg_bad(w, err, "expected 0..%d", SUP_MAX_WARM);
+                cfg->warm = (unsigned)v;
+                break;
+        case O_WARM_MIN_AVAILABLE_MB:
+                if (parse_uint(s, 1u << 30, &v) < 0)
+                        return cfg_bad(w, err, "expected MB, 0..%u", 1u << 30);
+                cfg->warm_min_available_mb = (uint64_t)v;
+                break;
         case O_RUNNER:
                 if (!realpath(s, cfg->runner_path))
                         return cfg_bad_with_value(w, err, "%s", strerror(errno));
@@ -479,6 +497,7 @@ int sup_parse_args(int argc, char **argv, struct sup_config *cfg)
         cfg->keep_runs = 200;
         cfg->max_input_bytes = SUP_MAX_INPUT_BYTES_DEFAULT;
         cfg->spares = 2;
+        cfg->warm_min_available_mb = 1024;
         cfg->socket_group = (gid_t)-1;
         cfg->uid_base = UID_BASE_DEFAULT;
         cfg->cpu_quota_pct = 100;

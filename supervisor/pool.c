@@ -24,12 +24,12 @@
 #include "policy/limits.h"
 #include "supervisor/supervisor.h"
 
-/* max_runs + spares slots: each spare holds one, and each run one from its child's clone (or
+/* max_runs + spares + warm slots: each spare and each warm jail holds one, and each run one from its child's clone (or
  * the spare it took) until its teardown is done; run.c holds a run's place among max_runs
  * as long, so an admitted run or a spare never finds them all in use. */
 static int alloc_slot(struct sup_server *srv)
 {
-        unsigned cap = srv->cfg.max_runs + srv->cfg.spares;
+        unsigned cap = srv->cfg.max_runs + srv->cfg.spares + srv->cfg.warm;
         for (unsigned i = 0; i < cap && i < SUP_MAX_SLOTS; i++)
                 if (!srv->slots[i]) {
                         srv->slots[i] = true;
@@ -49,7 +49,8 @@ int sup_jailproc_spawn(struct sup_server *srv, struct sup_jailproc *jp, struct a
                 jp->ns_fds[i] = -1;
         jp->slot = alloc_slot(srv);
         if (jp->slot < 0)
-                return anvil_err_set(err, EBUSY, "All %u jail slots are in use", srv->cfg.max_runs + srv->cfg.spares);
+                return anvil_err_set(err, EBUSY, "All %u jail slots are in use",
+                                     srv->cfg.max_runs + srv->cfg.spares + srv->cfg.warm);
         /* Root: a host uid of the run's own. Rootless: ours, the only one we may map. */
         jp->uid = srv->cfg.rootless ? geteuid() : srv->cfg.uid_base + 1 + (uid_t)jp->slot;
         char name[32];

@@ -453,6 +453,16 @@ static const char *runner_payload(struct sup_run *run, struct proto_runner_event
         return NULL;
 }
 
+/* A warm jail's runner has imported the data stack and waits (R6w): no clock runs for it
+ * until a run takes it (run_take). */
+static void warm_waiting(struct sup_run *run)
+{
+        run->warm = SUP_WARM_WAITING;
+        (void)uv_timer_stop(&run->wall_timer);
+        log_info("run %s: a warm jail, waiting (%" PRIu64 " ms to build)", run->id, run_ms(run));
+        sup_warm_kick(run->srv);
+}
+
 /* S6: one of the runner's events on fd 3. */
 static void runner_event(struct sup_run *run, struct proto_msg *m)
 {
@@ -481,6 +491,8 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
                 run->layers_in_force = true;
         else if (kind == PROTO_KIND_STARTED)
                 run->tool_started = true;
+        else if (kind == PROTO_KIND_WARM_READY && run->warm == SUP_WARM_BUILDING && run->layers_in_force)
+                warm_waiting(run);
         else if (kind == PROTO_KIND_REFUSED && !run->tool_started && e->op && strcmp(e->op, "variables") == 0)
                 run_refuse_request(run, e->message ? e->message : "The runner refused the request's variables",
                                    "run_request.variables");
@@ -794,7 +806,9 @@ static void on_spec_written(uv_write_t *req, int status)
         struct sup_run *run = req->handle->data;
         free(req->data);
         free(req);
-        close_handle(run, (uv_handle_t *)&run->in_pipe);
+        /* A warm jail's runner reads two specs (R6w): the pipe ends after the second. */
+        if (--run->spec_writes == 0 && run->warm != SUP_WARM_BUILDING && run->warm != SUP_WARM_WAITING)
+                close_handle(run, (uv_handle_t *)&run->in_pipe);
 }
 
 static int send_spec(struct sup_run *run, struct anvil_err *err)
@@ -805,6 +819,7 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
         s->variables = run->variables_in;
         s->save_source = run->save_source;
         s->args = run->args; /* checked at run_begin (pol_args_check) */
+        s->warm = run->warm == SUP_WARM_BUILDING; /* the first half: the run's comes at its take */
         /* The roots the Python layers judge paths by, from the table of the jail's paths
          * (policy/jail_paths.h, its audit column): the tool's data (inputs, artifacts), and the
          * private /tmp as scratch besides; direct, where they are on the host. */
@@ -828,10 +843,10 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
                 s->test_break = "seccomp";
         /* What the probed tier promises, the runner refuses to go without; the probe's own
          * run finds out, and promises nothing. */
-        s->expect_seccomp = !run->opts.done && !run->srv->cfg.test_skip_seccomp && strstr(run->srv->tier, "seccomp") != NULL;
+        s->expect_seccomp = !sup_run_is_probe(run) && !run->srv->cfg.test_skip_seccomp && strstr(run->srv->tier, "seccomp") != NULL;
         /* What the child applies at C10; the runner checks it is enforced (R6). A test build's
          * --test-skip-landlock leaves it unapplied and still says so here, for that check. */
-        s->landlock_abi = run->opts.done ? 0 : (uint64_t)run->srv->jail.landlock_abi; /* the probe finds out */
+        s->landlock_abi = sup_run_is_probe(run) ? 0 : (uint64_t)run->srv->jail.landlock_abi; /* the probe finds out */
         uint8_t *buf;
         size_t len;
         int r = proto_encode(&m, &buf, &len, err);
@@ -845,6 +860,8 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
         w->data = buf;
         uv_buf_t b = uv_buf_init((char *)buf, (unsigned)len);
         r = uv_write(w, (uv_stream_t *)&run->in_pipe, &b, 1, on_spec_written);
+        if (r == 0)
+                run->spec_writes++;
         if (r < 0) {
                 free(buf);
                 free(w);
@@ -946,6 +963,53 @@ static void copy_done(uv_work_t *w, int status)
         log_info("run %s: inputs copied; its jail's uid %u", run->id, (unsigned)run->jp.uid);
 }
 
+/* The run's rlimits: set by the child at C7 (cold), or from outside at the take (warm.c). */
+static struct jail_rlimits run_rlimits(const struct sup_run *run)
+{
+        uint64_t cap = run->lim.memory_mb * 1024 * 1024;
+        return (struct jail_rlimits){
+                .cpu_s = run->lim.cpu_s,
+                /* Without a memory cgroup, RLIMIT_AS is the kernel's bound: address space, not
+                 * memory, so it leaves room for the interpreter's and BLAS's mappings; the
+                 * sampler still kills at the cap. */
+                .as_bytes = run->jp.cg.mode == JAIL_CG_NONE ? cap + (2048ull << 20) : 0,
+                .fsize_bytes = run->lim.files_bytes,
+                /* With a pids cgroup, pids.max is the limit and pids.events counts the forks it
+                 * refuses; RLIMIT_NPROC, which fork checks first, is a backstop at twice it. */
+                /* Direct and rootless: not set (rlimit.c), and the blast radius says so. */
+                .nproc = run->srv->cfg.direct && run->srv->cfg.rootless ? 0
+                         : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2
+                                                                      : run->lim.pids,
+                .nofile = JAIL_NOFILE,
+        };
+}
+
+/* The cgroup's hard limit is a backstop above the cap: the 20 ms sampler kills at the cap and
+ * reports the peak it saw; the kernel kills only a tool that outruns it. */
+static uint64_t run_backstop(const struct sup_run *run)
+{
+        uint64_t cap = run->lim.memory_mb * 1024 * 1024;
+        return cap + (cap / 4 > (64u << 20) ? cap / 4 : (64u << 20));
+}
+
+/* A warm jail's rlimits until its take: each at the maximum a run may ask (RLIMIT_CPU with
+ * room for the imports besides), since prlimit lowers them from outside at the take
+ * (warm.c) but may not raise a hard limit: the supervisor keeps no CAP_SYS_RESOURCE. Until
+ * then only our code runs in it, under the cgroup's default limits. */
+#define WARM_IMPORT_CPU_S 60
+
+static struct jail_rlimits warm_rlimits(struct sup_run *run)
+{
+        const struct pol_limits_table *t = &run->srv->cfg.limits;
+        struct proto_limits shape = run->lim;
+        run->lim.cpu_s = t->r[PROTO_LIMIT_CPU_S].max + WARM_IMPORT_CPU_S;
+        run->lim.memory_mb = t->r[PROTO_LIMIT_MEMORY_MB].max;
+        run->lim.pids = t->r[PROTO_LIMIT_PIDS].max;
+        struct jail_rlimits rl = run_rlimits(run);
+        run->lim = shape;
+        return rl;
+}
+
 /* S1 (the rest)-S2: a jail child (a spare, or cloned now), the run's cgroup limits and
  * artifacts, pipes and handles, GO. */
 static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
@@ -971,11 +1035,7 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
         }
         /* From here the child is the run's: it goes by kill and the normal end. */
         (void)run_to(run, SUP_RUN_CLONED);
-        /* The cgroup's hard limit is a backstop above the cap: the 20 ms sampler kills at the
-         * cap and reports the peak it saw; the kernel kills only a tool that outruns it. */
-        uint64_t cap = run->lim.memory_mb * 1024 * 1024;
-        uint64_t backstop = cap + (cap / 4 > (64u << 20) ? cap / 4 : (64u << 20));
-        if ((r = jail_cgroup_set_limits(&run->jp.cg, backstop, run->lim.pids, err)) < 0)
+        if ((r = jail_cgroup_set_limits(&run->jp.cg, run_backstop(run), run->lim.pids, err)) < 0)
                 return r;
         if (srv->cfg.direct) {
                 r = sup_rundir_direct(run->dir, run->jp.uid, srv->cfg.rootless ? getegid() : (gid_t)run->jp.uid,
@@ -985,21 +1045,7 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
         } else if (!srv->cfg.rootless &&
                    (r = sup_rundir_artifacts_mount(run->jp.uid, run->lim.files_bytes, &run->art_fd, err)) < 0)
                 return r;
-        run->rl = (struct jail_rlimits){
-                .cpu_s = run->lim.cpu_s,
-                /* Without a memory cgroup, RLIMIT_AS is the kernel's bound: address space, not
-                 * memory, so it leaves room for the interpreter's and BLAS's mappings; the
-                 * sampler still kills at the cap. */
-                .as_bytes = run->jp.cg.mode == JAIL_CG_NONE ? cap + (2048ull << 20) : 0,
-                .fsize_bytes = run->lim.files_bytes,
-                /* With a pids cgroup, pids.max is the limit and pids.events counts the forks it
-                 * refuses; RLIMIT_NPROC, which fork checks first, is a backstop at twice it. */
-                /* Direct and rootless: not set (rlimit.c), and the blast radius says so. */
-                .nproc = srv->cfg.direct && srv->cfg.rootless ? 0
-                         : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2
-                                                                      : run->lim.pids,
-                .nofile = JAIL_NOFILE,
-        };
+        run->rl = run->warm == SUP_WARM_BUILDING ? warm_rlimits(run) : run_rlimits(run);
         /* parent ends: in[1] out[0] er[0] ev[0]; the child's: in[0] out[1] er[1] ev[1] */
         int in[2] = { -1, -1 }, out[2] = { -1, -1 }, er[2] = { -1, -1 }, ev[2] = { -1, -1 };
         if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(er, O_CLOEXEC) < 0 ||
@@ -1165,6 +1211,65 @@ static int inputs_check(const struct sup_server *srv, const struct proto_run_req
         return 0;
 }
 
+/* A warm jail (warm.c) taken by a run whose request fits its shape: the run's own part of the
+ * request moves in, its limits are applied from outside, its files written, its clock
+ * started, and the second half of the spec sent (R6w). The jail's events so far (in force,
+ * seccomp verified) are facts about the run's jail: kept, shown at the take's time (0). */
+static int run_take(struct sup_run *run, struct sup_client *c, struct proto_run_request *req,
+                    const struct proto_limits *lim, const int *fds, size_t n_fds, struct anvil_err *err)
+{
+        struct sup_server *srv = run->srv;
+        uint64_t built_ms = run_ms(run);
+        run->warm = SUP_WARM_TAKEN;
+        memset(&run->opts, 0, sizeof(run->opts));
+        run->client = c;
+        run->counted = true;
+        srv->n_runs++;
+        run->lim = *lim;
+        run->request_id = proto_strdup(req->request_id);
+        run->stream_output = req->stream_output && c;
+        free(run->source);
+        free(run->variables_in);
+        run->source = proto_strdup(req->source);
+        run->variables_in = proto_strdup(req->variables);
+        run->save_source = req->save_source;
+        proto_strv_free(&run->args);
+        run->args = req->args; /* taken over */
+        memset(&req->args, 0, sizeof(req->args));
+        run->out.cap = run->err.cap = lim->output_bytes;
+        uv_update_time(srv->loop);
+        run->t0 = now_ms();
+        for (size_t i = 0; i < run->events.n; i++) {
+                struct proto_event *e = (struct proto_event *)run->events.items + i;
+                e->t_ms = 0;
+                stream_event(run, e);
+        }
+        char msg[200];
+        sup_run_event(run, "supervisor", "warm", NULL, NULL,
+                      POL_REASON(msg, sizeof(msg), WARM_TAKEN, (unsigned long long)built_ms));
+        struct jail_rlimits rl = run_rlimits(run);
+        int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
+                                                                        : sup_warm_place(run, req, fds, err);
+        run->fd_inputs = n_fds > 0; /* inputs/ is removed at the end, as the cold path's */
+        for (size_t i = 0; i < n_fds; i++) /* taken over */
+                (void)close(fds[i]);
+        if (r == 0)
+                r = jail_cgroup_set_limits(&run->jp.cg, run_backstop(run), run->lim.pids, err);
+        if (r == 0 && (r = sup_warm_rlimits(run, &rl, err)) == 0)
+                run->rl = rl;
+        (void)uv_timer_start(&run->wall_timer, on_wall, run->lim.wall_s * 1000, 0);
+        if (r == 0)
+                r = send_spec(run, err);
+        log_info("run %s: a warm jail taken for %s (uid %u, built %" PRIu64 " ms before)", run->id,
+                 c ? c->stream.name : "the supervisor", (unsigned)run->jp.uid, built_ms);
+        if (r < 0) {
+                log_error("run %s: %s", run->id, err->msg);
+                run_fail(run, err->msg); /* it ends the normal way: its child is watched */
+        }
+        sup_warm_kick(srv);
+        return 0;
+}
+
 static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_run_request *req,
                      const struct sup_run_opts *o, const int *fds, size_t n_fds, struct anvil_err *err)
 {
@@ -1184,13 +1289,23 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
                 return anvil_err_set(err, EBUSY, "The supervisor is stopping");
         }
         /* A run's place is held until its slot is free again (run_leave): one admitted here
-         * always finds a slot, a spare's or its own. */
-        if (srv->n_runs >= srv->cfg.max_runs) {
+         * always finds a slot, a spare's or its own. A warm jail holds a slot of its own, and
+         * a place only once a run takes it. */
+        bool warm = o && o->warm;
+        if (!warm && srv->n_runs >= srv->cfg.max_runs) {
                 char msg[96];
                 snprintf(msg, sizeof(msg), "All %u run slots are in use; try again later", srv->cfg.max_runs);
                 if (c)
                         sup_client_error(c, "busy", msg, NULL, req->request_id);
                 return anvil_err_set(err, EBUSY, "%s", msg);
+        }
+        char cold[200] = "";
+        if (!o && srv->cfg.warm && !sup_warm_cold_reason(srv, req, &lim, fds, n_fds, cold, sizeof(cold))) {
+                struct sup_run *w = sup_warm_take(srv);
+                if (w)
+                        return run_take(w, c, req, &lim, fds, n_fds, err);
+                POL_REASON(cold, sizeof(cold), WARM_COLD_NONE);
+                sup_warm_kick(srv);
         }
         struct sup_run *run = calloc(1, sizeof(*run));
         if (!run) {
@@ -1227,8 +1342,12 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         proto_reader_init(&run->ev_reader, PROTO_RUNNER_FRAME_MAX);
         make_run_id(run->id, sizeof(run->id));
         resolve_caps(run, &req->capabilities_approved);
+        if (cold[0])
+                sup_run_event(run, "supervisor", "cold", NULL, NULL, cold);
+        run->warm = warm ? SUP_WARM_BUILDING : SUP_WARM_NONE;
+        run->counted = !warm;
         LIST_PREPEND(srv->runs, run);
-        srv->n_runs++;
+        srv->n_runs += run->counted;
         int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
                                                                         : run_spawn(run, req, err);
         if (run->copy_pending)
@@ -1300,9 +1419,12 @@ static void teardown_work(uv_work_t *w)
 }
 
 /* The run's place among --max-runs is given up: its slot is free (or it never had one). */
-static void run_leave(struct sup_server *srv)
+static void run_leave(struct sup_run *run)
 {
-        srv->n_runs--;
+        struct sup_server *srv = run->srv;
+        if (run->counted)
+                srv->n_runs--;
+        run->counted = false;
         sup_server_stop_when_idle(srv);
 }
 
@@ -1313,7 +1435,7 @@ static void teardown_done(uv_work_t *w, int status)
         if (run->teardown_r < 0)
                 log_warn("run %s: %s (the next start-up sweep retries)", run->id, run->teardown_err.msg);
         sup_jailproc_free_slot(run->srv, &run->jp);
-        run_leave(run->srv);
+        run_leave(run);
         sup_rundir_prune(run->srv);
         if (--run->open_handles == 0)
                 run_free(run);
@@ -1326,7 +1448,10 @@ static void teardown_done(uv_work_t *w, int status)
 static void rundir_end(struct sup_run *run)
 {
         struct anvil_err err = ANVIL_ERR_INIT;
-        if (run->dir[0] && sup_rundir_end(run->srv, run->id, sup_run_reached(run, SUP_RUN_WATCHING), &err) < 0)
+        /* A warm jail no run took ran no tool: its directory goes. */
+        bool kept = sup_run_reached(run, SUP_RUN_WATCHING) && run->warm != SUP_WARM_BUILDING &&
+                    run->warm != SUP_WARM_WAITING;
+        if (run->dir[0] && sup_rundir_end(run->srv, run->id, kept, &err) < 0)
                 log_warn("run %s: %s (left marked: the next start-up removes its directory)", run->id, err.msg);
 }
 
@@ -1343,10 +1468,10 @@ static void run_release(struct sup_run *run)
                 close_handle(run, hs[i]);
         close_reset(&run->notify_fd); /* after its poll handle is closing, as libuv asks */
         if (!sup_run_reached(run, SUP_RUN_CLONED)) {
-                run_leave(srv); /* no child was the run's, nor a slot */
+                run_leave(run); /* no child was the run's, nor a slot */
         } else if (!sup_run_reached(run, SUP_RUN_WATCHING)) {
                 sup_jailproc_discard(srv, &run->jp); /* GO was never sent: kill and reap here */
-                run_leave(srv);
+                run_leave(run);
                 sup_rundir_prune(srv);
         } else {
                 sup_jailproc_close(&run->jp);

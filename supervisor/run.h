@@ -35,8 +35,14 @@ enum sup_run_state {
 enum sup_run_verdict { SUP_RUN_NO_VERDICT, SUP_RUN_KILLED, SUP_RUN_FAILED };
 enum sup_run_end { SUP_RUN_LIVE, SUP_RUN_FINISHING, SUP_RUN_REPORTED };
 
+/* A warm jail (warm.c): built under the default shape, waiting, then one run's. */
+enum sup_warm_state { SUP_WARM_NONE, SUP_WARM_BUILDING, SUP_WARM_WAITING, SUP_WARM_TAKEN };
+
 struct sup_run {
         struct sup_server *srv;
+        enum sup_warm_state warm;
+        bool counted;     /* holds a place among --max-runs (a warm jail: once taken) */
+        unsigned spec_writes; /* run specs being written: a warm jail's runner takes two */
         struct sup_run_opts opts; /* a run of the supervisor's own (the probe) */
         struct sup_client *client; /* NULL once the client is gone */
         struct sup_run *next, **pprev;
@@ -125,6 +131,12 @@ struct sup_run {
         struct anvil_err collect_err;
 };
 
+
+/* A run of the probe's: it finds out what is in force, and is promised nothing. */
+static inline bool sup_run_is_probe(const struct sup_run *run)
+{
+        return run->opts.done && !run->opts.warm;
+}
 
 /* run.c */
 /* Whether the run's child has come as far as s (it stays so once the run is finishing). */

@@ -23,7 +23,8 @@
 #define SUP_MAX_ALLOW 32
 #define SUP_MAX_RUNS 256 /* concurrent runs */
 #define SUP_MAX_SPARES 8
-#define SUP_MAX_SLOTS (SUP_MAX_RUNS + SUP_MAX_SPARES)
+#define SUP_MAX_WARM 8
+#define SUP_MAX_SLOTS (SUP_MAX_RUNS + SUP_MAX_SPARES + SUP_MAX_WARM)
 
 /* The bounds on clients (server.c; docs/operations.md "Bounds on clients"), defaults of their flags. The
  * supervisor's clients are the broker, which carries every run on a connection of its own,
@@ -85,6 +86,8 @@ struct sup_config {
         unsigned keep_runs; /* run directories kept */
         uint64_t max_input_bytes; /* --max-input-bytes: a run's input files passed as fds, in all */
         unsigned spares;    /* jail children cloned ahead of time */
+        unsigned warm;      /* warm jails: built and imported ahead, waiting for a run (warm.c) */
+        uint64_t warm_min_available_mb; /* below this MemAvailable, the warm pool shrinks */
         char runner_path[PATH_MAX];
         struct sup_bounds bounds;
         struct pol_limits_table limits; /* [limits]: each run limit's default and maximum */
@@ -145,6 +148,8 @@ struct sup_server {
         unsigned n_runs; /* runs admitted whose slot is not yet free again (run.c) */
         struct sup_spare spares[SUP_MAX_SPARES];
         uv_timer_t refill_timer;
+        uv_timer_t warm_timer; /* warm.c: the warm pool's refill and memory watch */
+        bool warm_short;       /* warm.c: memory was short at the last look (said once in the log) */
         unsigned n_clients;  /* every connection until its close callback, refused ones too */
         unsigned n_admitted; /* those admitted (counted against --max-conns) */
         struct sup_run *runs; /* every live run */
@@ -187,6 +192,7 @@ typedef void (*sup_run_done_fn)(struct sup_server *srv, const struct proto_run_r
 struct sup_run_opts {
         bool python_layers_off; /* the probe tests the kernel layers alone */
         const char *test_break; /* test builds: a layer the runner leaves out (the probe's tests) */
+        bool warm;              /* warm.c: a warm jail, built ahead for the next run that fits */
         sup_run_done_fn done;
         void *data;
 };
@@ -210,6 +216,21 @@ int sup_jailproc_attach(struct sup_jailproc *jp, struct anvil_err *err); /* thre
 bool sup_pool_take(struct sup_server *srv, struct sup_jailproc *jp);
 void sup_pool_start(struct sup_server *srv);
 void sup_pool_stop(struct sup_server *srv);
+
+/* warm.c */
+void sup_warm_start(struct sup_server *srv);
+void sup_warm_stop(struct sup_server *srv);
+/* The pool's next look: a warm jail taken, or one ended. */
+void sup_warm_kick(struct sup_server *srv);
+/* False if a run of this request may take a warm jail; else true, and why not in msg. */
+bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_request *req,
+                          const struct proto_limits *lim, const int *fds, size_t n_fds, char *msg, size_t size);
+/* A waiting warm jail, or NULL. */
+struct sup_run *sup_warm_take(struct sup_server *srv);
+/* At the take: the run's files, and its rlimits on the runner (rl updated to what was set). */
+int sup_warm_place(const struct sup_run *run, const struct proto_run_request *req, const int *fds,
+                   struct anvil_err *err);
+int sup_warm_rlimits(struct sup_run *run, struct jail_rlimits *rl, struct anvil_err *err);
 
 /* rundir.c: run directories under state/runs/<run_id> */
 int sup_rundir_direct(const char *dir, uid_t uid, gid_t gid, const char *font_cache, char *jail_dir, size_t size,

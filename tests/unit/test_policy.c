@@ -847,6 +847,30 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_LAYERS_IN_FORCE:
                 POL_REASON(buf, size, LAYERS_IN_FORCE, "landlock ABI 7, no_new_privs, only fds 0-3");
                 return;
+        case POL_WARM_READY:
+                POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)");
+                return;
+        case POL_WARM_TAKEN:
+                POL_REASON(buf, size, WARM_TAKEN, 1234ull);
+                return;
+        case POL_WARM_COLD_NOT_COPIED:
+                POL_REASON(buf, size, WARM_COLD_NOT_COPIED);
+                return;
+        case POL_WARM_COLD_TOO_LARGE:
+                POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull);
+                return;
+        case POL_WARM_COLD_CAPS:
+                POL_REASON(buf, size, WARM_COLD_CAPS);
+                return;
+        case POL_WARM_COLD_FILES:
+                POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull);
+                return;
+        case POL_WARM_COLD_MEMORY:
+                POL_REASON(buf, size, WARM_COLD_MEMORY, 128ull, 512ull);
+                return;
+        case POL_WARM_COLD_NONE:
+                POL_REASON(buf, size, WARM_COLD_NONE);
+                return;
         case POL_SECCOMP_VERIFIED:
                 POL_REASON(buf, size, SECCOMP_VERIFIED, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
                 return;
@@ -1194,6 +1218,16 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_REFUSED_NOT_IN_FORCE] = "refused: landlock not in force (ABI 0: not supported by this kernel)",
         [POL_LAYERS_IN_FORCE] = "in force before the request's variables and source are read: landlock ABI 7, "
                                 "no_new_privs, only fds 0-3",
+        [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every kernel layer; waiting for a run",
+        [POL_WARM_TAKEN] = "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
+        [POL_WARM_COLD_NOT_COPIED] = "a cold jail: an input is a directory or not a regular file on a local file "
+                                     "system, which a warm jail does not copy",
+        [POL_WARM_COLD_TOO_LARGE] = "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
+        [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
+        [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
+        [POL_WARM_COLD_MEMORY] = "a cold jail: its memory cap of 128 MB is under the 512 MB warm jails are built "
+                                 "with, whose imports hold about 85 MB of it",
+        [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
         [POL_SECCOMP_VERIFIED] = "seccomp filter seen in force from outside (the runner's /proc status: Seccomp 2, "
                                  "Seccomp_filters 1, NoNewPrivs 1); its listener watched",
         [POL_VARIABLES_NOT_JSON] = "variables refused: not valid JSON (Expecting value: line 1 column 1 (char 0))",
