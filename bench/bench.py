@@ -16,9 +16,10 @@ with Anvil's runs, so that the machine's load falls on all of them alike:
   (d) runs/s with 1, 2, 4, 8, 16 concurrent clients, trivial and pandas;
   (e) private memory (USS, PSS from /proc/PID/smaps_rollup) of each daemon idle and after N
       runs, and per idle spare jail, beside an idle bwrap + python3 and an idle python3.
-The issue's targets are printed beside each ratio, met or not met as observed. Warm jails do
-not exist yet: every warm column prints "n/a (no warm jails yet)"; warm_argv() below is the
-one place a warm run would be asked for. Needs root (the supervisor) and bubblewrap.
+The issue's targets are printed beside each ratio, met or not met as observed. Warm runs go
+through a second supervisor with --warm 1 (warm_argv() below), each taken only once a warm
+jail waits (the wait not timed); (d) has no warm column (the pool refills only when idle).
+Needs root (the supervisor) and bubblewrap.
 """
 import argparse
 import json
@@ -79,16 +80,15 @@ BWRAP = ["bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/usr", "/u
          "/etc/ld.so.cache", "/etc/ld.so.cache", "--ro-bind-try", "/etc/matplotlibrc", "/etc/matplotlibrc"]
 
 
-def warm_argv(ctl, tool, inputs):
-    """THE WARM RUN: the one place a warm jail would be asked for (issue 16, part 1).
+WARM_UID_OFFSET = 1000  # the warm supervisor's jails: uid_base + 1000 + 1 and up
 
-    Returns the command that runs TOOL in a warm jail, or None while there are none; every
-    warm column of the table and the plots follows from this (None: "n/a (no warm jails
-    yet)"). When warm jails exist, return e.g. anvil_argv(ctl, tool, inputs) plus the option
-    or the policy shape that takes a warm jail; idle warm jails are then counted in (e) as
-    spares are (processes with a jail uid of this bench's uid base)."""
-    del ctl, tool, inputs
-    return None
+
+def warm_argv(ctl, tool, inputs):
+    """THE WARM RUN (issue 16, part 1): a run through the warm pair of daemons (a supervisor
+    with --warm 1 beside the cold one, so that neither's figures are the other's), asked for
+    exactly as a cold run is; Bench.timed waits until its warm jail is waiting, which is not
+    timed, and refuses a run that went cold (a cold figure is no warm one)."""
+    return anvil_argv(ctl, tool, inputs)
 
 
 def anvil_argv(ctl, tool, inputs):
@@ -107,6 +107,7 @@ class Bench:
         self.dir = tempfile.mkdtemp(prefix="anvil-bench.", dir=a.dir)
         os.chmod(self.dir, 0o711)
         self.sock = os.path.join(self.dir, "anvil.sock")
+        self.warm_sock = os.path.join(self.dir, "warm.sock")
         self.env = dict(os.environ, ANVIL_SOCKET=self.sock)
         self.pids = {}
         self.runs = 0  # runs through the daemons, counted for (e)
@@ -124,6 +125,17 @@ class Bench:
                os.path.join(self.dir, "sup.sock"), "--listen", self.sock, "--state-dir",
                os.path.join(self.dir, "broker")]
         self.daemon("broker", bro)
+        # The warm pair: one warm jail, refilled when no run is in flight (supervisor/warm.c).
+        wsup = [os.path.join(self.build, "anvil-supervisor"), "--config", "/dev/null", "--listen",
+                os.path.join(self.dir, "wsup.sock"), "--state-dir", os.path.join(self.dir, "wsup"), "--keep-runs",
+                "20", "--max-runs", str(MAX_RUNS), "--uid-base", str(self.a.uid_base + WARM_UID_OFFSET),
+                "--warm", "1"]
+        self.daemon("warm-supervisor", wsup)
+        wbro = [os.path.join(self.build, "anvil-broker"), "--config", "/dev/null", "--supervisor",
+                os.path.join(self.dir, "wsup.sock"), "--listen", self.warm_sock, "--state-dir",
+                os.path.join(self.dir, "wbroker")]
+        self.daemon("warm-broker", wbro)
+        self.warm_taken = 0
 
     def daemon(self, name, argv):
         log = open(os.path.join(self.dir, name + ".log"), "w")
@@ -139,7 +151,7 @@ class Bench:
         raise SystemExit(f"bench: the {name} did not start: {open(log.name).read()[-2000:]}")
 
     def stop(self):
-        for name in ("broker", "supervisor"):
+        for name in ("broker", "supervisor", "warm-broker", "warm-supervisor"):
             p = self.pids.get(name)
             if p and p.poll() is None:
                 p.send_signal(signal.SIGTERM)
@@ -178,8 +190,7 @@ class Bench:
         if system == "anvil":
             return anvil_argv(self.ctl, tool, inputs), None, self.env, True
         if system == "warm":
-            w = warm_argv(self.ctl, tool, inputs)
-            return (w, None, self.env, True) if w else None
+            return warm_argv(self.ctl, tool, inputs), None, dict(self.env, ANVIL_SOCKET=self.warm_sock), True
         w = self.workdir()
         env = dict(ANCHOR_ENV, MPLCONFIGDIR=self.mpl)
         if system == "python":
@@ -197,6 +208,9 @@ class Bench:
         if spec is None:
             return None
         argv, cwd, env, anvil = spec
+        if system == "warm":
+            self.wait_warm()
+            quiet = False  # the result must say the run took its warm jail
         out = subprocess.DEVNULL if quiet else subprocess.PIPE
         t0 = time.perf_counter()
         p = subprocess.Popen(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=out,
@@ -213,10 +227,27 @@ class Bench:
         if rc != 0 or (not quiet and not self.right(kind, lines, anvil)):
             said = (b"".join(lines)[-1500:] + b" " + err[-1500:]).decode(errors="replace")
             raise SystemExit(f"bench: a {system} {kind} run failed (exit {rc}): {said}")
-        if anvil:
+        if system == "warm":
+            evs = [json.loads(x) for x in lines if x.startswith(b"{")]
+            res = [e for e in evs if e.get("type") == "run_result"][-1]
+            if not any(e.get("kind") == "warm" for e in res.get("events", [])):
+                cold = [e.get("message") for e in res.get("events", []) if e.get("kind") == "cold"]
+                raise SystemExit(f"bench: a warm {kind} run got a cold jail: {cold}")
+            self.warm_taken += 1
+        elif anvil:
             with self.lock:
                 self.runs += 1
         return first, t
+
+    def wait_warm(self):
+        """Until the warm supervisor has a warm jail waiting that no run took (not timed)."""
+        log = os.path.join(self.dir, "warm-supervisor.log")
+        for _ in range(600):
+            with open(log) as f:
+                if f.read().count(": a warm jail, waiting") > self.warm_taken:
+                    return
+            time.sleep(0.05)
+        raise SystemExit(f"bench: no warm jail came: {open(log).read()[-1500:]}")
 
     @staticmethod
     def is_tool_line(line, anvil):
@@ -263,7 +294,7 @@ class Bench:
     def throughput(self, kind, clients, seconds):
         out = {}
         for s in ("anvil", "warm", "bwrap", "python"):
-            if self.argv(s, kind) is None:
+            if s == "warm":  # the pool refills only when no run is in flight: a rate of cold runs
                 out[s] = None
                 continue
             out[s] = {}
@@ -344,26 +375,35 @@ class Bench:
         for name in ("supervisor", "broker"):
             m[name] = smaps(self.pids[name].pid)
         m["spares"] = self.spares()
+        self.wait_warm()
+        m["warm"] = self.spares(self.a.uid_base + WARM_UID_OFFSET, settle=False, warm=True)
         return m
 
-    def spares(self):
-        """Each idle spare jail: the processes with a jail uid of this bench's base (base+1..
-        base+MAX_RUNS), grouped by pid namespace; returns [(uss, pss), ...] summed per jail."""
-        time.sleep(1.0)  # spares are re-cloned after a run: let them settle
-        jails = {}
+    def spares(self, base=None, settle=True, warm=False):
+        """Each idle jail: the processes with a jail uid of a base (base+1..base+MAX_RUNS; the
+        cold supervisor's spares by default), grouped by pid namespace; returns [(uss, pss),
+        ...] summed per jail. warm: only the jails with a runner (anvil-py) waiting in them, the
+        warm supervisor's own cold spares left out."""
+        base = self.a.uid_base if base is None else base
+        if settle:
+            time.sleep(1.0)  # spares are re-cloned after a run: let them settle
+        jails, runners = {}, set()
         for pid in pids():
             uid = proc_uid(pid)
-            if uid is None or not (self.a.uid_base < uid <= self.a.uid_base + MAX_RUNS):
+            if uid is None or not (base < uid <= base + MAX_RUNS):
                 continue
             try:
                 ns = os.readlink(f"/proc/{pid}/ns/pid")
+                with open(f"/proc/{pid}/comm") as f:
+                    if f.read().strip() == "anvil-py":
+                        runners.add(ns)
             except OSError:
                 continue
             r = smaps(pid)
             if r:
                 u, s = jails.get(ns, (0, 0))
                 jails[ns] = (u + r[0], s + r[1])
-        return sorted(jails.values())
+        return sorted(v for ns, v in jails.items() if not warm or ns in runners)
 
     def anchor_idle(self, system):
         """USS, PSS of an idle anchor waiting on stdin: every process of its tree."""
