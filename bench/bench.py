@@ -208,8 +208,10 @@ class Bench:
         if spec is None:
             return None
         argv, cwd, env, anvil = spec
+        # Every run, of any system, waits (untimed) until the warm supervisor has its jail
+        # again: building one costs the imports' CPU, which must not fall on a timed run.
+        self.wait_warm()
         if system == "warm":
-            self.wait_warm()
             quiet = False  # the result must say the run took its warm jail
         out = subprocess.DEVNULL if quiet else subprocess.PIPE
         t0 = time.perf_counter()
