@@ -104,12 +104,33 @@ void http_answer(struct http_req *r, unsigned status, struct MHD_Response *resp)
         }
 }
 
-void http_json(struct http_req *r, unsigned status, json_t *body)
+char *http_json_text(json_t *data)
 {
-        char *text = body ? json_dumps(body,
+        char *text = data ? json_dumps(data,
                                        JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10))
                           : NULL;
-        json_decref(body);
+        json_decref(data);
+        return text;
+}
+
+char *http_sse_frame(const char *type, json_t *data, size_t *size)
+{
+        char *text = http_json_text(data);
+        if (!text)
+                return NULL;
+        size_t n = strlen(type) + strlen(text) + 32;
+        char *ev = malloc(n);
+        if (ev) {
+                snprintf(ev, n, "event: %s\ndata: %s\n\n", type, text);
+                *size = n;
+        }
+        free(text);
+        return ev;
+}
+
+void http_json(struct http_req *r, unsigned status, json_t *body)
+{
+        char *text = http_json_text(body);
         struct MHD_Response *resp =
                 text ? MHD_create_response_from_buffer(strlen(text), text, MHD_RESPMEM_MUST_FREE) : NULL;
         if (!resp) {

@@ -187,18 +187,11 @@ static void on_artifact(void *owner, struct proto_msg *m)
 
 static void sse_event(struct http_req *r, const char *type, json_t *data)
 {
-        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-        json_decref(data);
-        if (!text)
-                return;
-        size_t n = strlen(type) + strlen(text) + 32;
-        char *ev = malloc(n);
-        if (ev) {
-                int k = snprintf(ev, n, "event: %s\ndata: %s\n\n", type, text);
-                (void)http_stream_append(r, ev, (size_t)k);
-        }
+        size_t size;
+        char *ev = http_sse_frame(type, data, &size);
+        if (ev)
+                (void)http_stream_append(r, ev, strlen(ev));
         free(ev);
-        free(text);
 }
 
 static void on_stored_events(void *owner, struct proto_msg *m)

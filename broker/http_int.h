@@ -132,6 +132,11 @@ void http_kick(struct bro_http *h);
 void http_answer(struct http_req *r, unsigned status, struct MHD_Response *resp);
 /* The headers of every answer; api: no-store too. */
 void http_secure(struct MHD_Response *resp, bool api);
+/* The JSON text of every answer and event (takes data; NULL if it cannot be made). */
+char *http_json_text(json_t *data);
+/* One server-sent event, "event: TYPE\ndata: JSON\n\n" (takes data; NULL if it cannot be
+ * made); *size is what was allocated for it, what a job's events are counted by. */
+char *http_sse_frame(const char *type, json_t *data, size_t *size);
 void http_json(struct http_req *r, unsigned status, json_t *body); /* takes body */
 void http_error(struct http_req *r, unsigned status, const char *code, const char *message);
 /* A status for a broker error code (not_found 404, forbidden 403, ...). */

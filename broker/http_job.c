@@ -93,21 +93,17 @@ const char *http_job_source(const struct http_job *j)
 
 static void job_event(struct http_job *j, const char *type, json_t *data)
 {
-        char *text = json_dumps(data, JSON_COMPACT | JSON_ENSURE_ASCII | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(10));
-        json_decref(data);
-        if (!text)
-                return;
-        size_t n = strlen(type) + strlen(text) + 32;
+        size_t n = 0;
+        char *ev = http_sse_frame(type, data, &n);
         bool last = strcmp(type, "result") == 0 || strcmp(type, "error") == 0;
-        if (j->bytes + n > HTTP_JOB_EVENTS_MAX && !last) {
+        if (ev && j->bytes + n > HTTP_JOB_EVENTS_MAX && !last) {
+                free(ev);
                 if (!j->dropped) {
                         j->dropped = true;
                         job_event(j, "dropped", json_pack("{s:I}", "kept_bytes", (json_int_t)j->bytes));
                 }
-                free(text);
                 return;
         }
-        char *ev = malloc(n);
         if (ev && j->n_events == j->cap_events) {
                 size_t cap = j->cap_events ? j->cap_events * 2 : 64;
                 char **ne = realloc(j->events, cap * sizeof(*ne));
@@ -115,14 +111,12 @@ static void job_event(struct http_job *j, const char *type, json_t *data)
                         j->events = ne, j->cap_events = cap;
         }
         if (ev && j->n_events < j->cap_events) {
-                snprintf(ev, n, "event: %s\ndata: %s\n\n", type, text);
                 j->events[j->n_events++] = ev;
                 j->bytes += n;
                 j->h->jobs_bytes += n;
         } else {
                 free(ev);
         }
-        free(text);
         for (struct http_req *r = j->followers; r; r = r->next)
                 http_stream_wake(r);
 }
