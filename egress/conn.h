@@ -44,8 +44,12 @@ struct egr_conn {
         const char *url;
         size_t url_len;
         bool connect;       /* CONNECT, else an absolute http:// request */
-        uint64_t body_left; /* a forwarded request's body still to send */
-        char op[300];       /* "CONNECT host:443", for every message */
+        uint64_t body_left; /* a forwarded request's body still to send (Content-Length) */
+        /* A chunked request body: the parser, copied at the head's end, follows its chunks so
+         * that exactly the one request is sent and nothing after it (egr_body_take). */
+        bool chunked, body_done;
+        http_parser body_parser;
+        char op[300]; /* "CONNECT host:443", for every message */
         struct egr_host host;
         uint16_t port;
         char addr_text[INET6_ADDRSTRLEN + 8];
@@ -73,6 +77,11 @@ int egr_head_parse(struct egr_conn *c, size_t *head_end);
 /* The head is whole: checks its target against the run's rules; egr_conn_decide if it passes,
  * refused otherwise. */
 void egr_head_done(struct egr_conn *c);
+/* Of n bytes from the client in a chunked body, how many are still the request's (the rest,
+ * after its last chunk, is dropped); (size_t)-1 when the chunks are malformed (cut already). */
+size_t egr_body_take(struct egr_conn *c, const char *data, size_t n);
+/* Whether the forwarded request's body has bytes still to come from the client. */
+bool egr_body_wanted(const struct egr_conn *c);
 /* The forwarded request, rewritten into buf: its length, or size when it does not fit. */
 size_t egr_request_rewrite(struct egr_conn *c, char *buf, size_t size);
 /* The reply's head in c->head: 1 sent on, rewritten; 0 not whole yet; <0 cut. */

@@ -78,7 +78,14 @@ void egr_ctl_event(struct egr_run *run, const struct egr_event *e)
                 json_object_set_new(ev, "bytes_out", json_integer((json_int_t)e->bytes_out));
                 json_object_set_new(ev, "bytes_in", json_integer((json_int_t)e->bytes_in));
         }
-        log_info("run %s: %s", run->id, e->message);
+        if (run->n_logged < EGR_LOG_PER_RUN) {
+                log_info("run %s: %s", run->id, e->message);
+                if (++run->n_logged == EGR_LOG_PER_RUN)
+                        log_info("run %s: its next decisions are not logged (%u were); how many is said when it closes",
+                                 run->id, EGR_LOG_PER_RUN);
+        } else {
+                run->log_skipped++;
+        }
         if (!run->ctl || run->ctl->gone) {
                 run->events_dropped++;
                 json_decref(ev);
@@ -121,6 +128,8 @@ void egr_ctl_run_gone(struct egr_run *run)
 {
         LIST_REMOVE(run);
         egr_d.n_runs--;
+        if (run->log_skipped)
+                log_info("run %s: closed; %llu of its decisions were not logged", run->id, run->log_skipped);
         if (run->ctl && !run->ctl->gone)
                 ctl_send(run->ctl,
                          json_pack("{s:s,s:s,s:i,s:i,s:I,s:I}", "type", "closed", "run_id", run->id, "allowed",

@@ -32,6 +32,10 @@ struct egr_limits {
 struct egr_ctl;
 struct egr_conn;
 
+/* The log lines one run's decisions may take (its events still all go to its owner): a tool
+ * that opens connection after connection must not flood the journal for everyone. */
+#define EGR_LOG_PER_RUN 100
+
 struct egr_run {
         struct egr_run *next, **pprev;
         char id[EGR_RUN_ID_MAX + 1];
@@ -50,6 +54,8 @@ struct egr_run {
         bool listener_closed;
         unsigned n_allowed, n_blocked;
         unsigned long long events_dropped; /* not sent: the control connection full or gone */
+        unsigned n_logged;                 /* decisions logged, at most EGR_LOG_PER_RUN */
+        unsigned long long log_skipped;    /* decisions past EGR_LOG_PER_RUN, not logged */
         struct egr_conn *conns;
         bool closing;
 };

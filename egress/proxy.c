@@ -356,7 +356,10 @@ static void on_up_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b);
 /* Bytes from the client to the upstream: a request's body up to its length, or a tunnel's. */
 static void to_up(struct egr_conn *c, const char *data, size_t n)
 {
-        if (!c->connect) {
+        if (!c->connect && c->chunked) {
+                if ((n = egr_body_take(c, data, n)) == (size_t)-1)
+                        return;
+        } else if (!c->connect) {
                 if (n > c->body_left)
                         n = (size_t)c->body_left; /* anything after the one request is dropped */
                 c->body_left -= n;
@@ -376,7 +379,7 @@ static void to_up(struct egr_conn *c, const char *data, size_t n)
 
 static void client_reads(struct egr_conn *c)
 {
-        bool want = !c->client_eof && (c->connect || c->body_left > 0);
+        bool want = !c->client_eof && (c->connect || egr_body_wanted(c));
         if (want && uv_read_start((uv_stream_t *)&c->client, alloc_relay, on_client_read) < 0)
                 egr_conn_close(c);
         if (!want)
@@ -561,7 +564,7 @@ static void on_client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b)
         if (c->state != ST_HEAD) {
                 c->last_ms = now_ms();
                 to_up(c, b->base, (size_t)n);
-                if (c->state == ST_OPEN && !c->connect && c->body_left == 0)
+                if (c->state == ST_OPEN && !c->connect && !egr_body_wanted(c))
                         (void)uv_read_stop(s);
                 return;
         }

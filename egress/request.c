@@ -171,13 +171,28 @@ void egr_head_done(struct egr_conn *c)
         if (target_parse(c) < 0)
                 return;
         if (!c->connect) {
-                if (c->parser.flags & F_CHUNKED) {
+                if (c->parser.uses_transfer_encoding && !(c->parser.flags & F_CHUNKED)) {
+                        /* a body whose end only its server would know (the parser refuses it
+                         * after the head, past where it is paused) */
                         POL_REASON(msg, sizeof(msg), PROXY_MALFORMED,
-                                   "a chunked request body: send its Content-Length");
-                        egr_conn_refuse(c, "411 Length Required", "malformed", msg);
+                                   http_errno_description(HPE_INVALID_TRANSFER_ENCODING));
+                        egr_conn_refuse(c, "400 Bad Request", "malformed", msg);
                         return;
                 }
-                c->body_left = c->parser.content_length == ULLONG_MAX ? 0 : c->parser.content_length;
+                if (c->parser.flags & F_CHUNKED) {
+                        /* the parser as it stands (paused at the head's end) goes on through the
+                         * chunks; c->parser itself is the reply's once its head comes */
+                        c->chunked = true;
+                        c->body_parser = c->parser;
+                        http_parser_pause(&c->body_parser, 0);
+                        /* it paused on the head's last LF, unconsumed (s_headers_done): that LF
+                         * again, and it stands at the first chunk's size */
+                        (void)egr_body_take(c, "\n", 1);
+                        if (c->state != ST_HEAD)
+                                return;
+                } else {
+                        c->body_left = c->parser.content_length == ULLONG_MAX ? 0 : c->parser.content_length;
+                }
         }
         enum egr_match m = egr_rules_match(c->run->rules, c->run->n_rules, &c->host, c->port);
         if (m != EGR_MATCH && c->host.kind == EGR_HOST_IP) {
@@ -196,6 +211,41 @@ void egr_head_done(struct egr_conn *c)
                 return;
         }
         egr_conn_decide(c);
+}
+
+/* The chunked body's end: parsing stops there, and what follows is not the request's. */
+static int on_body_done(http_parser *p)
+{
+        http_parser_pause(p, 1);
+        return 0;
+}
+
+static const http_parser_settings body_settings = {
+        .on_message_complete = on_body_done,
+};
+
+size_t egr_body_take(struct egr_conn *c, const char *data, size_t n)
+{
+        char msg[600];
+        if (c->body_done || n == 0)
+                return 0;
+        size_t used = http_parser_execute(&c->body_parser, &body_settings, data, n);
+        enum http_errno e = HTTP_PARSER_ERRNO(&c->body_parser);
+        if (e == HPE_PAUSED) {
+                /* paused in on_message_complete: used counts the body's last byte */
+                c->body_done = true;
+                return used;
+        }
+        if (e == HPE_OK && used == n)
+                return n;
+        POL_REASON(msg, sizeof(msg), PROXY_MALFORMED, http_errno_description(e));
+        egr_conn_cut(c, "malformed", msg);
+        return (size_t)-1;
+}
+
+bool egr_body_wanted(const struct egr_conn *c)
+{
+        return c->chunked ? !c->body_done : c->body_left > 0;
 }
 
 /* Appends to buf at *n, never past size: *n is size once anything did not fit. */

@@ -111,6 +111,16 @@ def raw(path, request):
     return 0
 
 
+def many(path, n, request):
+    # the same request n times, one connection each after the last has ended; prints "sent n"
+    for _ in range(int(n)):
+        s = connect(path)
+        send(s, request)
+        read_all(s)
+    print("sent %s" % n)
+    return 0
+
+
 def tls(path, host, port, ca):
     s = connect(path)
     s.sendall(("CONNECT %s:%s HTTP/1.1\r\nHost: %s:%s\r\n\r\n" % (host, port, host, port)).encode())
@@ -206,4 +216,4 @@ def ctl(control, *messages):
 cmd = sys.argv[1]
 if cmd == "open":
     sys.exit(ctl_open(*sys.argv[2:6]))
-sys.exit({"raw": raw, "tls": tls, "slow": slow, "hold": hold, "relay": relay, "ctl": ctl}[cmd](*sys.argv[2:]))
+sys.exit({"raw": raw, "many": many, "tls": tls, "slow": slow, "hold": hold, "relay": relay, "ctl": ctl}[cmd](*sys.argv[2:]))

@@ -226,8 +226,43 @@ refused a 'GET https://web.test/ HTTP/1.1\r\n\r\n' "HTTP/1.1 400 Bad Request" \
         "blocked at proxy: GET https://web.test/ (only http:// requests and CONNECT are proxied)"
 refused a 'GET http://-web..test/ HTTP/1.1\r\n\r\n' "HTTP/1.1 400 Bad Request" \
         "blocked at proxy: malformed request (the host is not a DNS name nor an address)"
-refused a 'POST http://web.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' \
-        "HTTP/1.1 411 Length Required" "blocked at proxy: malformed request (a chunked request body: send its Content-Length)"
+# A smuggled request: Content-Length beside chunked, and a Transfer-Encoding that is not chunked
+refused a 'POST http://web.test/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n' \
+        "HTTP/1.1 400 Bad Request" "blocked at proxy: malformed request (unexpected content-length header)"
+refused a 'POST http://web.test/ HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nabc' \
+        "HTTP/1.1 400 Bad Request" "blocked at proxy: malformed request (request has invalid transfer-encoding)"
+
+echo "-- chunked request bodies: exactly the one request is sent, nothing after its last chunk"
+# event_seen NAME PREFIX: the first event of run NAME starting with PREFIX, once it has come
+event_seen() {
+        local m
+        for _ in $(seq 50); do
+                m=$(events "$1" | grep -F -- "$2" | head -1)
+                [ -n "$m" ] && break
+                sleep 0.1
+        done
+        [ -n "$m" ] || fail "run $1 has no event starting '$2': $(events "$1" | tail -5)"
+        echo "ok: event: $m"
+}
+open_run k '{"hosts": ["web.test"]}'
+allowed k 'POST http://web.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n4;x=1\r\ndefg\r\n0\r\nX-Trailer: t\r\n\r\n' \
+        "posted abcdefg"
+# out: the head as rewritten, "POST / HTTP/1.1", "Transfer-Encoding: chunked", "Host: web.test",
+# "Connection: close" and the blank line (82 bytes), then the body's "3\r\nabc\r\n" 8,
+# "4;x=1\r\ndefg\r\n" 13, "0\r\nX-Trailer: t\r\n\r\n" 19: 122 bytes
+event_seen k "allowed at proxy: POST web.test:80 (11.0.0.10): 122 bytes out, "
+# the same body with a second request after it, on the same connection: never sent
+allowed k 'POST http://web.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\nGET http://evil.test/ HTTP/1.1\r\n\r\n' \
+        "posted abc"
+# 82 and "3\r\nabc\r\n0\r\n\r\n" 13: 95 bytes, not one of the GET after it
+event_seen k "allowed at proxy: POST web.test:80 (11.0.0.10): 95 bytes out, "
+[ "$(events k | grep -c 'POST web.test:80 (11.0.0.10): 95 bytes out')" = 1 ] || fail "the smuggled request: $(events k)"
+grep -q "evil.test" "$T/k.ev" && fail "the request after the body reached the proxy's checks: $(events k)"
+echo "ok: the bytes after the last chunk were dropped (95 bytes out, evil.test never asked for)"
+# a malformed chunk size: the connection is cut, recorded
+out=$(raw k 'POST http://web.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\nabc\r\n0\r\n\r\n')
+expect_eq "a malformed chunk: no reply" "" "$(head -c 200 <<<"$out" | tr -d '\r\n')"
+event_seen k "blocked at proxy: malformed request (invalid character in chunk size header)"
 big=$(head -c 17000 /dev/zero | tr '\0' a)
 refused a "GET http://web.test/ HTTP/1.1\\r\\nX-Big: $big\\r\\n\\r\\n" "HTTP/1.1 431 Request Header Fields Too Large" \
         "blocked at proxy: the request head is larger than 16384 bytes"
@@ -243,6 +278,21 @@ expect_event a "blocked at proxy: the request head was not complete within 2 s"
 out=$("${CTL_PY[@]}" hold "${SOCK[a]}" 'CONNECT web.test:8081 HTTP/1.1\r\n\r\n')
 expect_eq "an idle tunnel: how it ended" "end: closed" "$(tail -1 <<<"$out")"
 expect_event a "cut at proxy: CONNECT web.test:8081 (idle for 2 s)"
+
+echo "-- the log: at most 100 lines a run, its events all sent"
+open_run l '{"hosts": ["web.test"]}'
+expect_eq "120 refusals sent" "sent 120" "$("${CTL_PY[@]}" many "${SOCK[l]}" 120 'GET http://evil.test/ HTTP/1.1\r\n\r\n')"
+for _ in $(seq 50); do [ "$(events l | wc -l)" -ge 120 ] && break; sleep 0.1; done
+expect_eq "run l's events" 120 "$(events l | grep -cxF 'blocked at proxy: GET evil.test:80 (host not approved)')"
+expect_eq "run l's decisions logged" 100 "$(grep -c '^.*run l: blocked at proxy: GET evil.test:80 (host not approved)$' "$T/egr.log")"
+grep -q "run l: its next decisions are not logged (100 were); how many is said when it closes" "$T/egr.log" ||
+        fail "no line saying the log stops: $(grep 'run l:' "$T/egr.log" | tail -3)"
+kill -TERM "${CTL_PID[l]}" # its control connection ends: the run closes
+wait "${CTL_PID[l]}" 2>/dev/null
+for _ in $(seq 50); do grep -q 'run l: closed' "$T/egr.log" && break; sleep 0.1; done
+grep -q "run l: closed; 20 of its decisions were not logged" "$T/egr.log" ||
+        fail "no count of what was not logged: $(grep 'run l:' "$T/egr.log" | tail -3)"
+echo "ok: 100 of run l's 120 decisions logged, the other 20 counted at its close; all 120 sent as events"
 
 echo "-- SIGHUP reloads nothing: the run keeps its rules"
 kill -HUP "$EGR_PID"
