@@ -20,8 +20,19 @@ time.sleep(30)
 PY
 ANVIL_SOCKET="$SOCK" "$CTL" run "$T/slow.py" --timeout 60 --json >"$T/result.json" 2>"$T/ctl.err" &
 CTLPID=$!
-for _ in $(seq 100); do grep -q "started for" "$T/sup.log" && break; sleep 0.1; done
-sleep 0.5
+# The tool has printed once it sleeps: a process of the run's uids in clock_nanosleep (230 on
+# x86_64, /proc/PID/syscall), however slow the machine (tests/vm emulates one).
+asleep() {
+        local p u b=$((ANVIL_E2E_UID_BASE + 400000000))
+        for p in /proc/[0-9]*; do
+                u=$(awk '/^Uid:/ { print $2 }' "$p/status" 2>/dev/null) || continue
+                [ -n "$u" ] && [ "$u" -gt "$b" ] && [ "$u" -le $((b + 264)) ] || continue
+                case $(cat "$p/syscall" 2>/dev/null) in "230 "*) return 0 ;; esac
+        done
+        return 1
+}
+for _ in $(seq 600); do asleep && break; sleep 0.1; done
+asleep || fail "the tool never reached its sleep: $(cat "$T/sup.log")"
 kill -TERM "$SUP"
 wait "$CTLPID"
 expect_eq "anvilctl's exit status (the run killed by Anvil)" 121 "$?"
