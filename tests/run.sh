@@ -149,6 +149,18 @@ export ANVIL_E2E_BARE_UID_BASE=$((ANVIL_E2E_UID_BASE + 50000000))
 skipped=()
 STATES=()
 
+# wait_socket PATH PID: until the daemon PID listens on PATH, for as long as it lives, up to
+# 180 s (a supervisor's start builds the font cache and runs the probe: seconds here, more on
+# an emulated machine, tests/vm).
+wait_socket() {
+        for _ in $(seq 1800); do
+                [ -S "$1" ] && return 0
+                kill -0 "$2" 2>/dev/null || return 1
+                sleep 0.1
+        done
+        return 1
+}
+
 stop_daemons() {
         kill "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
         wait "$ANVIL_E2E_BRO_PID" "$ANVIL_E2E_SUP_PID" "$ANVIL_E2E_BARE_PID" 2>/dev/null
@@ -230,7 +242,7 @@ e2e_pass() {
         ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "${as[@]}" "$BUILD/anvil-supervisor" --config /dev/null --listen "$ANVIL_SUP_SOCKET" \
                 --state-dir "$STATE/sup" --uid-base "$ANVIL_E2E_UID_BASE" "${audit[@]}" >"$STATE/supervisor.log" 2>&1 &
         export ANVIL_E2E_SUP_PID=$!
-        for _ in $(seq 100); do [ -S "$ANVIL_SUP_SOCKET" ] && break; sleep 0.1; done
+        wait_socket "$ANVIL_SUP_SOCKET" "$ANVIL_E2E_SUP_PID"
         # A second supervisor with the Python layers off (a test build's option): the kernel
         # layers' tests run against it, to show that each holds alone.
         export ANVIL_BARE_SOCKET="$STATE/bare.sock"
@@ -238,11 +250,11 @@ e2e_pass() {
                 --state-dir "$STATE/bare" --uid-base "$ANVIL_E2E_BARE_UID_BASE" --test-no-python-layers \
                 "${audit[@]}" >"$STATE/bare.log" 2>&1 &
         export ANVIL_E2E_BARE_PID=$!
-        for _ in $(seq 100); do [ -S "$ANVIL_BARE_SOCKET" ] && break; sleep 0.1; done
+        wait_socket "$ANVIL_BARE_SOCKET" "$ANVIL_E2E_BARE_PID"
         ANVIL_TEST_SECRET="$ANVIL_E2E_SECRET" "$BUILD/anvil-broker" --config /dev/null --supervisor "$ANVIL_SUP_SOCKET" \
                 --listen "$ANVIL_SOCKET" --state-dir "$STATE/broker" >"$STATE/broker.log" 2>&1 &
         export ANVIL_E2E_BRO_PID=$!
-        for _ in $(seq 100); do [ -S "$ANVIL_SOCKET" ] && break; sleep 0.1; done
+        wait_socket "$ANVIL_SOCKET" "$ANVIL_E2E_BRO_PID"
 
         if [ ! -S "$ANVIL_SUP_SOCKET" ] || [ ! -S "$ANVIL_SOCKET" ] || [ ! -S "$ANVIL_BARE_SOCKET" ]; then
                 echo "the daemons did not start:"
