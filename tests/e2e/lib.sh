@@ -200,7 +200,9 @@ start_sup() {
                 --listen "$T/$name.sock" --state-dir "$T/$name" --uid-base $((ANVIL_E2E_UID_BASE + off)) "$@" >>"$T/$name.log" 2>&1 &
         SUP_PID=$!
         OWN_PIDS+=("$SUP_PID")
-        for _ in $(seq 100); do
+        # while it lives, up to 180 s: its start (font cache, probe) takes much longer on an
+        # emulated machine (tests/vm) than here
+        for _ in $(seq 1800); do
                 [ "$(grep -c ": listening on " "$T/$name.log")" -gt "${before:-0}" ] && return
                 kill -0 "$SUP_PID" 2>/dev/null || break
                 sleep 0.1

@@ -7,7 +7,8 @@ SOCK="$T/sup.sock"
         --uid-base $((ANVIL_E2E_UID_BASE + 400000000)) >"$T/sup.log" 2>&1 &
 SUP=$!
 trap 'kill $SUP 2>/dev/null; wait $SUP 2>/dev/null; rm -rf "$T"' EXIT
-for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
+# while it lives, up to 180 s (an emulated machine, tests/vm, starts it slowly)
+for _ in $(seq 1800); do [ -S "$SOCK" ] && break; kill -0 $SUP 2>/dev/null || break; sleep 0.1; done
 [ -S "$SOCK" ] || fail "the supervisor did not start: $(cat "$T/sup.log")"
 base=$(sed -nE 's/.*, as (anvil-[0-9a-f]+)$/\1/p' "$T/sup.log")
 [ -n "$base" ] || fail "no cgroup base in the log: $(cat "$T/sup.log")"
