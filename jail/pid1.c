@@ -7,6 +7,8 @@
  *   P2 report READY and wait for GO: the supervisor checks this process's namespaces,
  *      capabilities, no_new_privs, rlimits and cgroup from outside before any tool code
  *      exists; the runner inherits all of them and cannot gain any back
+ *   P3a a run granted network (--relay): fork the relay (relay.c), which alone keeps the
+ *      relay's listening socket (JAIL_FD_RELAY); it dies with the pid namespace
  *   P3 fork the runner: new session (no terminal to push input into with TIOCSTI),
  *      parent-death signal (and pid 1 checked to be its parent still: it may have died
  *      before), exec JAIL_RUNNER; an exec failure comes back on a cloexec pipe
@@ -199,11 +201,14 @@ int jail_pid1_main(int argc, char **argv)
 {
         /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
         const char *runner_path = JAIL_RUNNER;
-        bool watch = true; /* the sync socket, for the supervisor's end (P4a, P5) */
-        bool reset = true; /* the runner's signals (P3) */
+        bool watch = true;  /* the sync socket, for the supervisor's end (P4a, P5) */
+        bool reset = true;  /* the runner's signals (P3) */
+        bool relay = false; /* a run granted network: the relay's socket at JAIL_FD_RELAY */
         for (int i = 1; i < argc; i++) {
                 if (argv[i][0] == '/')
                         runner_path = argv[i];
+                else if (strcmp(argv[i], "--relay") == 0)
+                        relay = true;
 #ifdef ANVIL_TEST_BUILD
                 else if (strcmp(argv[i], "--test-no-sync-watch") == 0)
                         watch = false;
@@ -230,8 +235,27 @@ int jail_pid1_main(int argc, char **argv)
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
                 return 127; /* refused, or the supervisor is gone */
-        /* P3 */
+        /* P3a, a run granted network: the relay (relay.c), a child of its own, before the
+         * runner, which never holds its socket. It ends with the pid namespace (P5's exit). */
         pid_t self = getpid();
+        if (relay) {
+                pid_t rp = fork();
+                if (rp < 0) {
+                        jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to fork the relay");
+                        return 127;
+                }
+                if (rp == 0) {
+                        /* none of the runner's streams (the supervisor waits for their end)
+                         * nor the sync socket */
+                        (void)close(sync_fd);
+                        (void)close_range(0, JAIL_FD_EVENTS, 0);
+                        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+                                _exit(127);
+                        jail_relay_main(JAIL_FD_RELAY);
+                }
+                (void)close(JAIL_FD_RELAY);
+        }
+        /* P3 */
         int ep[2], np[2];
         if (pipe2(ep, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, np) < 0) {
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to create a pipe");
