@@ -236,6 +236,7 @@ struct proto_blast_facts {
         bool seccomp_verified;    /* verified from outside for this run (S6a) */
         bool netns, pidns;        /* namespaces of its own, verified */
         bool pids_unbounded;      /* neither a pids cgroup nor RLIMIT_NPROC */
+        bool egress;              /* network granted: the egress socket bound in, the relay (docs/egress.md) */
 };
 
 struct proto_run_result {
