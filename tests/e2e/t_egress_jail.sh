@@ -186,7 +186,7 @@ expect_eq "the denial" "capability network denied: not approved" \
         "$(r denied '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "no egress in the facts" false "$(r denied .blast_facts.egress)"
 grun noegress "$T/urllib.py" --no-egress
-expect_eq "approved without an egress fd" "capability network denied: no egress socket came with the request (run_request.egress), so there is no way out of the jail" \
+expect_eq "approved without an egress fd" "capability network denied: the server grants no network until egress through the broker exists" \
         "$(r noegress '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "approved without an egress fd: status" blocked "$(r noegress .status)"
 grun stray "$T/urllib.py" --no-approve
