@@ -196,6 +196,40 @@ connect(11.0.0.10:80)
 connect(127.0.0.1:80)
 bind(127.0.0.1:8080)" "$(r raw '.events[] | select(.layer == "seccomp") | .op')"
 
+echo "-- Landlock and the namespace alone (a test build's runner that loads no filter, layers off)"
+start_sup noseccomp 60000000 --test-no-python-layers --test-skip-seccomp --spares 0 --max-runs 2
+cat >"$T/ll.py" <<'PY'
+import errno, socket
+def connect(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(addr)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def bind():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 8080))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+print("11.0.0.10:80", connect(("11.0.0.10", 80)))
+print("11.0.0.10:3128", connect(("11.0.0.10", 3128)))
+print("127.0.0.1:80", connect(("127.0.0.1", 80)))
+print("127.0.0.1:3128", connect(("127.0.0.1", 3128)))
+print("bind", bind())
+PY
+SOCK=$T/noseccomp.sock grun ll "$T/ll.py"
+# Landlock refuses every port but 3128 (EACCES); 3128 anywhere but the jail's loopback has no
+# route (the namespace has lo alone); only the relay answers.
+expect_eq "Landlock and the namespace, no seccomp" "11.0.0.10:80 EACCES
+11.0.0.10:3128 ENETUNREACH
+127.0.0.1:80 EACCES
+127.0.0.1:3128 ok
+bind EACCES" "$(out ll)"
+
 echo "-- network not granted: the same tools refused as today (controls)"
 grun denied "$T/urllib.py" --no-approve --no-egress
 expect_eq "not approved, no egress: status" blocked "$(r denied .status)"
