@@ -141,6 +141,7 @@
         X(EGRESS_FD_SHARED, "%s[%zu].fd: input '%s': fd %lld is the run's egress socket (run_request.egress)") \
         /* field, fds sent (size_t), inputs naming one (size_t) */                              \
         X(EGRESS_FD_COUNT, "%s: %zu file descriptors came with the request, and %zu of its inputs name one besides the egress socket; each other fd is one input's") \
+        X(EGRESS_FROM_CLIENT, "run_request.egress: only the broker gives a run its egress socket; send network in capabilities_requested and capabilities_approved") \
         X(EGRESS_WITHOUT_NETWORK, "run_request.egress: an egress socket came with a run that is not approved for network; send it only with network requested and approved") \
         /* field, index (size_t), name */                                                       \
         X(INPUT_FD_NOT_READ, "%s[%zu].fd: input '%s': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)") \

@@ -244,6 +244,11 @@ expect_eq "approved without an egress fd: status" blocked "$(r noegress .status)
 grun stray "$T/urllib.py" --no-approve
 expect_eq "an egress fd without approval" "bad_request: run_request.egress: an egress socket came with a run that is not approved for network; send it only with network requested and approved" \
         "$(r stray '.code + ": " + .message')"
+# The broker gives the egress socket: a client's is refused, never passed on to the supervisor
+# (it would bind a socket of the client's choosing into the jail).
+SOCK=$ANVIL_SOCKET grun via_broker "$T/urllib.py"
+expect_eq "an egress fd from a broker's client" "bad_request: run_request.egress: only the broker gives a run its egress socket; send network in capabilities_requested and capabilities_approved" \
+        "$(r via_broker '.code + ": " + .message')"
 SOCK=$ANVIL_BARE_SOCKET grun bare_denied "$T/raw.py" --no-approve --no-egress
 expect_eq "not granted, layers off" "udp -> EPERM
 raw -> EPERM

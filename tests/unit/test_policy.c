@@ -804,6 +804,7 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_EGRESS_FD_COUNT:
                 POL_REASON(buf, size, EGRESS_FD_COUNT, "run_request.inputs", (size_t)2, (size_t)0);
                 return;
+        case POL_EGRESS_FROM_CLIENT: POL_REASON(buf, size, EGRESS_FROM_CLIENT); return;
         case POL_EGRESS_WITHOUT_NETWORK: POL_REASON(buf, size, EGRESS_WITHOUT_NETWORK); return;
         case POL_INPUT_FD_RECV: POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files"); return;
         case POL_INPUT_FD_MID_FRAME: POL_REASON(buf, size, INPUT_FD_MID_FRAME); return;
@@ -1079,6 +1080,8 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                 "run_request.inputs[0].fd: input 'a.csv': fd 0 is the run's egress socket (run_request.egress)",
         [POL_EGRESS_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request, and 0 of its inputs "
                                 "name one besides the egress socket; each other fd is one input's",
+        [POL_EGRESS_FROM_CLIENT] = "run_request.egress: only the broker gives a run its egress socket; send network in "
+                                   "capabilities_requested and capabilities_approved",
         [POL_EGRESS_WITHOUT_NETWORK] = "run_request.egress: an egress socket came with a run that is not approved for "
                                        "network; send it only with network requested and approved",
         [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH "
