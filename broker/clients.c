@@ -37,7 +37,6 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
 
 /* ---- the bounds per uid (docs/operations.md "Bounds on clients"; broker.h says which is global, and why) ---- */
 
-
 int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size)
 {
         if (c->n_inflight >= BRO_MAX_INFLIGHT) {
@@ -92,6 +91,14 @@ static void sandbox_request(struct bro_client *c, struct proto_msg *m, const cha
                 bro_client_error(c, "busy", "The broker is stopping", NULL, request_id);
                 goto refused;
         }
+        /* The run's egress socket is the broker's to give (it opens the run at anvil-egress,
+         * docs/egress.md): one from a client would be a socket of the client's choosing bound
+         * into the jail, and a blast radius claiming the proxy. */
+        if (m->type == PROTO_RUN_REQUEST && m->u.run_request.egress.set) {
+                bro_client_error(c, "bad_request", POL_REASON(msg, sizeof(msg), EGRESS_FROM_CLIENT),
+                                 "run_request.egress", request_id);
+                goto refused;
+        }
         if (bro_client_inflight_check(c, proto_type_name(m->type), msg, sizeof(msg)) < 0) {
                 log_info("%s: %s refused, %u requests in flight: %s", c->stream.name, proto_type_name(m->type),
                          c->n_inflight, msg);
@@ -117,37 +124,24 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 bro_client_send(c, &r);
                 break;
         }
-        case PROTO_RUN_REQUEST:
-                sandbox_request(c, m, m->u.run_request.request_id);
-                return; /* m taken over */
-        case PROTO_PROBE_REQUEST:
-                sandbox_request(c, m, m->u.probe_request.request_id);
-                return;
+        case PROTO_RUN_REQUEST: sandbox_request(c, m, m->u.run_request.request_id); return; /* m taken over */
+        case PROTO_PROBE_REQUEST: sandbox_request(c, m, m->u.probe_request.request_id); return;
         case PROTO_CANCEL:
                 if (m->u.cancel.task_id) {
                         if (!bro_task_cancel(c, &m->u.cancel))
-                                bro_client_error(c, "bad_request",
-                                                 "cancel.task_id: no task in flight on this connection has this task_id",
-                                                 "cancel.task_id", m->u.cancel.request_id);
+                                bro_client_error(
+                                        c, "bad_request",
+                                        "cancel.task_id: no task in flight on this connection has this task_id",
+                                        "cancel.task_id", m->u.cancel.request_id);
                 } else {
                         bro_relay_cancel(c, &m->u.cancel);
                 }
                 break;
-        case PROTO_TASK_SUBMIT:
-                bro_task_submit(c, m);
-                return; /* m taken over */
-        case PROTO_TRACE_REQUEST:
-                bro_trace_replay(c, &m->u.trace_request);
-                break;
-        case PROTO_ARTIFACT_REQUEST:
-                bro_serve_artifact(c, &m->u.artifact_request);
-                break;
-        case PROTO_LIST_REQUEST:
-                bro_serve_list(c, &m->u.list_request);
-                break;
-        case PROTO_SHOW_REQUEST:
-                bro_serve_show(c, &m->u.show_request);
-                break;
+        case PROTO_TASK_SUBMIT: bro_task_submit(c, m); return; /* m taken over */
+        case PROTO_TRACE_REQUEST: bro_trace_replay(c, &m->u.trace_request); break;
+        case PROTO_ARTIFACT_REQUEST: bro_serve_artifact(c, &m->u.artifact_request); break;
+        case PROTO_LIST_REQUEST: bro_serve_list(c, &m->u.list_request); break;
+        case PROTO_SHOW_REQUEST: bro_serve_show(c, &m->u.show_request); break;
         case PROTO_UI_LOGIN: {
                 int fds[PROTO_INPUTS_MAX];
                 size_t n_fds = proto_stream_take_fds(&c->stream, fds, PROTO_INPUTS_MAX);
@@ -187,8 +181,8 @@ static struct bro_client *client_new(struct bro_server *srv)
 static int client_admit(struct bro_client *c)
 {
         struct bro_server *srv = c->srv;
-        struct proto_user *u = proto_user_get(&srv->users, c->uid, srv->cfg.bounds.max_partial,
-                                              srv->cfg.bounds.max_unread);
+        struct proto_user *u =
+                proto_user_get(&srv->users, c->uid, srv->cfg.bounds.max_partial, srv->cfg.bounds.max_unread);
         if (!u) {
                 proto_stream_close(&c->stream);
                 return -ENOMEM;

@@ -69,6 +69,31 @@ static void test_blast_jail(void **state)
         proto_msg_free(&m);
 }
 
+/* A run granted network (blast_facts.egress): the network line says through what, from what
+ * was verified; a fact missing drops its part, never claims it. */
+static void test_blast_egress(void **state)
+{
+        (void)state;
+        struct proto_msg m = run_msg(false);
+        m.u.run_result.blast_facts->egress = true;
+        assert_int_equal(bro_render(&m), 0);
+        assert_string_equal(m.u.run_result.blast_radius.network,
+                            "granted, only through the run's egress proxy (anvil-egress, at 127.0.0.1:3128 in the "
+                            "jail): seccomp refused every socket but AF_UNIX and TCP, and every connect but the "
+                            "relay's (verified for this run); a network namespace of its own with lo alone up; TCP "
+                            "bind denied and connect allowed to port 3128 alone by landlock");
+        proto_msg_free(&m);
+        m = run_msg(false);
+        m.u.run_result.blast_facts->egress = true;
+        m.u.run_result.blast_facts->seccomp_verified = false;
+        m.u.run_result.blast_facts->landlock_abi = 3;
+        assert_int_equal(bro_render(&m), 0);
+        assert_string_equal(m.u.run_result.blast_radius.network,
+                            "granted, only through the run's egress proxy (anvil-egress, at 127.0.0.1:3128 in the "
+                            "jail): a network namespace of its own with lo alone up");
+        proto_msg_free(&m);
+}
+
 static void test_blast_direct(void **state)
 {
         (void)state;
@@ -279,6 +304,7 @@ int main(void)
 {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_blast_jail),
+                cmocka_unit_test(test_blast_egress),
                 cmocka_unit_test(test_blast_direct),
                 cmocka_unit_test(test_probe),
                 cmocka_unit_test(test_probe_not_started),
