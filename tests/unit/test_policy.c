@@ -1085,6 +1085,18 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_CAP_NOT_A_CAPABILITY:
                 pol_cap_unknown("--cap", "gpu", buf, size);
                 return;
+        case POL_CAP_SCOPE_NOT_NETWORK:
+                POL_REASON(buf, size, CAP_SCOPE_NOT_NETWORK, "--cap", "process=example.com");
+                return;
+        case POL_CAP_SCOPE_BAD:
+                POL_REASON(buf, size, CAP_SCOPE_BAD, "--cap", "http://example.com");
+                return;
+        case POL_CAP_SCOPE_TOO_MANY:
+                POL_REASON(buf, size, CAP_SCOPE_TOO_MANY, "--cap", 64u, "hosts");
+                return;
+        case POL_CAP_GRANTED_HOSTS:
+                POL_REASON(buf, size, CAP_GRANTED_HOSTS, "api.example.com, *.github.com");
+                return;
         case POL_TRACE_CUT:
                 POL_REASON(buf, size, TRACE_CUT, 37ULL);
                 return;
@@ -1320,6 +1332,11 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_TRACE_CUT] = "the trace's last line, cut short when the broker ended, was removed (37 bytes)",
         [POL_KILLED_BROKER_STOPPING] = "killed: the broker is stopping",
         [POL_CAP_NOT_A_CAPABILITY] = "--cap: 'gpu' is not a capability (there are: network, process)",
+        [POL_CAP_SCOPE_NOT_NETWORK] = "--cap: 'process=example.com' names hosts, and only network takes them",
+        [POL_CAP_SCOPE_BAD] = "--cap: 'http://example.com' is not a host (a name, *.domain, an IPv4 address or "
+                              "[IPv6], each with :PORT or not) nor an address range (ADDRESS/PREFIX)",
+        [POL_CAP_SCOPE_TOO_MANY] = "--cap: more than 64 hosts",
+        [POL_CAP_GRANTED_HOSTS] = "capability network granted for api.example.com, *.github.com",
         [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
                            "could not be written (No space left on device)",
         [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
@@ -1526,6 +1543,18 @@ static const char *why_expected(enum pol_why w)
                 return "not approved";
         case POL_WHY_CAP_UNKNOWN:
                 return "unknown capability";
+        case POL_WHY_CAP_NET_FORBIDDEN:
+                return "the server's configuration forbids network";
+        case POL_WHY_CAP_NO_HOSTS:
+                return "no host was approved for it";
+        case POL_WHY_CAP_HOSTS_NOT_APPROVED:
+                return "none of the hosts asked for is approved";
+        case POL_WHY_CAP_EGRESS_NONE:
+                return "the server has no egress proxy configured";
+        case POL_WHY_CAP_EGRESS_DOWN:
+                return "the egress proxy cannot be reached";
+        case POL_WHY_CAP_EGRESS_REFUSED:
+                return "the egress proxy refused the run";
         case POL_WHY_SECCOMP_NETWORK:
                 return "network denied by seccomp";
         case POL_WHY_SECCOMP_PROCESS:
