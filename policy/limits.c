@@ -125,12 +125,15 @@ static const char *fd_kind(unsigned mode)
         case S_IFCHR: return "a character device";
         case S_IFBLK: return "a block device";
         case S_IFLNK: return "a symbolic link";
+        case S_IFREG: return "a regular file";
+        case S_IFDIR: return "a directory";
         default: return "of an unknown type";
         }
 }
 
-int pol_inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
-                     struct anvil_err *err)
+/* egress: the index of the fd that is no input's (run_request.egress), or -1. */
+static int inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
+                        long long egress, struct anvil_err *err)
 {
         const struct proto_input *in = inputs->items;
         char msg[512];
@@ -144,32 +147,65 @@ int pol_inputs_check(const struct proto_array *inputs, const char *field, const 
                                              field, i, in[i].name);
                 for (size_t j = 0; j < i; j++)
                         if (strcmp(in[i].name, in[j].name) == 0)
-                                return anvil_err_set(err, EINVAL, "%s[%zu].name: '%s' is given twice",
-                                                     field, i, in[i].name);
+                                return anvil_err_set(err, EINVAL, "%s[%zu].name: '%s' is given twice", field, i,
+                                                     in[i].name);
                 if ((in[i].data.data != NULL) == in[i].fd.set)
-                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_DATA_OR_FD, field, i,
-                                                                           in[i].name));
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_DATA_OR_FD, field, i, in[i].name));
                 if (!in[i].fd.set)
                         continue;
                 if (!fd_modes)
-                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_HERE, field, i,
-                                                                           in[i].name));
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_NOT_HERE, field, i, in[i].name));
                 long long k = (long long)in[i].fd.v;
                 if (k < 0 || (unsigned long long)k >= n_fds)
-                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_INDEX, field, i,
-                                                                           in[i].name, k, n_fds));
+                        return anvil_err_set(
+                                err, EINVAL, "%s",
+                                POL_REASON(msg, sizeof(msg), INPUT_FD_INDEX, field, i, in[i].name, k, n_fds));
+                if (k == egress)
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), EGRESS_FD_SHARED, field, i, in[i].name, k));
                 for (size_t j = 0; j < i; j++)
                         if (in[j].fd.set && in[j].fd.v == in[i].fd.v)
-                                return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_TWICE, field,
-                                                                                   i, in[i].name, k));
+                                return anvil_err_set(
+                                        err, EINVAL, "%s",
+                                        POL_REASON(msg, sizeof(msg), INPUT_FD_TWICE, field, i, in[i].name, k));
                 if (!S_ISREG(fd_modes[k]) && !S_ISDIR(fd_modes[k]))
-                        return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_TYPE, field, i,
-                                                                           in[i].name, fd_kind(fd_modes[k])));
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), INPUT_FD_TYPE, field, i, in[i].name,
+                                                        fd_kind(fd_modes[k])));
                 named++;
         }
-        if (named != n_fds)
-                return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), INPUT_FD_COUNT, field, n_fds, named));
+        if (egress >= 0 && named + 1 != n_fds)
+                return anvil_err_set(err, EINVAL, "%s",
+                                     POL_REASON(msg, sizeof(msg), EGRESS_FD_COUNT, field, n_fds, named));
+        if (egress < 0 && named != n_fds)
+                return anvil_err_set(err, EINVAL, "%s",
+                                     POL_REASON(msg, sizeof(msg), INPUT_FD_COUNT, field, n_fds, named));
         return 0;
+}
+
+int pol_inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
+                     struct anvil_err *err)
+{
+        return inputs_check(inputs, field, fd_modes, n_fds, -1, err);
+}
+
+int pol_run_fds_check(const struct proto_run_request *req, const unsigned *fd_modes, size_t n_fds,
+                      struct anvil_err *err)
+{
+        char msg[256];
+        long long e = -1;
+        if (req->egress.set) {
+                e = (long long)req->egress.v;
+                if (e < 0 || (unsigned long long)e >= n_fds)
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), EGRESS_FD_INDEX, e, n_fds));
+                if (!S_ISSOCK(fd_modes[e]))
+                        return anvil_err_set(err, EINVAL, "%s",
+                                             POL_REASON(msg, sizeof(msg), EGRESS_FD_TYPE, fd_kind(fd_modes[e])));
+        }
+        return inputs_check(&req->inputs, "run_request.inputs", fd_modes, n_fds, e, err);
 }
 
 int pol_args_check(const struct proto_strv *args, const char *field, struct anvil_err *err)

@@ -82,6 +82,11 @@ int pol_limits_resolve(const struct pol_limits_table *t, const struct proto_limi
  * field names the list in the message: "run_request.inputs", "task_submit.inputs", "inputs". */
 int pol_inputs_check(const struct proto_array *inputs, const char *field, const unsigned *fd_modes, size_t n_fds,
                      struct anvil_err *err);
+/* A run_request's fds: its inputs' (as pol_inputs_check) and, when run_request.egress is
+ * given, that one fd, which must be a socket and no input's: the count is the inputs' that
+ * name one plus one. fd_modes as for pol_inputs_check (non-NULL when n_fds > 0). */
+int pol_run_fds_check(const struct proto_run_request *req, const unsigned *fd_modes, size_t n_fds,
+                      struct anvil_err *err);
 /* An input name as pol_inputs_check takes it. */
 int pol_input_name_ok(const char *name);
 

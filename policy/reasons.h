@@ -133,6 +133,15 @@
         X(INPUT_FD_COUNT, "%s: %zu file descriptors came with the request and %zu of its inputs name one; each fd is one input's") \
         /* field, index (size_t), name, what it is ("a pipe", "a socket", "a character device"...) */ \
         X(INPUT_FD_TYPE, "%s[%zu].fd: input '%s': its fd is %s, not a regular file or a directory")    \
+        /* the egress index given (long long), fds sent (size_t) */                              \
+        X(EGRESS_FD_INDEX, "run_request.egress: fd %lld is not one of the %zu file descriptors sent with the request") \
+        /* what it is ("a regular file", "a pipe"...) */                                        \
+        X(EGRESS_FD_TYPE, "run_request.egress: its fd is %s, not a socket (the run's anvil-egress socket, opened O_PATH)") \
+        /* field, index (size_t), name, the fd index (long long) */                             \
+        X(EGRESS_FD_SHARED, "%s[%zu].fd: input '%s': fd %lld is the run's egress socket (run_request.egress)") \
+        /* field, fds sent (size_t), inputs naming one (size_t) */                              \
+        X(EGRESS_FD_COUNT, "%s: %zu file descriptors came with the request, and %zu of its inputs name one besides the egress socket; each other fd is one input's") \
+        X(EGRESS_WITHOUT_NETWORK, "run_request.egress: an egress socket came with a run that is not approved for network; send it only with network requested and approved") \
         /* field, index (size_t), name */                                                       \
         X(INPUT_FD_NOT_READ, "%s[%zu].fd: input '%s': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)") \
         /* field, index (size_t), name */                                                       \
@@ -369,6 +378,8 @@
         X(LL_PTRACE, "tracing out of the jail denied")                                          \
         X(LL_TOPOLOGY, "mount changes denied")                                                  \
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
+        /* the supervisor's: network approved, and no egress socket came with the request */  \
+        X(CAP_NO_EGRESS_FD, "no egress socket came with the request (run_request.egress), so there is no way out of the jail") \
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \
         X(CAP_UNKNOWN, "unknown capability")                                                    \

@@ -4,15 +4,21 @@
 
 #include "proto/proto.h"
 
-#define F(st, member, name, type, req, max, sub) { name, type, offsetof(st, member), req, max, sub, false }
+#define F(st, member, name, type, req, max, sub)                       \
+        {                                                              \
+                name, type, offsetof(st, member), req, max, sub, false \
+        }
 #define SCHEMA(var, st, name, fields) \
         const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), 0 }
 /* A struct that records which of its fields were given (proto_schema.given_offset). */
-#define SCHEMA_GIVEN(var, st, name, fields, given)                                               \
+#define SCHEMA_GIVEN(var, st, name, fields, given)                                                      \
         const struct proto_schema var = { name, sizeof(st), fields, sizeof(fields) / sizeof(fields[0]), \
                                           offsetof(st, given) }
 /* A field of the supervisor's facts for the broker (proto_field.internal). */
-#define FI(st, member, name, sub) { name, PF_OPT_STRUCT, offsetof(st, member), false, 0, sub, true }
+#define FI(st, member, name, sub)                                              \
+        {                                                                      \
+                name, PF_OPT_STRUCT, offsetof(st, member), false, 0, sub, true \
+        }
 #define REQ true
 #define OPT false
 
@@ -52,15 +58,15 @@ static const struct proto_field run_request_f[] = {
         F(struct proto_run_request, source, "source", PF_STR, REQ, PROTO_SOURCE_MAX, NULL),
         F(struct proto_run_request, inputs, "inputs", PF_ARRAY, OPT, PROTO_INPUTS_MAX, &input_s),
         F(struct proto_run_request, limits, "limits", PF_STRUCT, OPT, 0, &limits_s),
-        F(struct proto_run_request, capabilities_requested, "capabilities_requested", PF_STRV, OPT,
-          PROTO_CAPS_MAX, NULL),
-        F(struct proto_run_request, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
-          PROTO_CAPS_MAX, NULL),
+        F(struct proto_run_request, capabilities_requested, "capabilities_requested", PF_STRV, OPT, PROTO_CAPS_MAX,
+          NULL),
+        F(struct proto_run_request, capabilities_approved, "capabilities_approved", PF_STRV, OPT, PROTO_CAPS_MAX, NULL),
         F(struct proto_run_request, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
         F(struct proto_run_request, save_source, "save_source", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_request, tool_name, "tool_name", PF_STR, OPT, PROTO_NAME_MAX, NULL),
         F(struct proto_run_request, args, "args", PF_STRV, OPT, PROTO_ARGS_MAX, NULL),
         F(struct proto_run_request, stream_output, "stream_output", PF_BOOL, OPT, 0, NULL),
+        F(struct proto_run_request, egress, "egress", PF_OPT_INT, OPT, 0, NULL),
 };
 static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
 
@@ -250,8 +256,7 @@ static const struct proto_field task_submit_f[] = {
         F(struct proto_task_submit, request_id, "request_id", PF_STR, OPT, PROTO_ID_MAX, NULL),
         F(struct proto_task_submit, task, "task", PF_STR, REQ, 64 * 1024, NULL),
         F(struct proto_task_submit, inputs, "inputs", PF_ARRAY, OPT, PROTO_INPUTS_MAX, &input_s),
-        F(struct proto_task_submit, capabilities_approved, "capabilities_approved", PF_STRV, OPT,
-          PROTO_CAPS_MAX, NULL),
+        F(struct proto_task_submit, capabilities_approved, "capabilities_approved", PF_STRV, OPT, PROTO_CAPS_MAX, NULL),
         F(struct proto_task_submit, max_steps, "max_steps", PF_UINT, OPT, 100, NULL),
         F(struct proto_task_submit, time_budget_s, "time_budget_s", PF_UINT, OPT, 86400, NULL),
         F(struct proto_task_submit, model, "model", PF_OPT_STRUCT, OPT, 0, &model_s),
@@ -262,7 +267,8 @@ static const struct proto_field task_event_f[] = {
         F(struct proto_task_event, task_id, "task_id", PF_STR, REQ, PROTO_ID_MAX, NULL),
         F(struct proto_task_event, step, "step", PF_UINT, REQ, 0, NULL),
         F(struct proto_task_event, kind, "kind", PF_STR, REQ, 64, NULL),
-        F(struct proto_task_event, message, "message", PF_STR, OPT, 256 * 1024, NULL), /* a model reply, an observation */
+        F(struct proto_task_event, message, "message", PF_STR, OPT, 256 * 1024,
+          NULL), /* a model reply, an observation */
         F(struct proto_task_event, code, "code", PF_STR, OPT, PROTO_SOURCE_MAX, NULL),
         F(struct proto_task_event, event, "event", PF_OPT_STRUCT, OPT, 0, &proto_event_schema),
 };
@@ -387,8 +393,8 @@ static SCHEMA(run_spec_s, struct proto_run_spec, "run_spec", run_spec_f);
 static const struct proto_field runner_event_f[] = {
         F(struct proto_runner_event, event, "event", PF_STRUCT, REQ, 0, &proto_event_schema),
         F(struct proto_runner_event, variables, "variables", PF_STR, OPT, PROTO_VARIABLES_MAX, NULL),
-        F(struct proto_runner_event, variables_dropped, "variables_dropped", PF_ARRAY, OPT,
-          PROTO_VARIABLES_DROPPED_MAX, &proto_variable_dropped_schema),
+        F(struct proto_runner_event, variables_dropped, "variables_dropped", PF_ARRAY, OPT, PROTO_VARIABLES_DROPPED_MAX,
+          &proto_variable_dropped_schema),
         F(struct proto_runner_event, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
 };
 static SCHEMA(runner_event_s, struct proto_runner_event, "runner_event", runner_event_f);

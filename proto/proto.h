@@ -145,6 +145,10 @@ struct proto_run_request {
         /* The client follows the run: what the tool writes comes as run_output frames, as it
          * is written, besides the result's copy (run.c, "output as it comes"). */
         bool stream_output;
+        /* The run's way out (issue 17): the index, among the fds that came with the frame, of
+         * an O_PATH fd of the run's anvil-egress socket, as an input's fd is an index. Only
+         * with `network` approved; the supervisor binds it into the jail (docs/egress.md). */
+        struct proto_opt_int egress;
 };
 
 struct proto_event {

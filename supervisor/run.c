@@ -82,8 +82,7 @@ static const char *const end_names[] = { "live", "finishing", "reported" };
 /* A move not in the diagram is a bug of the supervisor's: said, and not made. */
 static bool run_refuse_move(const struct sup_run *run, const char *part, const char *from, const char *to)
 {
-        log_error("run %s: internal error: its %s cannot go from %s to %s; it stays %s", run->id, part, from, to,
-                  from);
+        log_error("run %s: internal error: its %s cannot go from %s to %s; it stays %s", run->id, part, from, to, from);
         return false;
 }
 
@@ -159,8 +158,8 @@ static void stream_event(struct sup_run *run, const struct proto_event *e)
 }
 
 /* Appends an event the supervisor itself observed, and streams it to the client. */
-void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op,
-                      const char *reason, const char *message)
+void sup_run_event(struct sup_run *run, const char *layer, const char *kind, const char *op, const char *reason,
+                   const char *message)
 {
         /* The last place is the summary's, and the SUP_RESULT_NOTES before it the end's. */
         if (run->events.n >= PROTO_EVENTS_MAX - 1 - (run->end != SUP_RUN_LIVE ? 0 : SUP_RESULT_NOTES)) {
@@ -408,10 +407,8 @@ static bool runner_layer_ok(const char *layer)
         case PROTO_LAYER_RUNNER:
         case PROTO_LAYER_PYTHON:
         case PROTO_LAYER_PRECHECK:
-        case PROTO_LAYER_AUDIT:
-                return true;
-        default:
-                return false;
+        case PROTO_LAYER_AUDIT: return true;
+        default: return false;
         }
 }
 
@@ -486,7 +483,8 @@ static void runner_event(struct sup_run *run, struct proto_msg *m)
          * first event, sent before it read a byte of the request's (R6): a later one may come
          * from code that has parsed them. */
         enum proto_event_kind kind = proto_layer_from_name(e->layer) == PROTO_LAYER_RUNNER
-                                             ? proto_kind_from_name(e->kind) : PROTO_KIND_UNKNOWN;
+                                             ? proto_kind_from_name(e->kind)
+                                             : PROTO_KIND_UNKNOWN;
         if (first && kind == PROTO_KIND_IN_FORCE)
                 run->layers_in_force = true;
         else if (kind == PROTO_KIND_STARTED)
@@ -505,7 +503,7 @@ static void events_broken(struct sup_run *run, const char *why)
         char msg[512];
         run->ev_broken = true;
         sup_run_event(run, "supervisor", "malformed_event", NULL, NULL,
-                  POL_REASON(msg, sizeof(msg), RUNNER_EVENT_MALFORMED, why));
+                      POL_REASON(msg, sizeof(msg), RUNNER_EVENT_MALFORMED, why));
 }
 
 static void on_events(uv_stream_t *st, ssize_t nread, const uv_buf_t *buf)
@@ -616,7 +614,8 @@ static void sync_drain(struct sup_run *run)
                         fd = -1;
                         continue;
                 }
-                if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) || !sup_run_reached(run, SUP_RUN_EXECUTING))) {
+                if (fd >= 0 && (m.kind != JAIL_MSG_NOTIFY || n != (ssize_t)sizeof(m) ||
+                                !sup_run_reached(run, SUP_RUN_EXECUTING))) {
                         close_reset(&fd); /* an fd where none belongs */
                 }
                 if (n != (ssize_t)sizeof(m)) {
@@ -625,16 +624,13 @@ static void sync_drain(struct sup_run *run)
                 }
                 m.msg[sizeof(m.msg) - 1] = 0;
                 switch (m.kind) {
-                case JAIL_MSG_ERROR:
-                        run_fail(run, m.msg[0] ? m.msg : "Building the jail failed");
-                        break;
+                case JAIL_MSG_ERROR: run_fail(run, m.msg[0] ? m.msg : "Building the jail failed"); break;
                 case JAIL_MSG_READY:
                         run->ready = true;
                         if (may_verify(run))
                                 on_verified(run);
                         break;
-                case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */
-                        break;
+                case JAIL_MSG_PREPARED: /* the child's run-independent root: nothing to do */ break;
                 case JAIL_MSG_LANDLOCK: /* C10: what is in force, checked at S4 (kaudit.c) */
                         sup_kaudit_jail_report(run, &m);
                         break;
@@ -669,8 +665,7 @@ static void sync_drain(struct sup_run *run)
                 case JAIL_MSG_ARTIFACTS:
                         run_fail(run, "The jail's child sent an artifacts tmpfs where none belongs");
                         break;
-                default:
-                        run_fail(run, "The jail's pid 1 sent an unknown record");
+                default: run_fail(run, "The jail's pid 1 sent an unknown record");
                 }
         }
 }
@@ -818,7 +813,7 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
         s->source = run->source;
         s->variables = run->variables_in;
         s->save_source = run->save_source;
-        s->args = run->args; /* checked at run_begin (pol_args_check) */
+        s->args = run->args;                      /* checked at run_begin (pol_args_check) */
         s->warm = run->warm == SUP_WARM_BUILDING; /* the first half: the run's comes at its take */
         /* The roots the Python layers judge paths by, from the table of the jail's paths
          * (policy/jail_paths.h, its audit column): the tool's data (inputs, artifacts), and the
@@ -843,7 +838,8 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
                 s->test_break = "seccomp";
         /* What the probed tier promises, the runner refuses to go without; the probe's own
          * run finds out, and promises nothing. */
-        s->expect_seccomp = !sup_run_is_probe(run) && !run->srv->cfg.test_skip_seccomp && strstr(run->srv->tier, "seccomp") != NULL;
+        s->expect_seccomp =
+                !sup_run_is_probe(run) && !run->srv->cfg.test_skip_seccomp && strstr(run->srv->tier, "seccomp") != NULL;
         /* What the child applies at C10; the runner checks it is enforced (R6). A test build's
          * --test-skip-landlock leaves it unapplied and still says so here, for that check. */
         s->landlock_abi = sup_run_is_probe(run) ? 0 : (uint64_t)run->srv->jail.landlock_abi; /* the probe finds out */
@@ -870,7 +866,6 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
         return 0;
 }
 
-
 /* A run's files that the state directory could not take: the client is told it is full
  * (code unavailable: the supervisor's condition, not the request's nor the sandbox's). */
 static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
@@ -878,7 +873,8 @@ static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
         if (r != -ENOSPC && r != -EDQUOT)
                 return r;
         run->fail_code = "unavailable";
-        return anvil_err_set(err, -r, "The supervisor's state directory is full: the run's files could not be stored (%s)",
+        return anvil_err_set(err, -r,
+                             "The supervisor's state directory is full: the run's files could not be stored (%s)",
                              strerror(-r));
 }
 
@@ -904,10 +900,9 @@ static int run_spawn(struct sup_run *run, const struct proto_run_request *req, s
                 return anvil_err_set(err, ENOMEM, "Out of memory");
         run->copies->ifd = -1;
         run->copies->step_ms = srv->cfg.test_copy_step_ms;
-        if ((r = sup_rundir_begin(srv, run->id, err)) < 0 ||
-            !(run->inputs = calloc(1, sizeof(*run->inputs))) ||
-            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->copies,
-                                   run->dir, sizeof(run->dir), err)) < 0)
+        if ((r = sup_rundir_begin(srv, run->id, err)) < 0 || !(run->inputs = calloc(1, sizeof(*run->inputs))) ||
+            (r = sup_rundir_create(srv, run->id, req, run->in_fds, run->inputs, run->in_trees, run->copies, run->dir,
+                                   sizeof(run->dir), err)) < 0)
                 return run->inputs ? rundir_failed(run, r, err) : anvil_err_set(err, ENOMEM, "Out of memory");
         run->bound_bytes = run->inputs->bound_bytes;
         if (run->copies->n) {
@@ -978,8 +973,8 @@ static struct jail_rlimits run_rlimits(const struct sup_run *run)
                  * refuses; RLIMIT_NPROC, which fork checks first, is a backstop at twice it. */
                 /* Direct and rootless: not set (rlimit.c), and the blast radius says so. */
                 .nproc = run->srv->cfg.direct && run->srv->cfg.rootless ? 0
-                         : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS) ? run->lim.pids * 2
-                                                                      : run->lim.pids,
+                         : jail_cgroup_has(&run->jp.cg, JAIL_CG_PIDS)   ? run->lim.pids * 2
+                                                                        : run->lim.pids,
                 .nofile = JAIL_NOFILE,
         };
 }
@@ -1162,8 +1157,8 @@ bool sup_run_is_live(struct sup_server *srv, const char *run_id)
  * the regular files' sizes within --max-input-bytes. A directory is not measured: it is
  * bind-mounted, never copied, so it costs the supervisor neither disk nor memory, and a walk
  * of it as root would read what its client may not (docs/cli.md). */
-static int inputs_check(const struct sup_server *srv, const struct proto_run_request *req, const int *fds,
-                        size_t n_fds, struct anvil_err *err)
+static int inputs_check(const struct sup_server *srv, const struct proto_run_request *req, const int *fds, size_t n_fds,
+                        struct anvil_err *err)
 {
         static const char *const field = "run_request.inputs";
         unsigned modes[PROTO_INPUTS_MAX];
@@ -1176,7 +1171,7 @@ static int inputs_check(const struct sup_server *srv, const struct proto_run_req
                 modes[i] = st.st_mode;
                 sizes[i] = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
         }
-        int r = pol_inputs_check(&req->inputs, field, modes, n_fds, err);
+        int r = pol_run_fds_check(req, modes, n_fds, err);
         if (r < 0)
                 return r;
         const struct proto_input *in = req->inputs.items;
@@ -1249,8 +1244,8 @@ static int run_take(struct sup_run *run, struct sup_client *c, struct proto_run_
                       POL_REASON(msg, sizeof(msg), WARM_TAKEN, (unsigned long long)built_ms));
         struct jail_rlimits rl = run_rlimits(run);
         int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
-                                                                        : sup_warm_place(run, req, fds, err);
-        run->fd_inputs = n_fds > 0; /* inputs/ is removed at the end, as the cold path's */
+                                                                       : sup_warm_place(run, req, fds, err);
+        run->fd_inputs = n_fds > 0;        /* inputs/ is removed at the end, as the cold path's */
         for (size_t i = 0; i < n_fds; i++) /* taken over */
                 (void)close(fds[i]);
         if (r == 0)
@@ -1270,13 +1265,33 @@ static int run_take(struct sup_run *run, struct sup_client *c, struct proto_run_
         return 0;
 }
 
+static bool strv_has(const struct proto_strv *v, const char *name)
+{
+        for (size_t i = 0; i < v->n; i++)
+                if (strcmp(v->items[i], name) == 0)
+                        return true;
+        return false;
+}
+
+/* An egress socket comes only with network requested and approved: a socket sent with a run
+ * that would not use it is refused, not silently dropped, so that a broker's mistake is seen
+ * (docs/egress.md). */
+static int egress_check(const struct proto_run_request *req, struct anvil_err *err)
+{
+        char msg[256];
+        if (req->egress.set &&
+            !(strv_has(&req->capabilities_requested, "network") && strv_has(&req->capabilities_approved, "network")))
+                return anvil_err_set(err, EINVAL, "%s", POL_REASON(msg, sizeof(msg), EGRESS_WITHOUT_NETWORK));
+        return 0;
+}
+
 static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_run_request *req,
                      const struct sup_run_opts *o, const int *fds, size_t n_fds, struct anvil_err *err)
 {
         struct proto_limits lim;
         char field[128];
         if (pol_limits_resolve(&srv->cfg.limits, &req->limits, &lim, err) < 0 ||
-            inputs_check(srv, req, fds, n_fds, err) < 0 ||
+            inputs_check(srv, req, fds, n_fds, err) < 0 || egress_check(req, err) < 0 ||
             pol_args_check(&req->args, "run_request.args", err) < 0) {
                 proto_err_field(err, field, sizeof(field));
                 if (c)
@@ -1349,7 +1364,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         LIST_PREPEND(srv->runs, run);
         srv->n_runs += run->counted;
         int r = !run->source || (req->variables && !run->variables_in) ? anvil_err_set(err, ENOMEM, "Out of memory")
-                                                                        : run_spawn(run, req, err);
+                                                                       : run_spawn(run, req, err);
         if (run->copy_pending)
                 log_info("run %s: started for %s (copying %zu inputs)", run->id, c ? c->stream.name : "the supervisor",
                          run->copies->n);
@@ -1382,8 +1397,7 @@ static void run_maybe_finish(struct sup_run *run)
         /* Last, the kernel's audit records of the run's Landlock denials are read (kaudit.c):
          * they come after its processes ended, and must be in its result. */
         if (run->reaped && run->out_eof && run->err_eof && run->ev_eof && !run->attach_pending && !run->copy_pending &&
-            run->end == SUP_RUN_LIVE &&
-            sup_kaudit_drained(run))
+            run->end == SUP_RUN_LIVE && sup_kaudit_drained(run))
                 run_finish(run);
 }
 
@@ -1396,8 +1410,8 @@ void sup_run_maybe_finish(struct sup_run *run)
 static void collect_work(uv_work_t *w)
 {
         struct sup_run *run = w->data;
-        run->collect_r = sup_rundir_collect(run->dir, run->art_fd, run->lim.files_bytes, &run->artifacts,
-                                            &run->notes, &run->collect_err);
+        run->collect_r = sup_rundir_collect(run->dir, run->art_fd, run->lim.files_bytes, &run->artifacts, &run->notes,
+                                            &run->collect_err);
 }
 
 /* S12, after the result is out: what waits for RCU grace periods (dropping the jail's mount
@@ -1459,11 +1473,11 @@ static void run_release(struct sup_run *run)
 {
         struct sup_server *srv = run->srv;
         LIST_REMOVE(run);
-        uv_handle_t *hs[] = { (uv_handle_t *)&run->in_pipe, (uv_handle_t *)&run->out_pipe,
-                              (uv_handle_t *)&run->err_pipe, (uv_handle_t *)&run->ev_pipe,
+        uv_handle_t *hs[] = { (uv_handle_t *)&run->in_pipe,    (uv_handle_t *)&run->out_pipe,
+                              (uv_handle_t *)&run->err_pipe,   (uv_handle_t *)&run->ev_pipe,
                               (uv_handle_t *)&run->pidfd_poll, (uv_handle_t *)&run->sync_poll,
                               (uv_handle_t *)&run->wall_timer, (uv_handle_t *)&run->sample_timer,
-                              (uv_handle_t *)&run->out_timer, (uv_handle_t *)&run->notify_poll };
+                              (uv_handle_t *)&run->out_timer,  (uv_handle_t *)&run->notify_poll };
         for (unsigned i = 0; i < ELEMENTSOF(hs); i++)
                 close_handle(run, hs[i]);
         close_reset(&run->notify_fd); /* after its poll handle is closing, as libuv asks */
@@ -1498,7 +1512,7 @@ static void run_report(struct sup_run *run)
         }
         if (run->verdict == SUP_RUN_FAILED) {
                 log_warn("run %s: %s: %s", run->id,
-                         !run->fail_code ? "sandbox failed"
+                         !run->fail_code                                                       ? "sandbox failed"
                          : proto_error_code_from_name(run->fail_code) == PROTO_ERR_BAD_REQUEST ? "request refused"
                                                                                                : run->fail_code,
                          run->sandbox_error);

@@ -174,7 +174,7 @@ bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_r
 {
         uint64_t files = srv->cfg.limits.r[PROTO_LIMIT_FILES_BYTES].dflt;
         uint64_t mem = srv->cfg.limits.r[PROTO_LIMIT_MEMORY_MB].dflt;
-        if (req->capabilities_requested.n)
+        if (req->capabilities_requested.n || req->egress.set) /* a granted run is never warm */
                 POL_REASON(msg, size, WARM_COLD_CAPS);
         else if (lim->files_bytes != files)
                 POL_REASON(msg, size, WARM_COLD_FILES, (unsigned long long)lim->files_bytes, (unsigned long long)files);

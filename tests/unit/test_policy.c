@@ -564,6 +564,51 @@ static void test_inputs_fds(void **state)
         assert_string_equal(err.msg, "run_request.inputs[2]: input 'b.csv': give its data or its fd, one of the two");
 }
 
+/* run_request.egress: one fd that is a socket and no input's, counted with the inputs'. */
+static void test_run_fds_egress(void **state)
+{
+        (void)state;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        struct proto_input in[1] = { { .name = "a.csv", .fd = { .set = true, .v = 0 } } };
+        struct proto_run_request req = { .inputs = { in, 1 }, .egress = { .set = true, .v = 1 } };
+        unsigned modes[2] = { S_IFREG | 0644, S_IFSOCK | 0666 };
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), 0);
+        /* without egress the socket is one fd too many, as before */
+        req.egress.set = false;
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs: 2 file descriptors came with the request and 1 of its "
+                                     "inputs name one; each fd is one input's");
+        req.egress.set = true;
+        /* an index past the fds sent, negative too */
+        req.egress.v = 2;
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.egress: fd 2 is not one of the 2 file descriptors sent with the request");
+        req.egress.v = -1;
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.egress: fd -1 is not one of the 2 file descriptors sent with the "
+                                     "request");
+        req.egress.v = 0;
+        assert_int_equal(pol_run_fds_check(&req, NULL, 0, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.egress: fd 0 is not one of the 0 file descriptors sent with the "
+                                     "request");
+        /* not a socket */
+        req.egress.v = 0;
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.egress: its fd is a regular file, not a socket (the run's "
+                                     "anvil-egress socket, opened O_PATH)");
+        /* an input naming the egress fd */
+        modes[0] = S_IFSOCK | 0666;
+        assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs[0].fd: input 'a.csv': fd 0 is the run's egress socket "
+                                     "(run_request.egress)");
+        /* the egress fd alone, no inputs */
+        struct proto_run_request only = { .egress = { .set = true, .v = 0 } };
+        assert_int_equal(pol_run_fds_check(&only, modes, 1, &err), 0);
+        assert_int_equal(pol_run_fds_check(&only, modes, 2, &err), -EINVAL);
+        assert_string_equal(err.msg, "run_request.inputs: 2 file descriptors came with the request, and 0 of its "
+                                     "inputs name one besides the egress socket; each other fd is one input's");
+}
+
 static void test_inputs_names(void **state)
 {
         (void)state;
@@ -808,6 +853,15 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_INPUT_FD_TYPE:
                 POL_REASON(buf, size, INPUT_FD_TYPE, "run_request.inputs", (size_t)0, "a.csv", "a pipe");
                 return;
+        case POL_EGRESS_FD_INDEX:
+                POL_REASON(buf, size, EGRESS_FD_INDEX, 2LL, (size_t)1);
+                return;
+        case POL_EGRESS_FD_TYPE:
+                POL_REASON(buf, size, EGRESS_FD_TYPE, "a regular file");
+                return;
+        case POL_EGRESS_FD_SHARED:
+                POL_REASON(buf, size, EGRESS_FD_SHARED, "run_request.inputs", (size_t)0, "a.csv", 0LL);
+                return;
         case POL_INPUT_FD_NOT_READ:
                 POL_REASON(buf, size, INPUT_FD_NOT_READ, "run_request.inputs", (size_t)0, "a.csv");
                 return;
@@ -822,6 +876,12 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 return;
         case POL_INPUT_FD_OVERLAP:
                 POL_REASON(buf, size, INPUT_FD_OVERLAP);
+                return;
+        case POL_EGRESS_FD_COUNT:
+                POL_REASON(buf, size, EGRESS_FD_COUNT, "run_request.inputs", (size_t)2, (size_t)0);
+                return;
+        case POL_EGRESS_WITHOUT_NETWORK:
+                POL_REASON(buf, size, EGRESS_WITHOUT_NETWORK);
                 return;
         case POL_INPUT_FD_RECV:
                 POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files");
@@ -1214,6 +1274,11 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_INPUT_FD_TWICE] = "run_request.inputs[1].fd: input 'a.csv': fd 0 is named by another input too",
         [POL_INPUT_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request and 1 of its inputs name one; each fd is one input's",
         [POL_INPUT_FD_TYPE] = "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file or a directory",
+        [POL_EGRESS_FD_INDEX] = "run_request.egress: fd 2 is not one of the 1 file descriptors sent with the request",
+        [POL_EGRESS_FD_TYPE] = "run_request.egress: its fd is a regular file, not a socket (the run's anvil-egress socket, opened O_PATH)",
+        [POL_EGRESS_FD_SHARED] = "run_request.inputs[0].fd: input 'a.csv': fd 0 is the run's egress socket (run_request.egress)",
+        [POL_EGRESS_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request, and 0 of its inputs name one besides the egress socket; each other fd is one input's",
+        [POL_EGRESS_WITHOUT_NETWORK] = "run_request.egress: an egress socket came with a run that is not approved for network; send it only with network requested and approved",
         [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)",
         [POL_INPUT_FD_FUSE] = "run_request.inputs[0].fd: input 'a.csv': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first",
         [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not as file descriptors",
@@ -1537,6 +1602,8 @@ static const char *why_expected(enum pol_why w)
                 return "mount changes denied";
         case POL_WHY_CAP_NO_EGRESS:
                 return "the server grants no network until egress through the broker exists";
+        case POL_WHY_CAP_NO_EGRESS_FD:
+                return "no egress socket came with the request (run_request.egress), so there is no way out of the jail";
         case POL_WHY_CAP_NEVER:
                 return "never grantable";
         case POL_WHY_CAP_NOT_APPROVED:
@@ -2017,6 +2084,7 @@ int main(void)
                 cmocka_unit_test(test_limits_table_resolve),
                 cmocka_unit_test(test_inputs_names),
                 cmocka_unit_test(test_inputs_fds),
+                cmocka_unit_test(test_run_fds_egress),
                 cmocka_unit_test(test_reasons_catalog),
                 cmocka_unit_test(test_startup_catalog),
                 cmocka_unit_test(test_reasons_blocked),

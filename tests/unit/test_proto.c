@@ -464,6 +464,10 @@ static void b_strv_item(msgpack_packer *pk)
         mp_head(pk, 2, "run_request"), S(pk, "source"), S(pk, "x"), S(pk, "capabilities_requested");
         msgpack_pack_array(pk, 2), S(pk, "network"), msgpack_pack_uint64(pk, 5);
 }
+static void b_egress_str(msgpack_packer *pk)
+{
+        mp_head(pk, 2, "run_request"), S(pk, "source"), S(pk, "x"), S(pk, "egress"), S(pk, "0");
+}
 static void b_uint_over_max(msgpack_packer *pk)
 {
         mp_head(pk, 2, "task_submit"), S(pk, "task"), S(pk, "t"), S(pk, "max_steps"), msgpack_pack_uint64(pk, 101);
@@ -541,6 +545,7 @@ BAD(bin_as_str, EBADMSG, "run_request.inputs[0].data: expected binary, got a str
 BAD(too_many_inputs, EBADMSG, "run_request.inputs: 33 items is over the limit of 32", "run_request.inputs")
 BAD(strv_item, EBADMSG, "run_request.capabilities_requested[1]: expected a string, got an unsigned integer",
     "run_request.capabilities_requested[1]")
+BAD(egress_str, EBADMSG, "run_request.egress: expected an integer, got a string", "run_request.egress")
 BAD(uint_over_max, EBADMSG, "task_submit.max_steps: 101 is over the limit of 100", "task_submit.max_steps")
 BAD(opt_int_range, EBADMSG, "runner_event.event.line: expected an integer, got an unsigned integer",
     "runner_event.event.line")
@@ -1161,6 +1166,7 @@ int main(void)
                 BAD(bin_as_str),
                 BAD(too_many_inputs),
                 BAD(strv_item),
+                BAD(egress_str),
                 BAD(uint_over_max),
                 BAD(opt_int_range),
                 BAD(opt_struct_type),
