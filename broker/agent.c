@@ -60,6 +60,7 @@
 #include "lib/utf8.h"
 #include "broker/reply.h"
 #include "policy/limits.h"
+#include "policy/cap_scope.h"
 #include "policy/reasons.h"
 #include "policy/rules.h"
 #include "policy/variables.h"
@@ -1109,10 +1110,9 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         }
         for (size_t i = 0; i < sub->capabilities_approved.n; i++) {
                 const char *name = sub->capabilities_approved.items[i];
-                if (pol_cap_from_name(name) < 0) {
-                        char msg[256];
-                        refuse(c, m, "bad_request", "task_submit.capabilities_approved", "%s",
-                               pol_cap_unknown("task_submit.capabilities_approved", name, msg, sizeof(msg)));
+                char msg[512];
+                if (pol_cap_check("task_submit.capabilities_approved", name, msg, sizeof(msg)) < 0) {
+                        refuse(c, m, "bad_request", "task_submit.capabilities_approved", "%s", msg);
                         return;
                 }
         }

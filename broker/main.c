@@ -85,6 +85,9 @@ static void usage(FILE *f)
                    "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
                    "  --keep-results N    stored results kept, the newest (1..1000000, 1000)\n"
                    "  --keep-tasks N      ended tasks kept (result, source, trace), the newest (1..1000000, 1000)\n"
+                   "  --egress PATH       anvil-egress's control socket: runs granted network go through it\n"
+                   "                      (none: network is never granted; docs/egress.md)\n"
+                   "  --network on|off    off: network is never granted, whatever is approved (on)\n"
                    "The web UI (docs/web-api.md; off unless --http is given):\n"
                    "  --http ADDR:PORT    serve it there, e.g. 127.0.0.1:8700 (loopback unless --http-allow-remote)\n"
                    "  --web-dir DIR       its files (default: ../share/anvil/web beside this program)\n"
@@ -184,6 +187,8 @@ enum {
         O_HTTP,
         O_WEB_DIR,
         O_HTTP_ALLOW_REMOTE,
+        O_EGRESS,
+        O_NETWORK,
         O_TEST_HTTP_TOKEN_S,
         O_TEST_HTTP_SESSION_S,
         O_HELP,
@@ -211,6 +216,8 @@ static const struct cfg_opt opts[] = {
         B("http", "http", O_HTTP),
         B("web-dir", "web_dir", O_WEB_DIR),
         { "http-allow-remote", "broker", "http_allow_remote", O_HTTP_ALLOW_REMOTE, 0 },
+        B("egress", "egress", O_EGRESS),
+        B("network", "network", O_NETWORK),
 #ifdef ANVIL_TEST_BUILD
         /* A login link's life, shortened, for its expiry's test (t_http_login): never in a
          * build users run. */
@@ -341,6 +348,16 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "'%.40s' is not yes or no", w->value);
                 cfg->http.allow_remote = !w->value || strcmp(w->value, "yes") == 0;
                 return 0;
+        case O_EGRESS:
+                if (!*w->value)
+                        return cfg_bad(w, err, "the value is empty");
+                cfg->egress_path = w->value; /* connected per run granted network (egress.c) */
+                return 0;
+        case O_NETWORK:
+                if (strcmp(w->value, "on") != 0 && strcmp(w->value, "off") != 0)
+                        return cfg_bad(w, err, "'%.40s' is not on or off", w->value);
+                cfg->network_off = strcmp(w->value, "off") == 0;
+                return 0;
         case O_TEST_HTTP_TOKEN_S:
                 return parse_uint(w, 1, 3600, " of seconds", &cfg->http.token_s, err);
         case O_TEST_HTTP_SESSION_S:
@@ -448,6 +465,8 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
         if (cfg->bounds.max_conns_per_uid > cfg->bounds.max_conns)
                 return bad_usage("--max-conns-per-uid %u is over --max-conns %u", cfg->bounds.max_conns_per_uid,
                                  cfg->bounds.max_conns);
+        if (cfg->egress_path && check_socket_path("--egress", cfg->egress_path) < 0)
+                return -1;
         if (strcmp(cfg->supervisor_path, cfg->listen_path) == 0)
                 return bad_usage("--listen and --supervisor are the same path, %s", cfg->listen_path);
         if (model_key(cfg, &x.key_file) < 0)

@@ -44,6 +44,7 @@
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/utf8.h"
+#include "policy/cap_scope.h"
 #include "policy/limits.h"
 #include "policy/rules.h"
 #include "proto/json.h"
@@ -141,12 +142,17 @@ static void help_run(void)
                POL_WALL_S_MIN, POL_WALL_S_MAX, POL_WALL_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX, POL_CPU_S_DEFAULT,
                POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, POL_MEMORY_MB_DEFAULT);
         printf("  --cap NAME          request and approve a capability (at most %d); whether it is granted\n"
-               "                      is the server's policy, which says why not. Today:\n",
+               "                      is the server's policy, which says why not:\n"
+               "                        network=HOST,...: egress through anvil-egress to those hosts only\n"
+               "                          (api.example.com, *.github.com, HOST:PORT; ADDRESS/PREFIX lets them\n"
+               "                          resolve to a private range), if the broker allows network;\n"
+               "                          \"network\" with no host grants nothing\n",
                PROTO_CAPS_MAX);
         for (int c = 0; c < _POL_CAP_MAX; c++) {
                 enum pol_why w = pol_cap_server_policy((enum pol_cap)c);
-                printf("                        %s: %s\n", pol_cap_name((enum pol_cap)c),
-                       w == POL_WHY_NONE ? "granted when approved" : pol_why_text(w));
+                if (c != POL_CAP_NETWORK)
+                        printf("                        %s: %s\n", pol_cap_name((enum pol_cap)c),
+                               w == POL_WHY_NONE ? "granted when approved" : pol_why_text(w));
         }
         printf("  --variables FILE.json  a JSON object of at most %u bytes: the tool's variables (an\n"
                "                      agent's state from the step before)\n"
@@ -191,7 +197,8 @@ static void help_submit(void)
         printf("\nTASK.json (docs/agent.md), every key known:\n"
                "  task                   the task's sentence (required)\n"
                "  inputs                 file paths, relative to TASK.json's directory (at most %d)\n"
-               "  capabilities_approved  capability names the tools may be granted (at most %d)\n"
+               "  capabilities_approved  capabilities the tools may be granted (at most %d): names, or\n"
+               "                         {\"network\": [HOST, ...]} (or \"network=HOST,...\") for its hosts\n"
                "  max_steps              1..%d (default %d)\n"
                "  time_budget_s          1..%d (default %d)\n"
                "  model                  {\"url\", \"name\"}: another model than the broker's own\n",
@@ -755,9 +762,9 @@ static int cmd_run(int argc, char **argv)
                         /* The user at the command line asks for it and approves it: whether it
                          * is granted is then the server's policy, which says why not. A name
                          * that is no capability is a typo, refused as task.json's is. */
-                        if (pol_cap_from_name(optarg) < 0) {
-                                char msg[256];
-                                rc = die_usage("%s", pol_cap_unknown("--cap", optarg, msg, sizeof(msg)));
+                        char msg[512];
+                        if (pol_cap_check("--cap", optarg, msg, sizeof(msg)) < 0) {
+                                rc = die_usage("%s", msg);
                                 goto out;
                         }
                         if (req->capabilities_requested.n >= PROTO_CAPS_MAX ||
@@ -1007,6 +1014,33 @@ static void print_task_result(const struct proto_task_result *r)
 }
 
 /* task.json (docs/agent.md): strictly, every key known and typed; inputs relative to its directory. */
+/* A capability of task.json: its name, or {"network": [HOST, ...]} written as network=HOST,...
+ * (policy/cap_scope.h), then checked as --cap is. */
+static int task_cap(json_t *v, char **out)
+{
+        if (json_is_string(v)) {
+                if (!*json_string_value(v) || strlen(json_string_value(v)) >= PROTO_PATH_MAX)
+                        return -EINVAL;
+                return (*out = strdup(json_string_value(v))) ? 0 : -ENOMEM;
+        }
+        json_t *hosts = json_object_get(v, "network");
+        if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_array(hosts) ||
+            json_array_size(hosts) > POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX)
+                return -EINVAL;
+        const char *items[POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX];
+        size_t i;
+        json_t *h;
+        json_array_foreach(hosts, i, h) {
+                if (!json_is_string(h))
+                        return -EINVAL;
+                items[i] = json_string_value(h);
+        }
+        char buf[PROTO_PATH_MAX];
+        if (pol_cap_join(items, json_array_size(hosts), buf, sizeof(buf)) < 0)
+                return -EINVAL;
+        return (*out = strdup(buf)) ? 0 : -ENOMEM;
+}
+
 static int read_task_file(const char *path, struct proto_task_submit *sub)
 {
         json_error_t je;
@@ -1070,12 +1104,19 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                                 goto out;
                         }
                         json_array_foreach(v, i, p) {
-                                if (!json_is_string(p) || !*json_string_value(p) || strlen(json_string_value(p)) > 32) {
-                                        fprintf(stderr, "anvilctl: %s: capabilities_approved[%zu] must be a capability name\n",
-                                                path, i);
+                                char field[64], msg[512];
+                                _cleanup_free_ char *cap = NULL;
+                                snprintf(field, sizeof(field), "capabilities_approved[%zu]", i);
+                                if (task_cap(p, &cap) < 0) {
+                                        fprintf(stderr, "anvilctl: %s: %s must be a capability name or "
+                                                        "{\"network\": [HOST, ...]}\n", path, field);
                                         goto out;
                                 }
-                                (void)proto_strv_push(&sub->capabilities_approved, json_string_value(p));
+                                if (pol_cap_check(field, cap, msg, sizeof(msg)) < 0) {
+                                        fprintf(stderr, "anvilctl: %s: %s\n", path, msg);
+                                        goto out;
+                                }
+                                (void)proto_strv_push(&sub->capabilities_approved, cap);
                         }
                 } else if (strcmp(key, "max_steps") == 0 || strcmp(key, "time_budget_s") == 0) {
                         bool steps = key[0] == 'm';

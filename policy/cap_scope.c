@@ -284,3 +284,18 @@ char *pol_scope_text(const struct pol_scope *s, char *buf, size_t size)
         }
         return buf;
 }
+
+int pol_cap_join(const char *const *items, size_t n, char *buf, size_t size)
+{
+        size_t used = (size_t)snprintf(buf, size, "network=");
+        if (n == 0 || n > POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX)
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                size_t len = strlen(items[i]);
+                /* an item with a comma would be two: refused, not split */
+                if (!len || strchr(items[i], ',') || used + len + 2 > size)
+                        return -EINVAL;
+                used += (size_t)snprintf(buf + used, size - used, "%s%s", i ? "," : "", items[i]);
+        }
+        return 0;
+}

@@ -64,3 +64,8 @@ enum pol_why pol_net_resolve(const char *const *requested, size_t n_requested, c
 
 /* The hosts of s, then its ranges, parted by ", " (cut to size, terminated). Is buf. */
 char *pol_scope_text(const struct pol_scope *s, char *buf, size_t size);
+
+/* The text of {"network": [ITEM, ...]} (task.json's form, the web UI's): "network=ITEM,...",
+ * into buf (at least 16 bytes). -EINVAL if there is no item, too many, an empty one, one with
+ * a comma, or the text would not fit; then check it with pol_cap_check. */
+int pol_cap_join(const char *const *items, size_t n, char *buf, size_t size);

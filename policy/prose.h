@@ -27,6 +27,8 @@
         X(BLAST_NET_SECCOMP, "seccomp refused every socket but AF_UNIX (verified for this run)") \
         X(BLAST_NET_NETNS, "a network namespace of its own with no interface up")               \
         X(BLAST_NET_LANDLOCK, "; TCP bind and connect denied by landlock")                      \
+        /* network granted (the broker's, relay.c): blast_radius.hosts lists them */            \
+        X(BLAST_NET_PROXY, "the hosts listed, through anvil-egress only: every other destination is refused there") \
         /* The processes line */                                                                \
         X(BLAST_PROC_THREADS_UNBOUNDED, "threads only: seccomp refused fork, vfork, clone of a process and exec " \
                                         "(verified for this run); their number not bounded (no pids cgroup, and " \

@@ -295,6 +295,11 @@
         X(CAP_SCOPE_TOO_MANY, "%s: more than %u %s")                                            \
         /* the broker's word on network (relay.c): the granted hosts parted by ", " */         \
         X(CAP_GRANTED_HOSTS, "capability network granted for %s")                               \
+        X(EGRESS_NOT_CLIENTS, "run_request.egress: the broker's to set (it opens the run's egress socket for " \
+                              "network granted), never a client's")                             \
+        /* anvil-egress's control connection ended before the run did (relay.c) */             \
+        X(PROXY_GONE, "cut at proxy: the egress proxy ended during the run (its connections were cut; nothing " \
+                      "more was reachable)")                                                     \
         /* A result sent to its client but not stored (run_result.not_stored,                  \
          * task_result.not_stored): the file (results/<run_id>.json), the system's error */     \
         X(NOT_STORED, "the broker could not store this result: %s could not be written (%s)")  \

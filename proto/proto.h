@@ -200,6 +200,7 @@ struct proto_blast_radius {
         struct proto_strv read;  /* paths inside the jail the tool could read */
         struct proto_strv write; /* paths inside the jail the tool could write */
         char *network;
+        struct proto_strv hosts; /* network granted: its hosts and ranges (the broker's) */
         char *processes;
         struct proto_limits limits; /* as applied to this run, beside the observed peaks */
 };
@@ -238,6 +239,15 @@ struct proto_blast_facts {
         bool pids_unbounded;      /* neither a pids cgroup nor RLIMIT_NPROC */
 };
 
+/* A connection anvil-egress made for the run (its "allowed" event), as the broker heard it. */
+struct proto_connection {
+        char *host;
+        uint64_t port;
+        char *address;
+        uint64_t bytes_out, bytes_in;
+};
+#define PROTO_CONNECTIONS_MAX 256
+
 struct proto_run_result {
         char *request_id;
         char *run_id;
@@ -267,6 +277,8 @@ struct proto_run_result {
          * every event after "started": the next run decodes it again, strictly, in its jail. */
         char *variables;
         struct proto_array variables_dropped; /* of struct proto_variable_dropped */
+        struct proto_array connections; /* of struct proto_connection: the broker's, never the
+                                         * supervisor's (dropped if it sends one) */
         /* The value of the tool's last final_answer(value), as JSON text; NULL if it gave none
          * or was killed. */
         char *final_answer;

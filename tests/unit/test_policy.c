@@ -1154,6 +1154,12 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_CAP_SCOPE_TOO_MANY:
                 POL_REASON(buf, size, CAP_SCOPE_TOO_MANY, "--cap", 64u, "hosts");
                 return;
+        case POL_EGRESS_NOT_CLIENTS:
+                POL_REASON(buf, size, EGRESS_NOT_CLIENTS);
+                return;
+        case POL_PROXY_GONE:
+                POL_REASON(buf, size, PROXY_GONE);
+                return;
         case POL_CAP_GRANTED_HOSTS:
                 POL_REASON(buf, size, CAP_GRANTED_HOSTS, "api.example.com, *.github.com");
                 return;
@@ -1401,6 +1407,10 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_CAP_SCOPE_BAD] = "--cap: 'http://example.com' is not a host (a name, *.domain, an IPv4 address or "
                               "[IPv6], each with :PORT or not) nor an address range (ADDRESS/PREFIX)",
         [POL_CAP_SCOPE_TOO_MANY] = "--cap: more than 64 hosts",
+        [POL_EGRESS_NOT_CLIENTS] = "run_request.egress: the broker's to set (it opens the run's egress socket "
+                                   "for network granted), never a client's",
+        [POL_PROXY_GONE] = "cut at proxy: the egress proxy ended during the run (its connections were cut; "
+                           "nothing more was reachable)",
         [POL_CAP_GRANTED_HOSTS] = "capability network granted for api.example.com, *.github.com",
         [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
                            "could not be written (No space left on device)",

@@ -960,7 +960,7 @@ static void test_run_result_json(void **state)
         static const char *const top_extra[] = { "request_id", "signal", "stdout_truncated", "stdout_bytes",
                                                  "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup",
                                                  "variables", "variables_dropped", "final_answer",
-                                                 "not_stored" };
+                                                 "not_stored", "connections" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
         static const char *const ev_extra[] = { "col", "traceback" };
