@@ -308,16 +308,11 @@ static void net_result(struct bro_relay *r, struct proto_run_result *res)
         for (size_t i = 0; i < res->events.n; i++)
                 net_rewrite(r, &evs[i]);
         if (strv_has(&res->capabilities.granted, "network") && r->net_scope && r->net_why == POL_WHY_NONE) {
-                char line[256];
+                /* beside the supervisor's facts' line (render.c: granted, only through the proxy) */
                 for (size_t i = 0; i < r->net_scope->n_hosts + r->net_scope->n_ranges; i++)
                         (void)proto_strv_push(&res->blast_radius.hosts,
                                               i < r->net_scope->n_hosts ? r->net_scope->hosts[i].text
                                                                         : r->net_scope->ranges[i - r->net_scope->n_hosts].text);
-                char *l = strdup(BRO_PROSE(line, sizeof(line), BLAST_NET_PROXY));
-                if (l) {
-                        free(res->blast_radius.network);
-                        res->blast_radius.network = l;
-                }
         }
         if (!r->egress)
                 return;

@@ -60,12 +60,19 @@ static int render_blast(struct proto_blast_radius *b, const struct proto_blast_f
         } else if (push(&b->write, P(line, BLAST_WRITE_ARTIFACTS, artifacts, files)) < 0 ||
                    push(&b->write, P(line, BLAST_WRITE_TMP, f->tmp, files)) < 0)
                 return -ENOMEM;
-        char none[64], sc[128], ns[128], ll[64];
+        char none[128], sc[160], ns[128], ll[96];
         bool isolated = f->seccomp_verified || f->netns || f->landlock_abi > 0;
-        snprintf(line, sizeof(line), "%s%s%s%s%s",
-                 isolated ? P(none, BLAST_NET_NONE) : P(none, BLAST_NET_NOT_ISOLATED),
-                 f->seccomp_verified ? P(sc, BLAST_NET_SECCOMP) : "", f->seccomp_verified && f->netns ? "; " : "",
-                 f->netns ? P(ns, BLAST_NET_NETNS) : "", f->landlock_abi >= 4 ? P(ll, BLAST_NET_LANDLOCK) : "");
+        if (f->egress) /* granted: the broker adds the approved hosts (docs/egress.md) */
+                snprintf(line, sizeof(line), "%s%s%s%s%s", P(none, BLAST_NET_EGRESS),
+                         f->seccomp_verified ? P(sc, BLAST_NET_EGRESS_SECCOMP) : "",
+                         f->seccomp_verified && f->netns ? "; " : "", f->netns ? P(ns, BLAST_NET_EGRESS_NETNS) : "",
+                         f->landlock_abi >= 4 ? P(ll, BLAST_NET_EGRESS_LANDLOCK) : "");
+        else
+                snprintf(line, sizeof(line), "%s%s%s%s%s",
+                         isolated ? P(none, BLAST_NET_NONE) : P(none, BLAST_NET_NOT_ISOLATED),
+                         f->seccomp_verified ? P(sc, BLAST_NET_SECCOMP) : "",
+                         f->seccomp_verified && f->netns ? "; " : "", f->netns ? P(ns, BLAST_NET_NETNS) : "",
+                         f->landlock_abi >= 4 ? P(ll, BLAST_NET_LANDLOCK) : "");
         free(b->network);
         if (!(b->network = strdup(line)))
                 return -ENOMEM;
@@ -118,35 +125,33 @@ static void evidence(const struct proto_mechanism *m, const struct proto_probe_f
         if (f->start_failure)
                 BRO_PROSE(ev, size, PROBE_START_FAILED, f->start_failure);
         else if (strcmp(name, "interpreter") == 0)
-                say(ev, size, !f->jail_ran ? failed
-                                         : f->interp   ? P(a, PROBE_INTERP_OK)
-                                                       : P(a, PROBE_INTERP_SILENT));
+                say(ev, size, !f->jail_ran ? failed : f->interp ? P(a, PROBE_INTERP_OK) : P(a, PROBE_INTERP_SILENT));
         else if (strcmp(name, "namespaces") == 0) {
                 if (f->direct)
                         BRO_PROSE(ev, size, PROBE_NS_DIRECT, f->no_userns ? f->no_userns : "");
                 else
-                        say(ev, size, m->in_force ? P(t, PROBE_NS_OK)
-                                                 : f->jail_ran ? P(a, PROBE_NS_PARTIAL)
-                                                               : failed);
+                        say(ev, size, m->in_force ? P(t, PROBE_NS_OK) : f->jail_ran ? P(a, PROBE_NS_PARTIAL) : failed);
         } else if (strcmp(name, "seccomp") == 0) {
                 if (m->in_force)
                         BRO_PROSE(ev, size, PROBE_SC_IN_FORCE, f->seccomp_refusal, f->seccomp_mech);
                 else
-                        say(ev, size, !f->jail_ran ? failed
-                                                 : f->seccomp_loaded ? P(a, PROBE_SC_NOTHING)
-                                                                     : P(a, PROBE_SC_NOT_LOADED));
+                        say(ev, size,
+                            !f->jail_ran        ? failed
+                            : f->seccomp_loaded ? P(a, PROBE_SC_NOTHING)
+                                                : P(a, PROBE_SC_NOT_LOADED));
         } else if (strcmp(name, "landlock") == 0) {
                 if (m->in_force)
-                        BRO_PROSE(ev, size, PROBE_LL_IN_FORCE, f->landlock_refusal[0] ? ": " : "",
-                                  f->landlock_refusal, outcome(f->control_unlisted, a, sizeof(a)), f->landlock_mech);
+                        BRO_PROSE(ev, size, PROBE_LL_IN_FORCE, f->landlock_refusal[0] ? ": " : "", f->landlock_refusal,
+                                  outcome(f->control_unlisted, a, sizeof(a)), f->landlock_mech);
                 else
                         snprintf(ev, size, "%s%s",
                                  f->kernel_landlock_abi > 0 ? P(a, PROBE_LL_OFFERED) : P(a, PROBE_LL_NONE),
                                  f->jail_ran ? P(t, PROBE_LL_JAIL_READ, answer(f->jail_unlisted, b, sizeof(b))) : "");
         } else if (strcmp(name, "kernel audit") == 0)
-                say(ev, size, f->landlock_refusal[0] ? P(t, PROBE_AUDIT_EXPLAINED)
-                                         : f->audit_off         ? f->audit_off
-                                                                : P(t, PROBE_AUDIT_NO_RECORD));
+                say(ev, size,
+                    f->landlock_refusal[0] ? P(t, PROBE_AUDIT_EXPLAINED)
+                    : f->audit_off         ? f->audit_off
+                                           : P(t, PROBE_AUDIT_NO_RECORD));
         else if (strcmp(name, "cgroup") == 0)
                 say(ev, size, m->in_force ? f->cgroup_mech : f->cgroup_description);
         else if (strcmp(name, "rlimits") == 0)

@@ -55,9 +55,11 @@ struct jail_landlock_ruleset_attr {
         __u64 scoped;             /* ABI 6 */
 };
 
-/* struct landlock_net_port_attr (ABI 4), likewise under a name of its own. Anvil adds no port
- * rule (TCP bind and connect are handled and nothing is allowed); it is here so that the day
- * a granted `network` capability needs one, the layout is the uapi's. */
+/* struct landlock_net_port_attr (ABI 4), likewise under a name of its own: the one port rule,
+ * a run granted network's connect to the relay (landlock.c). */
+#ifndef LANDLOCK_RULE_NET_PORT
+#define LANDLOCK_RULE_NET_PORT 2
+#endif
 struct jail_landlock_net_port_attr {
         __u64 allowed_access;
         __u64 port;

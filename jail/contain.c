@@ -16,10 +16,13 @@
  *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
  *       is in it until GO. Then the run's inputs and artifacts (under a rootless supervisor
  *       the child makes the artifacts tmpfs itself and sends it back), and pivot_root.
+ *       A run granted network (GO's egress): its egress socket bound at JAIL_EGRESS_SOCK
+ *       before pivot_root, then lo up and the relay's socket bound (netns.c)
  *   C6  hostname (utsns.c); a cgroup namespace (cgroupns.c)
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, the
- *       supervisor's pidfd at 6 (both close-on-exec), no others
+ *       supervisor's pidfd at 6 (both close-on-exec), the relay's socket at 7 (a run granted
+ *       network), no others
  *   C9  drop every capability, no_new_privs (caps.c)
  *   C10 Landlock (landlock.c): restrict ourselves to the jail's paths, no TCP, no signals or
  *       abstract sockets out of the domain; report what is in force (LANDLOCK) on the sync
@@ -175,7 +178,7 @@ static int wait_inputs(const struct jail_go *go, struct jail_inputs *in, int *fd
  * Everything goes through copies above the parked fds first (PARK_TMP_MIN), so no dup2
  * overwrites a source that is still needed; the artifacts mount fd (used in C5) is closed
  * with the rest. */
-static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
+static int place_fds(const int fds[JAIL_GO_FDS], int relay, struct anvil_err *err)
 {
         int tmp[4];
         for (int i = 0; i < 4; i++)
@@ -187,7 +190,11 @@ static int place_fds(const int fds[JAIL_GO_FDS], struct anvil_err *err)
         if (dup2(PARK_SYNC_FD, JAIL_FD_SYNC) < 0 || dup3(PARK_EXE_FD, JAIL_FD_INITEXE, O_CLOEXEC) < 0 ||
             dup3(PARK_PARENT_FD, JAIL_FD_PARENT, O_CLOEXEC) < 0)
                 return anvil_err_sys(err, errno, "Failed to place the sync socket");
-        if (close_range(JAIL_FD_PARENT + 1, ~0U, 0) < 0)
+        /* The relay's socket for pid 1, which passes it to the relay alone (pid1.c): never
+         * the runner's. Made above the parked fds (step_egress), so 7 is free to take. */
+        if (relay >= 0 && dup2(relay, JAIL_FD_RELAY) < 0) /* kept across the exec of pid 1 */
+                return anvil_err_sys(err, errno, "Failed to place the relay's socket");
+        if (close_range(relay >= 0 ? JAIL_FD_RELAY + 1 : JAIL_FD_PARENT + 1, ~0U, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to close inherited fds");
         return 0;
 }
@@ -214,6 +221,7 @@ struct child {
         int fds[JAIL_GO_FDS];
         struct jail_inputs *inputs;
         int input_fds[JAIL_INPUTS_MAX];
+        int relay; /* a run granted network: the relay's listening socket (C5), else -1 */
 };
 
 /* C2. If the supervisor dies, so does the jail. The environment strings are zeroed in place
@@ -305,9 +313,27 @@ static int step_run_root(struct child *c, struct anvil_err *err)
                 if (r < 0)
                         return anvil_err_sys(err, -r, "Failed to send the artifacts tmpfs to the supervisor");
         }
-        struct jail_config cfg = { .st = c->st, .go = c->go, .artifacts_mount_fd = *art, .inputs = c->inputs,
-                                   .input_fds = c->input_fds };
+        struct jail_config cfg = {
+                .st = c->st, .go = c->go, .artifacts_mount_fd = *art, .inputs = c->inputs, .input_fds = c->input_fds
+        };
         return jail_mountns_child_go(&cfg, err);
+}
+
+/* C5, a run granted network: lo up, the relay's socket bound (netns.c), while the child still
+ * holds CAP_NET_ADMIN over its namespace and before Landlock refuses TCP binds. Kept above
+ * the parked fds until C8 (a socket's number is the lowest free, which may be 7 now). */
+static int step_egress(struct child *c, struct anvil_err *err)
+{
+        if (!c->go->egress)
+                return 0;
+        int fd;
+        if (jail_netns_child_egress(&fd, err) < 0)
+                return -1;
+        c->relay = fcntl(fd, F_DUPFD_CLOEXEC, PARK_TMP_MIN + JAIL_GO_FDS + JAIL_INPUTS_MAX);
+        (void)close(fd);
+        if (c->relay < 0)
+                return anvil_err_sys(err, errno, "Failed to keep the relay's socket");
+        return 0;
 }
 
 /* C5, direct: no mount of our own: the run's directory on the host is the tool's cwd, and
@@ -338,7 +364,7 @@ static int step_rlimits(struct child *c, struct anvil_err *err)
 /* C8 */
 static int step_fds(struct child *c, struct anvil_err *err)
 {
-        if (place_fds(c->fds, err) < 0)
+        if (place_fds(c->fds, c->relay, err) < 0)
                 return -1;
         c->sync = JAIL_FD_SYNC;
         return 0;
@@ -374,10 +400,12 @@ static int exec_pid1(struct child *c, bool direct, struct anvil_err *err)
 {
         const struct jail_static *st = c->st;
         arm_parent_death(st, JAIL_FD_SYNC, JAIL_FD_PARENT);
-        char *argv[5] = { "anvil-init" };
+        char *argv[6] = { "anvil-init" };
         unsigned argc = 1;
         if (direct)
                 argv[argc++] = (char *)st->runner_path;
+        if (c->go->egress)
+                argv[argc++] = "--relay"; /* its socket at JAIL_FD_RELAY (C8) */
 #ifdef ANVIL_TEST_BUILD
         if (st->test_no_sync_watch)
                 argv[argc++] = "--test-no-sync-watch";
@@ -438,6 +466,7 @@ static const struct step steps[] = {
         { "C5 the run-independent root", step_root },
         { "C5 wait for GO", step_wait_go },
         { "C5 the run's mounts, pivot_root", step_run_root },
+        { "C5 the way out: lo up, the relay's socket", step_egress },
         { "C6 hostname, cgroup namespace", step_uts_cgroup },
         { "C7 rlimits", step_rlimits },
         { "C8 the runner's fds", step_fds },
@@ -470,7 +499,7 @@ const int *volatile jail_child_sync;
 
 static int child_main(void *arg)
 {
-        struct child c = { .st = arg, .sync = ((const struct jail_static *)arg)->sync_fd };
+        struct child c = { .st = arg, .sync = ((const struct jail_static *)arg)->sync_fd, .relay = -1 };
         CHILD_GUARD(&c);
         struct anvil_err err = ANVIL_ERR_INIT;
         const struct step *list = c.st->direct ? direct_steps : steps;

@@ -68,6 +68,16 @@
 #define JAIL_FD_NOTIFY 4 /* the runner only, until it has sent its seccomp listener (jail/seccomp.c) */
 #define JAIL_FD_INITEXE 5 /* anvil-init, only until its exec */
 #define JAIL_FD_PARENT 6  /* the supervisor's pidfd, only until the exec of pid 1 (C2-C11) */
+#define JAIL_FD_RELAY 7   /* a run granted network: the relay's listening socket, pid 1 only (relay.c) */
+
+/* A run granted network (issue 17, docs/egress.md): its anvil-egress socket, bound read-only
+ * at JAIL_EGRESS_SOCK (mountns.c), and the relay (relay.c) serving HTTP_PROXY on the jail's
+ * own loopback at 127.0.0.1:JAIL_EGRESS_PORT, copying bytes to that socket unchanged. */
+#define JAIL_EGRESS_SOCK "/run/anvil/egress.sock"
+#define JAIL_EGRESS_ADDR "127.0.0.1"
+#define JAIL_EGRESS_PORT 3128
+#define JAIL_EGRESS_PROXY "http://127.0.0.1:3128"
+#define JAIL_RELAY_PAIRS 16 /* connections the relay copies at once; one more is closed at once */
 
 /* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
 enum jail_msg_kind {
@@ -158,6 +168,8 @@ struct jail_go {
         uint32_t make_artifacts;  /* rootless: the GO fd at JAIL_GO_ARTIFACTS is a placeholder;
                                      the child makes the tmpfs and sends it back (ARTIFACTS) */
         uint32_t n_inputs; /* input trees that follow GO in one INPUTS message (struct jail_inputs) */
+        uint32_t egress;   /* granted network: the last of those trees is the run's egress socket
+                              (JAIL_EGRESS_SOCK), no input; lo up and the relay's socket (C5) */
         char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
         char run_dir[PATH_MAX];       /* direct: the run's directory on the host, the tool's cwd
                                          (inputs/, artifacts/ and tmp/ below it) */
@@ -186,7 +198,7 @@ struct jail_config {
         const struct jail_go *go;
         int artifacts_mount_fd;
         const struct jail_inputs *inputs; /* NULL: none */
-        const int *input_fds;
+        const int *input_fds;             /* go->egress: the last is the egress socket's tree */
 };
 
 /* contain.c: clone into new namespaces; the child waits for GO (C3). Returns the child's pid
@@ -199,6 +211,9 @@ int jail_contain_go(int sync_fd, const struct jail_go *go, const int fds[JAIL_GO
 int jail_userns_prepare(const struct jail_static *st);
 int jail_mountns_prepare(const struct jail_static *st);
 int jail_netns_prepare(const struct jail_static *st);
+/* netns.c, C5 after GO, a run granted network only: lo up in the jail's own namespace and the
+ * relay's listening socket bound at 127.0.0.1:JAIL_EGRESS_PORT (*fd). */
+int jail_netns_child_egress(int *fd, struct anvil_err *err);
 int jail_utsns_prepare(const struct jail_static *st);
 
 /* userns.c */
@@ -250,10 +265,14 @@ int jail_landlock_verify(int abi, char *evidence, size_t size);
 /* pid1.c: the jail's pid 1, anvil-init: it forks and execs the runner, reaps, and reports
  * the runner's end on JAIL_FD_SYNC. */
 int jail_pid1_main(int argc, char **argv);
+/* relay.c: pid 1's child in a run granted network; never returns. */
+void jail_relay_main(int listen_fd) __attribute__((noreturn));
 
 /* seccomp.c (in the runner): loads the filter of policy/seccomp_rules.c; *listener is its
  * notification fd, for the supervisor. */
-int jail_seccomp_install(int *listener, struct anvil_err *err);
+/* egress: the run is granted network, so socket(AF_INET, SOCK_STREAM) is let through (the
+ * relay's loopback, the only place Landlock and the jail's namespace let it reach). */
+int jail_seccomp_install(bool egress, int *listener, struct anvil_err *err);
 
 /* Sends a record on the sync socket; used by the child and pid 1. */
 void jail_sync_send(int fd, uint32_t kind, int err_no, const char *msg);

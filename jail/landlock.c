@@ -44,7 +44,8 @@
  *   /work/artifacts, /tmp         read, write, create and remove files, directories and
  *                                 symlinks, truncate (ABI 3), move within and between them
  *                                 (refer, ABI 2); no device nodes, fifos or socket files
- *   TCP (ABI 4)                   bind and connect handled, nothing allowed
+ *   TCP (ABI 4)                   bind and connect handled, nothing allowed; a run granted
+ *                                 network: connect to JAIL_EGRESS_PORT (the relay's) alone
  *   scopes (ABI 6)                abstract unix sockets and signals: none to outside the domain
  *
  * Denials are logged after the exec of anvil-init and anvil-py only with
@@ -69,15 +70,15 @@
 /* The newest ABI whose rights this file knows; a newer kernel is used at this level. */
 #define ABI_KNOWN 7
 
-#define FS_ABI1                                                                                                   \
-        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |               \
-         LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE |            \
-         LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |                \
-         LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |             \
+#define FS_ABI1                                                                                         \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |    \
+         LANDLOCK_ACCESS_FS_READ_DIR | LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REMOVE_FILE | \
+         LANDLOCK_ACCESS_FS_MAKE_CHAR | LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_REG |     \
+         LANDLOCK_ACCESS_FS_MAKE_SOCK | LANDLOCK_ACCESS_FS_MAKE_FIFO | LANDLOCK_ACCESS_FS_MAKE_BLOCK |  \
          LANDLOCK_ACCESS_FS_MAKE_SYM)
 /* Rights a rule on a file (not a directory) may carry. */
-#define FS_FILE_RIGHTS                                                                                            \
-        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE |               \
+#define FS_FILE_RIGHTS                                                                               \
+        (LANDLOCK_ACCESS_FS_EXECUTE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_READ_FILE | \
          LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 #define R_FILE LANDLOCK_ACCESS_FS_READ_FILE
@@ -86,30 +87,22 @@
 #define X_FILE (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_EXECUTE)
 #define DEV_R (LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 #define DEV_RW (DEV_R | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE)
-#define W_TREE                                                                                                    \
-        (R_TREE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_MAKE_REG |       \
-         LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REMOVE_FILE |               \
+#define W_TREE                                                                                                \
+        (R_TREE | LANDLOCK_ACCESS_FS_WRITE_FILE | LANDLOCK_ACCESS_FS_TRUNCATE | LANDLOCK_ACCESS_FS_MAKE_REG | \
+         LANDLOCK_ACCESS_FS_MAKE_DIR | LANDLOCK_ACCESS_FS_MAKE_SYM | LANDLOCK_ACCESS_FS_REMOVE_FILE |         \
          LANDLOCK_ACCESS_FS_REMOVE_DIR | LANDLOCK_ACCESS_FS_REFER | LANDLOCK_ACCESS_FS_IOCTL_DEV)
 
 uint64_t jail_landlock_rights(enum pol_jp_landlock l)
 {
         switch (l) {
-        case POL_JP_LL_NONE:
-                return 0;
-        case POL_JP_LL_LIST:
-                return LANDLOCK_ACCESS_FS_READ_DIR;
-        case POL_JP_LL_READ:
-                return R_FILE;
-        case POL_JP_LL_READ_LIST:
-                return R_TREE;
-        case POL_JP_LL_EXEC:
-                return X_TREE;
-        case POL_JP_LL_DEV_R:
-                return DEV_R;
-        case POL_JP_LL_DEV_RW:
-                return DEV_RW;
-        case POL_JP_LL_WRITE:
-                return W_TREE;
+        case POL_JP_LL_NONE: return 0;
+        case POL_JP_LL_LIST: return LANDLOCK_ACCESS_FS_READ_DIR;
+        case POL_JP_LL_READ: return R_FILE;
+        case POL_JP_LL_READ_LIST: return R_TREE;
+        case POL_JP_LL_EXEC: return X_TREE;
+        case POL_JP_LL_DEV_R: return DEV_R;
+        case POL_JP_LL_DEV_RW: return DEV_RW;
+        case POL_JP_LL_WRITE: return W_TREE;
         }
         return 0;
 }
@@ -215,6 +208,13 @@ static int build_ruleset(int abi, const struct jail_static *st, const struct jai
          * a rule on that file itself, reached by no path in the jail. */
         if ((r = add_path_rule(rs, JAIL_FD_INITEXE, "anvil-init", X_FILE & handled, err)) < 0)
                 return r;
+        /* A run granted network: TCP connect to the relay's port alone (binding stays denied;
+         * the relay's socket was bound before this, C5). The namespace has lo alone, so the
+         * port is the relay's on 127.0.0.1: no other host is reachable whatever the address. */
+        struct jail_landlock_net_port_attr np = { .allowed_access = LANDLOCK_ACCESS_NET_CONNECT_TCP,
+                                                  .port = JAIL_EGRESS_PORT };
+        if (abi >= 4 && go->egress && syscall(SYS_landlock_add_rule, rs, LANDLOCK_RULE_NET_PORT, &np, 0) < 0)
+                return anvil_err_sys(err, errno, "Landlock: failed to allow TCP to port %d", JAIL_EGRESS_PORT);
         *out = TAKE_FD(rs);
         return 0;
 }

@@ -37,8 +37,8 @@ static const struct {
         const char *text;
 } synthetic[] = {
         { "/etc/passwd", "root:x:0:0:root:/root:/usr/sbin/nologin\n"
-                    "tool:x:1000:1000:Anvil tool:/work:/usr/sbin/nologin\n"
-                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
+                         "tool:x:1000:1000:Anvil tool:/work:/usr/sbin/nologin\n"
+                         "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n" },
         { "/etc/group", "root:x:0:\ntool:x:1000:\nnogroup:x:65534:\n" },
         { "/etc/hostname", JAIL_HOSTNAME "\n" },
         { "/etc/hosts", "127.0.0.1\tlocalhost " JAIL_HOSTNAME "\n::1\tlocalhost\n" },
@@ -217,26 +217,19 @@ static int prepare_entry(const struct jail_static *st, const struct pol_jail_pat
                 if (access(e->path, F_OK) < 0)
                         return 0;
                 return bind(e->path, dst, false, err);
-        case POL_JP_MOUNT_RO_BIND:
-                return bind(e->path, dst, false, err);
-        case POL_JP_MOUNT_USR_LINK:
-                return usr_link(e->path, dst, err);
-        case POL_JP_MOUNT_SYNTH:
-                return synth(e->path, dst, err);
+        case POL_JP_MOUNT_RO_BIND: return bind(e->path, dst, false, err);
+        case POL_JP_MOUNT_USR_LINK: return usr_link(e->path, dst, err);
+        case POL_JP_MOUNT_SYNTH: return synth(e->path, dst, err);
         case POL_JP_MOUNT_PROC:
                 if (mkdir(dst, 0555) < 0)
                         return anvil_err_sys(err, errno, "Failed to create %s", e->path);
                 if (mount("proc", dst, "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
                         return anvil_err_sys(err, errno, "Failed to mount %s", e->path);
                 return 0;
-        case POL_JP_MOUNT_DEV_TMPFS:
-                return dev_tmpfs(dst, err);
-        case POL_JP_MOUNT_DEV:
-                return dev_node(e->path, dst, err);
-        case POL_JP_MOUNT_TMPFS:
-                return build_tmp(st, dst, err);
-        case POL_JP_MOUNT_RUNNER:
-                return bind(st->runner_path, dst, false, err);
+        case POL_JP_MOUNT_DEV_TMPFS: return dev_tmpfs(dst, err);
+        case POL_JP_MOUNT_DEV: return dev_node(e->path, dst, err);
+        case POL_JP_MOUNT_TMPFS: return build_tmp(st, dst, err);
+        case POL_JP_MOUNT_RUNNER: return bind(st->runner_path, dst, false, err);
         }
         return anvil_err_set(err, EINVAL, "No way to mount %s", e->path);
 }
@@ -252,7 +245,7 @@ static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *
                 int r = bind(cfg->go->inputs_dir, dst, false, err);
                 /* The inputs passed as fds: each onto its mount point, by name (checked again:
                  * one component, never "." or ".."). */
-                for (uint32_t i = 0; r == 0 && cfg->inputs && i < cfg->inputs->n; i++) {
+                for (uint32_t i = 0; r == 0 && cfg->inputs && i < cfg->inputs->n - (cfg->go->egress ? 1 : 0); i++) {
                         const char *name = cfg->inputs->names[i];
                         char at[PATH_MAX];
                         if (!name[0] || strchr(name, '/') || strcmp(name, ".") == 0 || strcmp(name, "..") == 0 ||
@@ -267,11 +260,28 @@ static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *
                 if (move_mount(cfg->artifacts_mount_fd, "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
                         return anvil_err_sys(err, errno, "Failed to attach the artifacts tmpfs at %s", e->path);
                 return 0;
-        case POL_JP_MOUNT_TMPFS:
-                return resize_tmp(dst, cfg->go->tmp_bytes, err);
-        default:
-                return 0;
+        case POL_JP_MOUNT_TMPFS: return resize_tmp(dst, cfg->go->tmp_bytes, err);
+        default: return 0;
         }
+}
+
+/* A run granted network: its anvil-egress socket, a detached mount the supervisor cloned from
+ * the broker's O_PATH fd (open_tree, never a path of the proxy's followed as root), moved
+ * onto an empty file at JAIL_EGRESS_SOCK. Read-only: connect() to a socket needs no write to
+ * its mount, and nothing can be made beside it (the root is read-only after pivot_root, and
+ * Landlock grants no right below /run). The only socket file in the jail. */
+static int egress_socket(const struct jail_config *cfg, struct anvil_err *err)
+{
+        const char *dst = JAIL_EGRESS_SOCK + 1;
+        int r;
+        if (!cfg->inputs || cfg->inputs->n == 0)
+                return anvil_err_set(err, EINVAL, "No egress socket came with GO");
+        if ((r = make_target("run", true, err)) < 0 || (r = make_target("run/anvil", true, err)) < 0 ||
+            (r = make_target(dst, false, err)) < 0)
+                return r;
+        if (move_mount(cfg->input_fds[cfg->inputs->n - 1], "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+                return anvil_err_sys(err, errno, "Failed to attach the egress socket at %s", JAIL_EGRESS_SOCK);
+        return 0;
 }
 
 int jail_mountns_prepare(const struct jail_static *st)
@@ -307,6 +317,8 @@ int jail_mountns_child_go(const struct jail_config *cfg, struct anvil_err *err)
         for (size_t i = 0; i < pol_jail_n_paths; i++)
                 if ((r = run_entry(cfg, &pol_jail_paths[i], err)) < 0)
                         return r;
+        if (cfg->go->egress && (r = egress_socket(cfg, err)) < 0)
+                return r;
         /* pivot_root(".", "."): the old root ends up stacked on the new one, and is detached. */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return anvil_err_sys(err, errno, "Failed to pivot_root");
@@ -337,8 +349,8 @@ int jail_artifacts_tmpfs(uid_t uid, uint64_t files_bytes, int *mount_fd, struct 
         if (fsconfig(fs, FSCONFIG_SET_STRING, "size", size, 0) < 0 ||
             fsconfig(fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) < 0 ||
             fsconfig(fs, FSCONFIG_SET_STRING, "mode", "0700", 0) < 0 ||
-            fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 || fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 ||
-            fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
+            fsconfig(fs, FSCONFIG_SET_STRING, "uid", id, 0) < 0 ||
+            fsconfig(fs, FSCONFIG_SET_STRING, "gid", id, 0) < 0 || fsconfig(fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to configure the artifacts tmpfs");
         int m = fsmount(fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
         if (m < 0)

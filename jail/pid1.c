@@ -16,6 +16,8 @@
  *      supervisor's NOTIFY_OK (it has checked the filter from outside and watches the
  *      listener) is passed back, and only then does the runner close its end and start the
  *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
+ *   P4b a run granted network (--relay): fork the relay (relay.c), which alone keeps the
+ *      relay's listening socket (JAIL_FD_RELAY); it dies with the pid namespace
  *   P5 reap every process (SIGCHLD, through a signalfd); when the runner ends, report its
  *      wait status, rusage and whether /tmp was full, and exit: the kernel then kills
  *      whatever else is left in the pid namespace. Meanwhile the sync socket is watched:
@@ -199,11 +201,14 @@ int jail_pid1_main(int argc, char **argv)
 {
         /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
         const char *runner_path = JAIL_RUNNER;
-        bool watch = true; /* the sync socket, for the supervisor's end (P4a, P5) */
-        bool reset = true; /* the runner's signals (P3) */
+        bool watch = true;  /* the sync socket, for the supervisor's end (P4a, P5) */
+        bool reset = true;  /* the runner's signals (P3) */
+        bool relay = false; /* a run granted network: the relay's socket at JAIL_FD_RELAY */
         for (int i = 1; i < argc; i++) {
                 if (argv[i][0] == '/')
                         runner_path = argv[i];
+                else if (strcmp(argv[i], "--relay") == 0)
+                        relay = true;
 #ifdef ANVIL_TEST_BUILD
                 else if (strcmp(argv[i], "--test-no-sync-watch") == 0)
                         watch = false;
@@ -230,8 +235,8 @@ int jail_pid1_main(int argc, char **argv)
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof(go) || go.kind != JAIL_MSG_GO)
                 return 127; /* refused, or the supervisor is gone */
-        /* P3 */
         pid_t self = getpid();
+        /* P3 */
         int ep[2], np[2];
         if (pipe2(ep, O_CLOEXEC) < 0 || socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, np) < 0) {
                 jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to create a pipe");
@@ -245,6 +250,8 @@ int jail_pid1_main(int argc, char **argv)
         if (runner == 0) {
                 (void)close(ep[0]);
                 (void)close(sync_fd);
+                if (relay)
+                        (void)close(JAIL_FD_RELAY); /* the relay's alone (P4b) */
                 /* JAIL_FD_NOTIFY is the sync socket's number: free now, and not close-on-exec */
                 if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(np[1], JAIL_FD_NOTIFY) < 0) {
                         int e = errno;
@@ -290,6 +297,27 @@ int jail_pid1_main(int argc, char **argv)
         /* P4a */
         forward_listener(np[0], sync_fd, watch);
         (void)close(np[0]);
+        /* P4b, a run granted network: the relay (relay.c), a child of its own, forked once the
+         * supervisor has verified the runner (it takes pid 1's only child for the runner,
+         * P4a); a connection the tool makes before it waits in the listening socket's
+         * backlog (bound at C5). The relay ends with the pid namespace (P5's exit). */
+        if (relay) {
+                pid_t rp = fork();
+                if (rp < 0) {
+                        jail_sync_send(sync_fd, JAIL_MSG_ERROR, errno, "pid 1: failed to fork the relay");
+                        return 127;
+                }
+                if (rp == 0) {
+                        /* none of the runner's streams (the supervisor waits for their end)
+                         * nor the sync socket */
+                        (void)close(sync_fd);
+                        (void)close_range(0, JAIL_FD_EVENTS, 0);
+                        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
+                                _exit(127);
+                        jail_relay_main(JAIL_FD_RELAY);
+                }
+                (void)close(JAIL_FD_RELAY);
+        }
         /* P5 */
         return reap(runner, sync_fd, watch);
 }

@@ -40,22 +40,38 @@ static int add_rule(scmp_filter_ctx ctx, const struct pol_sc_rule *r)
         uint32_t action = r->cond == POL_SC_ENOSYS ? SCMP_ACT_ERRNO(ENOSYS) : SCMP_ACT_NOTIFY;
         switch (r->cond) {
         case POL_SC_ALWAYS:
-        case POL_SC_ENOSYS:
-                return seccomp_rule_add_exact(ctx, action, r->nr, 0);
-        case POL_SC_NOT_UNIX:
-                return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
+        case POL_SC_ENOSYS: return seccomp_rule_add_exact(ctx, action, r->nr, 0);
+        case POL_SC_NOT_UNIX: return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, AF_UNIX));
         case POL_SC_NO_THREAD:
                 return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_MASKED_EQ, CLONE_THREAD, 0));
         case POL_SC_ARG1_EQ32:
                 return seccomp_rule_add_exact(ctx, action, r->nr, 1,
                                               SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, r->value));
-        case POL_SC_ARG0_NE:
-                return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, r->value));
+        case POL_SC_ARG0_NE: return seccomp_rule_add_exact(ctx, action, r->nr, 1, SCMP_A0(SCMP_CMP_NE, r->value));
         }
         return -EINVAL;
 }
 
-int jail_seccomp_install(int *listener, struct anvil_err *err)
+/* A run granted network: socket() is refused for every family but AF_UNIX and AF_INET, and
+ * for AF_INET every type but SOCK_STREAM (no UDP, no raw socket): what the relay path needs,
+ * a TCP connection to 127.0.0.1:JAIL_EGRESS_PORT. The address is not the filter's to judge
+ * (connect's is a pointer): the supervisor's notification handler refuses and records every
+ * other address (supervisor/notify.c), and the jail's namespace (lo alone) and Landlock (the
+ * relay's port alone) hold whatever the handler was shown. Type values from socket(2). */
+static int add_socket_egress(scmp_filter_ctx ctx, const struct pol_sc_rule *r)
+{
+        static const unsigned not_stream[] = { 0,          SOCK_DGRAM, SOCK_RAW, SOCK_RDM, SOCK_SEQPACKET, 6 /* DCCP */,
+                                               SOCK_PACKET };
+        int e = seccomp_rule_add_exact(ctx, SCMP_ACT_NOTIFY, r->nr, 1, SCMP_A0(SCMP_CMP_LT, AF_UNIX));
+        if (e == 0)
+                e = seccomp_rule_add_exact(ctx, SCMP_ACT_NOTIFY, r->nr, 1, SCMP_A0(SCMP_CMP_GT, AF_INET));
+        for (unsigned i = 0; e == 0 && i < sizeof(not_stream) / sizeof(not_stream[0]); i++)
+                e = seccomp_rule_add_exact(ctx, SCMP_ACT_NOTIFY, r->nr, 2, SCMP_A0(SCMP_CMP_EQ, AF_INET),
+                                           SCMP_A1(SCMP_CMP_MASKED_EQ, 0xf, not_stream[i]));
+        return e;
+}
+
+int jail_seccomp_install(bool egress, int *listener, struct anvil_err *err)
 {
         *listener = -1;
         scmp_filter_ctx ctx = seccomp_init(SCMP_ACT_ALLOW);
@@ -70,7 +86,8 @@ int jail_seccomp_install(int *listener, struct anvil_err *err)
          * filter may not turn it on behind our back either. */
         (void)seccomp_attr_set(ctx, SCMP_FLTATR_CTL_NNP, 0);
         for (size_t i = 0; i < pol_sc_n_rules; i++)
-                if ((r = add_rule(ctx, &pol_sc_rules[i])) < 0) {
+                if ((r = egress && pol_sc_rules[i].nr == __NR_socket ? add_socket_egress(ctx, &pol_sc_rules[i])
+                                                                     : add_rule(ctx, &pol_sc_rules[i])) < 0) {
                         anvil_err_set(err, -r, "Failed to add the seccomp rule for %s: %s", pol_sc_rules[i].name,
                                       strerror(-r));
                         goto out;

@@ -10,7 +10,8 @@
  *     `uname -p`) is done outside the jail before (pre-warm, don't whitelist).
  *   network (socket.connect, bind, sendto, sendmsg, getaddrinfo and the name lookups):
  *     refused whoever asks unless the network capability was granted: a library reaching out
- *     is the tool reaching out. Creating a socket object is allowed (asyncio's event loop
+ *     is the tool reaching out. Granted, only the relay's address and its literal's lookup
+ *     are let by (egress_rules). Creating a socket object is allowed (asyncio's event loop
  *     makes a socketpair for itself).
  *   writes outside the write roots (open for writing, mkdir, remove, rename, chmod, ...):
  *     whoever asks: pandas' to_csv writes for the tool.
@@ -27,8 +28,20 @@
 #include "lib/cleanup.h"
 #include "policy/rules.h"
 
-#define RULE(ev, kind, why, pass) { ev, kind, why, pass, NULL, { -1, -1 } }
-#define RULE_AT(ev, kind, why, pass, d1, d2) { ev, kind, why, pass, NULL, { d1, d2 } }
+#define RULE(ev, kind, why, pass)          \
+        {                                  \
+                ev, kind, why, pass, NULL, \
+                {                          \
+                        -1, -1             \
+                }                          \
+        }
+#define RULE_AT(ev, kind, why, pass, d1, d2) \
+        {                                    \
+                ev, kind, why, pass, NULL,   \
+                {                            \
+                        d1, d2               \
+                }                            \
+        }
 
 /* Sorted by event name, for bsearch. */
 static const struct pol_audit_rule rules[] = {
@@ -99,6 +112,22 @@ static const struct pol_audit_rule rules[] = {
         RULE("sys.settrace", POL_AUDIT_DENY_TOOL, POL_WHY_INTROSPECTION, POL_PASS_NONE),
 };
 
+/* A run granted network (issue 17): its one way out is the relay on the jail's loopback, so
+ * the network events are judged against it (runner/audit.c, POL_AUDIT_EGRESS: the proxy's
+ * address, 127.0.0.1:3128, and its literal's getaddrinfo), and the rest stay refused: every
+ * other connection or name, every server, every datagram. Sorted, for bsearch. */
+static const struct pol_audit_rule egress_rules[] = {
+        RULE("socket.__new__", POL_AUDIT_SOCKET, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.bind", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.connect", POL_AUDIT_EGRESS, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.getaddrinfo", POL_AUDIT_EGRESS, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.gethostbyaddr", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.gethostbyname", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.getnameinfo", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.sendmsg", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+        RULE("socket.sendto", POL_AUDIT_DENY, POL_WHY_NETWORK_EGRESS, POL_PASS_NONE),
+};
+
 static int cmp(const void *key, const void *elem)
 {
         return strcmp(key, ((const struct pol_audit_rule *)elem)->event);
@@ -108,7 +137,7 @@ const struct pol_audit_rule *pol_audit_rule(const char *event, const struct pol_
 {
         const struct pol_audit_rule *r = bsearch(event, rules, ELEMENTSOF(rules), sizeof(rules[0]), cmp);
         if (r && r->why == POL_WHY_NETWORK_CAP && caps && caps->granted[POL_CAP_NETWORK])
-                return NULL;
+                return bsearch(event, egress_rules, ELEMENTSOF(egress_rules), sizeof(egress_rules[0]), cmp);
         return r;
 }
 
@@ -157,20 +186,63 @@ bool pol_passthrough_match(unsigned set, const char *filename, const char *stdli
 /* Globals that run code or reach the system when an unpickler loads them: a pickle of the
  * tool's own data needs none of them. */
 static const char *const unpickle_modules[] = {
-        "os",        "posix",       "nt",         "subprocess", "sys",     "ctypes",   "_ctypes",
-        "socket",    "_socket",     "importlib",  "shutil",     "pty",     "multiprocessing",
-        "marshal",   "runpy",       "code",       "codeop",     "pickle",  "_pickle",  "types",
-        "webbrowser", "commands",   "pdb",        "bdb",        "signal",  "threading", "_thread",
-        "asyncio",   "urllib",      "http",       "ftplib",     "smtplib", "telnetlib", "ssl",
-        "gc",        "inspect",     "operator",   "functools",  "io",      "_io",      "pathlib",
-        "tempfile",  "glob",        "_posixsubprocess", "_operator", "_imp",   "zipimport", "sqlite3",
+        "os",
+        "posix",
+        "nt",
+        "subprocess",
+        "sys",
+        "ctypes",
+        "_ctypes",
+        "socket",
+        "_socket",
+        "importlib",
+        "shutil",
+        "pty",
+        "multiprocessing",
+        "marshal",
+        "runpy",
+        "code",
+        "codeop",
+        "pickle",
+        "_pickle",
+        "types",
+        "webbrowser",
+        "commands",
+        "pdb",
+        "bdb",
+        "signal",
+        "threading",
+        "_thread",
+        "asyncio",
+        "urllib",
+        "http",
+        "ftplib",
+        "smtplib",
+        "telnetlib",
+        "ssl",
+        "gc",
+        "inspect",
+        "operator",
+        "functools",
+        "io",
+        "_io",
+        "pathlib",
+        "tempfile",
+        "glob",
+        "_posixsubprocess",
+        "_operator",
+        "_imp",
+        "zipimport",
+        "sqlite3",
 };
 
 /* Harmless names in the modules above: what a plain pickle of a tool's own data holds. */
 static const struct {
         const char *module, *name;
 } unpickle_allowed[] = {
-        { "types", "SimpleNamespace" }, { "pathlib", "PosixPath" }, { "pathlib", "PurePosixPath" },
+        { "types", "SimpleNamespace" },
+        { "pathlib", "PosixPath" },
+        { "pathlib", "PurePosixPath" },
         { "pathlib", "Path" },
 };
 
@@ -180,8 +252,8 @@ static const struct {
  * refused wherever they are called from, and a read or write is judged as the tool's (the
  * unpickler is C: the innermost frame is the tool's). */
 static const char *const unpickle_builtins[] = {
-        "eval", "exec", "compile", "__import__", "setattr", "delattr", "open",
-        "input", "breakpoint", "globals", "locals", "vars", "__builtins__",
+        "eval",  "exec",       "compile", "__import__", "setattr", "delattr",      "open",
+        "input", "breakpoint", "globals", "locals",     "vars",    "__builtins__",
 };
 
 static bool in_list(const char *s, size_t n, const char *const *list, size_t count)

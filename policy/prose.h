@@ -27,8 +27,11 @@
         X(BLAST_NET_SECCOMP, "seccomp refused every socket but AF_UNIX (verified for this run)") \
         X(BLAST_NET_NETNS, "a network namespace of its own with no interface up")               \
         X(BLAST_NET_LANDLOCK, "; TCP bind and connect denied by landlock")                      \
-        /* network granted (the broker's, relay.c): blast_radius.hosts lists them */            \
-        X(BLAST_NET_PROXY, "the hosts listed, through anvil-egress only: every other destination is refused there") \
+        /* A run granted network: EGRESS then what holds the rest */                           \
+        X(BLAST_NET_EGRESS, "granted, only through the run's egress proxy (anvil-egress, at 127.0.0.1:3128 in the jail): ") \
+        X(BLAST_NET_EGRESS_SECCOMP, "seccomp refused every socket but AF_UNIX and TCP, and every connect but the relay's (verified for this run)") \
+        X(BLAST_NET_EGRESS_NETNS, "a network namespace of its own with lo alone up")            \
+        X(BLAST_NET_EGRESS_LANDLOCK, "; TCP bind denied and connect allowed to port 3128 alone by landlock") \
         /* The processes line */                                                                \
         X(BLAST_PROC_THREADS_UNBOUNDED, "threads only: seccomp refused fork, vfork, clone of a process and exec " \
                                         "(verified for this run); their number not bounded (no pids cgroup, and " \

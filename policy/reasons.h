@@ -351,6 +351,8 @@
 #define POL_WHYS(X)                                                                             \
         X(NETWORK, "network denied by policy")                                                  \
         X(NETWORK_CAP, "network denied by policy (capability not granted)")                     \
+        /* a run granted network: anything but the proxy's relay */                             \
+        X(NETWORK_EGRESS, "network only through the run's egress proxy (HTTP_PROXY, 127.0.0.1:3128)") \
         X(PROCESS, "process creation denied by policy")                                         \
         X(SIGNAL, "signals to other processes denied by policy")                                \
         X(DYNAMIC, "dynamic code execution denied by policy")                                   \
@@ -385,6 +387,8 @@
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
         /* the supervisor's: network approved, and no egress socket came with the request */  \
         X(CAP_NO_EGRESS_FD, "no egress socket came with the request (run_request.egress), so there is no way out of the jail") \
+        X(CAP_EGRESS_DIRECT, "a direct-mode jail has no network namespace of its own to bind an egress socket into") \
+        X(CAP_EGRESS_ROOTLESS, "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)") \
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \
         X(CAP_UNKNOWN, "unknown capability")                                                    \

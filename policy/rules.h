@@ -160,6 +160,9 @@ enum pol_audit_kind {
         POL_AUDIT_DENY_TOOL, /* refused when tool code asks, allowed to libraries */
         POL_AUDIT_ATTR,      /* (obj, name): introspection attributes, by who asks */
         POL_AUDIT_UNPICKLE,  /* (module, name): globals that execute code, whoever asks */
+        POL_AUDIT_EGRESS,    /* a run granted network: socket.connect (sock, address) and
+                                socket.getaddrinfo (host, port, ...) allowed for the relay's
+                                address alone (JAIL_EGRESS_ADDR:JAIL_EGRESS_PORT), whoever asks */
         POL_AUDIT_SOCKET,    /* (sock, family, type, proto): a socket of any family but
                                 AF_UNIX (seccomp refuses it below; this says so in Python's
                                 terms first), whoever asks */

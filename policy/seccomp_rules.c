@@ -29,8 +29,14 @@
 #define KRN POL_WHY_SECCOMP_KERNEL
 #define TTY POL_WHY_SECCOMP_TTY
 
-#define R(sys, why, fmt) { __NR_##sys, #sys, why, POL_SC_ALWAYS, 0, POL_SC_FMT_##fmt }
-#define RC(sys, why, cond, value, fmt) { __NR_##sys, #sys, why, POL_SC_##cond, value, POL_SC_FMT_##fmt }
+#define R(sys, why, fmt)                                                  \
+        {                                                                 \
+                __NR_##sys, #sys, why, POL_SC_ALWAYS, 0, POL_SC_FMT_##fmt \
+        }
+#define RC(sys, why, cond, value, fmt)                                        \
+        {                                                                     \
+                __NR_##sys, #sys, why, POL_SC_##cond, value, POL_SC_FMT_##fmt \
+        }
 
 const struct pol_sc_rule pol_sc_rules[] = {
         /* network: no socket but AF_UNIX, no serving, no connecting out */
@@ -107,16 +113,11 @@ static bool applies(const struct pol_sc_rule *r, const uint64_t args[6])
 {
         switch (r->cond) {
         case POL_SC_ALWAYS:
-        case POL_SC_ENOSYS:
-                return true;
-        case POL_SC_NOT_UNIX:
-                return args[0] != AF_UNIX;
-        case POL_SC_NO_THREAD:
-                return !(args[0] & CLONE_THREAD);
-        case POL_SC_ARG1_EQ32:
-                return (uint32_t)args[1] == (uint32_t)r->value;
-        case POL_SC_ARG0_NE:
-                return args[0] != r->value;
+        case POL_SC_ENOSYS: return true;
+        case POL_SC_NOT_UNIX: return args[0] != AF_UNIX;
+        case POL_SC_NO_THREAD: return !(args[0] & CLONE_THREAD);
+        case POL_SC_ARG1_EQ32: return (uint32_t)args[1] == (uint32_t)r->value;
+        case POL_SC_ARG0_NE: return args[0] != r->value;
         }
         return false;
 }
@@ -206,11 +207,21 @@ static const struct {
         int v;
         const char *name;
 } families[] = {
-        { AF_UNIX, "AF_UNIX" },       { AF_INET, "AF_INET" },     { AF_INET6, "AF_INET6" },
-        { AF_NETLINK, "AF_NETLINK" }, { AF_PACKET, "AF_PACKET" }, { AF_VSOCK, "AF_VSOCK" },
-        { AF_BLUETOOTH, "AF_BLUETOOTH" }, { AF_ALG, "AF_ALG" },   { AF_KEY, "AF_KEY" },
-        { AF_CAN, "AF_CAN" },         { AF_TIPC, "AF_TIPC" },     { AF_XDP, "AF_XDP" },
-        { AF_RDS, "AF_RDS" },         { AF_X25, "AF_X25" },       { AF_AX25, "AF_AX25" },
+        { AF_UNIX, "AF_UNIX" },
+        { AF_INET, "AF_INET" },
+        { AF_INET6, "AF_INET6" },
+        { AF_NETLINK, "AF_NETLINK" },
+        { AF_PACKET, "AF_PACKET" },
+        { AF_VSOCK, "AF_VSOCK" },
+        { AF_BLUETOOTH, "AF_BLUETOOTH" },
+        { AF_ALG, "AF_ALG" },
+        { AF_KEY, "AF_KEY" },
+        { AF_CAN, "AF_CAN" },
+        { AF_TIPC, "AF_TIPC" },
+        { AF_XDP, "AF_XDP" },
+        { AF_RDS, "AF_RDS" },
+        { AF_X25, "AF_X25" },
+        { AF_AX25, "AF_AX25" },
         { AF_APPLETALK, "AF_APPLETALK" },
 };
 
@@ -226,9 +237,10 @@ static void put_family(struct out *o, uint64_t f)
 
 static void put_socktype(struct out *o, uint64_t t)
 {
-        static const char *const types[] = { [SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM",
-                                             [SOCK_RAW] = "SOCK_RAW",       [SOCK_RDM] = "SOCK_RDM",
-                                             [SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_PACKET] = "SOCK_PACKET" };
+        static const char *const types[] = {
+                [SOCK_STREAM] = "SOCK_STREAM", [SOCK_DGRAM] = "SOCK_DGRAM",         [SOCK_RAW] = "SOCK_RAW",
+                [SOCK_RDM] = "SOCK_RDM",       [SOCK_SEQPACKET] = "SOCK_SEQPACKET", [SOCK_PACKET] = "SOCK_PACKET"
+        };
         uint64_t base = t & 0xf; /* SOCK_NONBLOCK and SOCK_CLOEXEC are flags above it */
         if (base < ELEMENTSOF(types) && types[base])
                 put(o, "%s", types[base]);
@@ -278,8 +290,7 @@ static void put_sockaddr(struct out *o, uint64_t addr, uint64_t len, pol_sc_read
                 put_escaped(o, u.un.sun_path + abstract, abstract ? plen - 1 : strnlen(u.un.sun_path, plen));
                 return;
         }
-        default:
-                break;
+        default: break;
         }
         put_family(o, u.sa.sa_family);
 }
@@ -288,15 +299,30 @@ static const struct {
         uint64_t bit;
         const char *name;
 } clone_flags[] = {
-        { CLONE_VM, "CLONE_VM" },         { CLONE_FS, "CLONE_FS" },           { CLONE_FILES, "CLONE_FILES" },
-        { CLONE_SIGHAND, "CLONE_SIGHAND" }, { CLONE_PIDFD, "CLONE_PIDFD" },   { CLONE_PTRACE, "CLONE_PTRACE" },
-        { CLONE_VFORK, "CLONE_VFORK" },   { CLONE_PARENT, "CLONE_PARENT" },   { CLONE_THREAD, "CLONE_THREAD" },
-        { CLONE_NEWNS, "CLONE_NEWNS" },   { CLONE_SYSVSEM, "CLONE_SYSVSEM" }, { CLONE_SETTLS, "CLONE_SETTLS" },
-        { CLONE_PARENT_SETTID, "CLONE_PARENT_SETTID" }, { CLONE_CHILD_CLEARTID, "CLONE_CHILD_CLEARTID" },
-        { CLONE_UNTRACED, "CLONE_UNTRACED" }, { CLONE_CHILD_SETTID, "CLONE_CHILD_SETTID" },
-        { CLONE_NEWCGROUP, "CLONE_NEWCGROUP" }, { CLONE_NEWUTS, "CLONE_NEWUTS" }, { CLONE_NEWIPC, "CLONE_NEWIPC" },
-        { CLONE_NEWUSER, "CLONE_NEWUSER" }, { CLONE_NEWPID, "CLONE_NEWPID" }, { CLONE_NEWNET, "CLONE_NEWNET" },
-        { CLONE_IO, "CLONE_IO" },         { CLONE_NEWTIME, "CLONE_NEWTIME" },
+        { CLONE_VM, "CLONE_VM" },
+        { CLONE_FS, "CLONE_FS" },
+        { CLONE_FILES, "CLONE_FILES" },
+        { CLONE_SIGHAND, "CLONE_SIGHAND" },
+        { CLONE_PIDFD, "CLONE_PIDFD" },
+        { CLONE_PTRACE, "CLONE_PTRACE" },
+        { CLONE_VFORK, "CLONE_VFORK" },
+        { CLONE_PARENT, "CLONE_PARENT" },
+        { CLONE_THREAD, "CLONE_THREAD" },
+        { CLONE_NEWNS, "CLONE_NEWNS" },
+        { CLONE_SYSVSEM, "CLONE_SYSVSEM" },
+        { CLONE_SETTLS, "CLONE_SETTLS" },
+        { CLONE_PARENT_SETTID, "CLONE_PARENT_SETTID" },
+        { CLONE_CHILD_CLEARTID, "CLONE_CHILD_CLEARTID" },
+        { CLONE_UNTRACED, "CLONE_UNTRACED" },
+        { CLONE_CHILD_SETTID, "CLONE_CHILD_SETTID" },
+        { CLONE_NEWCGROUP, "CLONE_NEWCGROUP" },
+        { CLONE_NEWUTS, "CLONE_NEWUTS" },
+        { CLONE_NEWIPC, "CLONE_NEWIPC" },
+        { CLONE_NEWUSER, "CLONE_NEWUSER" },
+        { CLONE_NEWPID, "CLONE_NEWPID" },
+        { CLONE_NEWNET, "CLONE_NEWNET" },
+        { CLONE_IO, "CLONE_IO" },
+        { CLONE_NEWTIME, "CLONE_NEWTIME" },
 };
 
 /* Flags by name; clone's low byte is the signal sent to the parent at exit. */
@@ -324,22 +350,14 @@ static void put_clone_flags(struct out *o, uint64_t flags, bool with_signal)
 static const char *ptrace_request(uint64_t r)
 {
         switch (r) {
-        case PTRACE_TRACEME:
-                return "PTRACE_TRACEME";
-        case PTRACE_PEEKTEXT:
-                return "PTRACE_PEEKTEXT";
-        case PTRACE_PEEKDATA:
-                return "PTRACE_PEEKDATA";
-        case PTRACE_POKETEXT:
-                return "PTRACE_POKETEXT";
-        case PTRACE_POKEDATA:
-                return "PTRACE_POKEDATA";
-        case PTRACE_ATTACH:
-                return "PTRACE_ATTACH";
-        case PTRACE_SEIZE:
-                return "PTRACE_SEIZE";
-        default:
-                return NULL;
+        case PTRACE_TRACEME: return "PTRACE_TRACEME";
+        case PTRACE_PEEKTEXT: return "PTRACE_PEEKTEXT";
+        case PTRACE_PEEKDATA: return "PTRACE_PEEKDATA";
+        case PTRACE_POKETEXT: return "PTRACE_POKETEXT";
+        case PTRACE_POKEDATA: return "PTRACE_POKEDATA";
+        case PTRACE_ATTACH: return "PTRACE_ATTACH";
+        case PTRACE_SEIZE: return "PTRACE_SEIZE";
+        default: return NULL;
         }
 }
 
@@ -352,25 +370,16 @@ void pol_sc_describe(const struct pol_sc_rule *rule, const uint64_t a[6], pol_sc
         buf[0] = 0;
         put(&o, "%s(", rule->name);
         switch (rule->fmt) {
-        case POL_SC_FMT_NONE:
-                break;
+        case POL_SC_FMT_NONE: break;
         case POL_SC_FMT_SOCKET:
                 put_family(&o, a[0]);
                 put(&o, ", ");
                 put_socktype(&o, a[1]);
                 break;
-        case POL_SC_FMT_SOCKADDR:
-                put_sockaddr(&o, a[1], a[2], rd, ctx);
-                break;
-        case POL_SC_FMT_FD0:
-                put(&o, "fd %d", (int)a[0]);
-                break;
-        case POL_SC_FMT_STR0:
-                put_str(&o, a[0], rd, ctx);
-                break;
-        case POL_SC_FMT_STR1:
-                put_str(&o, a[1], rd, ctx);
-                break;
+        case POL_SC_FMT_SOCKADDR: put_sockaddr(&o, a[1], a[2], rd, ctx); break;
+        case POL_SC_FMT_FD0: put(&o, "fd %d", (int)a[0]); break;
+        case POL_SC_FMT_STR0: put_str(&o, a[0], rd, ctx); break;
+        case POL_SC_FMT_STR1: put_str(&o, a[1], rd, ctx); break;
         case POL_SC_FMT_STR0_STR1:
                 put_str(&o, a[0], rd, ctx);
                 put(&o, ", ");
@@ -388,12 +397,8 @@ void pol_sc_describe(const struct pol_sc_rule *rule, const uint64_t a[6], pol_sc
                 put(&o, ", ");
                 put_str(&o, a[3], rd, ctx);
                 break;
-        case POL_SC_FMT_CLONE:
-                put_clone_flags(&o, a[0], true);
-                break;
-        case POL_SC_FMT_UNSHARE:
-                put_clone_flags(&o, a[0], false);
-                break;
+        case POL_SC_FMT_CLONE: put_clone_flags(&o, a[0], true); break;
+        case POL_SC_FMT_UNSHARE: put_clone_flags(&o, a[0], false); break;
         case POL_SC_FMT_SETNS:
                 put(&o, "fd %d, ", (int)a[0]);
                 put_clone_flags(&o, a[1], false);
@@ -406,19 +411,14 @@ void pol_sc_describe(const struct pol_sc_rule *rule, const uint64_t a[6], pol_sc
                         put(&o, "request %" PRIu64 ", pid %d", a[0], (int)a[1]);
                 break;
         }
-        case POL_SC_FMT_PID0:
-                put(&o, "pid %d", (int)a[0]);
-                break;
-        case POL_SC_FMT_HEX0:
-                put(&o, "0x%" PRIx64, a[0]);
-                break;
-        case POL_SC_FMT_INT0:
-                put(&o, "%d", (int)a[0]);
-                break;
+        case POL_SC_FMT_PID0: put(&o, "pid %d", (int)a[0]); break;
+        case POL_SC_FMT_HEX0: put(&o, "0x%" PRIx64, a[0]); break;
+        case POL_SC_FMT_INT0: put(&o, "%d", (int)a[0]); break;
         case POL_SC_FMT_IOCTL:
-                put(&o, "fd %d, %s", (int)a[0], (uint32_t)a[1] == 0x5412 ? "TIOCSTI"
-                                                : (uint32_t)a[1] == 0x541C ? "TIOCLINUX"
-                                                                            : "?");
+                put(&o, "fd %d, %s", (int)a[0],
+                    (uint32_t)a[1] == 0x5412   ? "TIOCSTI"
+                    : (uint32_t)a[1] == 0x541C ? "TIOCLINUX"
+                                               : "?");
                 break;
         }
         put(&o, ")");
@@ -441,6 +441,16 @@ bool pol_sc_let_through(const struct pol_sc_rule *rule, const uint64_t args[6], 
                 return false;
         sa_family_t f = 0;
         return rd(ctx, args[1], &f, sizeof(f)) == (long)sizeof(f) && f == AF_UNIX;
+}
+
+bool pol_sc_let_through_inet(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx,
+                             uint16_t port)
+{
+        struct sockaddr_in sin;
+        if (rule->nr != __NR_connect || !args[1] || !rd || args[2] < sizeof(sin))
+                return false;
+        return rd(ctx, args[1], &sin, sizeof(sin)) == (long)sizeof(sin) && sin.sin_family == AF_INET &&
+               sin.sin_addr.s_addr == htonl(INADDR_LOOPBACK) && sin.sin_port == htons(port);
 }
 
 bool pol_sc_foreign(uint32_t arch, int nr)

@@ -98,6 +98,13 @@ void pol_sc_socket_args(uint64_t family, uint64_t type, char *out, size_t size);
  * one. Every other refused call is refused. */
 bool pol_sc_let_through(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx);
 
+/* A run granted network: connect() to 127.0.0.1:port (the relay) is let through too. The
+ * address is read from the caller, who could change it after: the decision rests on the
+ * jail's network namespace (lo alone) and Landlock (that port alone), which hold whatever
+ * address the call finally uses; what was read decides only what is recorded. */
+bool pol_sc_let_through_inet(const struct pol_sc_rule *rule, const uint64_t args[6], pol_sc_read_fn rd, void *ctx,
+                             uint16_t port);
+
 /* A call of a non-native ABI: "syscall 20 of the i386 ABI". arch is the AUDIT_ARCH_* value
  * of the notification; x32 calls arrive with the native arch and nr >= 0x40000000. */
 void pol_sc_describe_foreign(uint32_t arch, int nr, char *out, size_t size);

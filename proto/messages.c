@@ -165,6 +165,7 @@ static const struct proto_field blast_facts_f[] = {
         F(struct proto_blast_facts, netns, "netns", PF_BOOL, REQ, 0, NULL),
         F(struct proto_blast_facts, pidns, "pidns", PF_BOOL, REQ, 0, NULL),
         F(struct proto_blast_facts, pids_unbounded, "pids_unbounded", PF_BOOL, REQ, 0, NULL),
+        F(struct proto_blast_facts, egress, "egress", PF_BOOL, OPT, 0, NULL),
 };
 SCHEMA(proto_blast_facts_schema, struct proto_blast_facts, "blast_facts", blast_facts_f);
 

@@ -237,6 +237,7 @@ struct proto_blast_facts {
         bool seccomp_verified;    /* verified from outside for this run (S6a) */
         bool netns, pidns;        /* namespaces of its own, verified */
         bool pids_unbounded;      /* neither a pids cgroup nor RLIMIT_NPROC */
+        bool egress;              /* network granted: the egress socket bound in, the relay (docs/egress.md) */
 };
 
 /* A connection anvil-egress made for the run (its "allowed" event), as the broker heard it. */

@@ -8,6 +8,7 @@
  *
  * CPython's documentation says it plainly: audit hooks are no sandbox. This layer explains
  * in Python's terms; the kernel layers are the boundary. */
+#include "jail/jail.h"
 #include "runner/runner.h"
 #include "policy/seccomp_rules.h"
 
@@ -199,15 +200,58 @@ static int refuse(struct runner *r, const char *op, enum pol_why why)
         return -1;
 }
 
+/* A run granted network: connect to the relay's address, and getaddrinfo of its literal
+ * (socket.create_connection's first step, urllib's and urllib3's), are the only network
+ * events let by. The address as Python shows it: (host, port) for AF_INET; anything else (an
+ * AF_INET6 or AF_UNIX address, a name) is refused. */
+static int egress(struct runner *r, const char *event, PyObject *args, enum pol_why why)
+{
+        bool connect = strcmp(event, "socket.connect") == 0;
+        PyObject *host = NULL, *port = NULL;
+        if (connect) {
+                PyObject *a = arg(args, 1);
+                if (a && PyTuple_Check(a) && PyTuple_GET_SIZE(a) == 2) {
+                        host = PyTuple_GET_ITEM(a, 0);
+                        port = PyTuple_GET_ITEM(a, 1);
+                }
+        } else {
+                host = arg(args, 0);
+                port = arg(args, 1);
+        }
+        const char *h = host && PyUnicode_Check(host) ? PyUnicode_AsUTF8(host) : NULL;
+        long pn = -1;
+        const char *ps = NULL;
+        if (port && PyLong_Check(port))
+                pn = PyLong_AsLong(port);
+        else if (port && PyUnicode_Check(port))
+                ps = PyUnicode_AsUTF8(port);
+        PyErr_Clear();
+        if (ps && strcmp(ps, "3128") == 0)
+                pn = JAIL_EGRESS_PORT;
+        if (h && strcmp(h, JAIL_EGRESS_ADDR) == 0 && pn == JAIL_EGRESS_PORT)
+                return 0;
+        char op[PATH_MAX];
+        PyObject *shown = connect ? arg(args, 1) : NULL;
+        PyObject *rep = shown ? PyObject_Repr(shown) : NULL;
+        const char *rs = rep ? PyUnicode_AsUTF8(rep) : NULL;
+        PyErr_Clear();
+        if (connect)
+                snprintf(op, sizeof(op), "socket.connect(%.200s)", rs ? rs : "?");
+        else if (ps || pn < 0)
+                snprintf(op, sizeof(op), "socket.getaddrinfo('%.200s', %.16s)", h ? h : "?", ps ? ps : "None");
+        else
+                snprintf(op, sizeof(op), "socket.getaddrinfo('%.200s', %ld)", h ? h : "?", pn);
+        Py_XDECREF(rep);
+        return refuse(r, op, why);
+}
+
 static int decide(struct runner *r, const struct pol_audit_rule *rule, const char *event, PyObject *args)
 {
         char p1[PATH_MAX], p2[PATH_MAX], op[PATH_MAX * 2 + 64];
         const char *name = rule->op ? rule->op : event;
         switch (rule->kind) {
-        case POL_AUDIT_DENY:
-                return refuse(r, name, rule->why);
-        case POL_AUDIT_DENY_TOOL:
-                return tool_asks(r, rule->passthrough) ? refuse(r, name, rule->why) : 0;
+        case POL_AUDIT_DENY: return refuse(r, name, rule->why);
+        case POL_AUDIT_DENY_TOOL: return tool_asks(r, rule->passthrough) ? refuse(r, name, rule->why) : 0;
         case POL_AUDIT_IMPORT: {
                 const char *module = str_arg(args, 0);
                 if (!module || !tool_asks(r, rule->passthrough))
@@ -333,11 +377,16 @@ static int decide(struct runner *r, const struct pol_audit_rule *rule, const cha
                 /* -1: an object for a socket that exists already (fileno=): nothing is made */
                 if (family == AF_UNIX || family == -1)
                         return 0;
+                /* granted network: a TCP socket, for the relay (jail/seccomp.c says the same) */
+                if (rule->why == POL_WHY_NETWORK_EGRESS && family == AF_INET && type >= 0 &&
+                    (type & 0xf) == SOCK_STREAM)
+                        return 0;
                 char sa[96];
                 pol_sc_socket_args((uint64_t)family, (uint64_t)type, sa, sizeof(sa));
                 snprintf(op, sizeof(op), "socket.socket(%s)", sa);
                 return refuse(r, op, rule->why);
         }
+        case POL_AUDIT_EGRESS: return egress(r, event, args, rule->why);
         case POL_AUDIT_UNPICKLE: {
                 const char *module = str_arg(args, 0), *global = str_arg(args, 1);
                 if (!module || !global || !pol_unpickle_denied(module, global))
@@ -434,8 +483,8 @@ static PyObject *os_open_audited(PyObject *self, PyObject *const *args, size_t n
         return res;
 }
 
-static PyMethodDef os_open_def = { "open", (PyCFunction)(void (*)(void))os_open_audited,
-                                   METH_FASTCALL | METH_KEYWORDS, "os.open, its dir_fd seen by Anvil's audit hook" };
+static PyMethodDef os_open_def = { "open", (PyCFunction)(void (*)(void))os_open_audited, METH_FASTCALL | METH_KEYWORDS,
+                                   "os.open, its dir_fd seen by Anvil's audit hook" };
 
 /* open(file, ..., opener=f): io.open raises its "open" event for file before it calls the
  * opener, which may open it relative to a dir_fd (open('x.csv', 'w', opener=in_dir)); what is
@@ -456,7 +505,8 @@ static PyObject *io_open_audited(PyObject *self, PyObject *const *args, size_t n
         struct runner *r = io_open_runner;
         Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
         Py_ssize_t nkw = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
-        Py_ssize_t opener = nargs > 7 ? 7 : -1; /* open(file, mode, buffering, encoding, errors, newline, closefd, opener) */
+        Py_ssize_t opener =
+                nargs > 7 ? 7 : -1; /* open(file, mode, buffering, encoding, errors, newline, closefd, opener) */
         for (Py_ssize_t i = 0; i < nkw; i++)
                 if (PyUnicode_CompareWithASCIIString(PyTuple_GET_ITEM(kwnames, i), "opener") == 0)
                         opener = nargs + i;
@@ -522,7 +572,8 @@ int audit_arm(struct runner *r)
         PyErr_Clear();
         if (!r->stdlib[0])
                 snprintf(r->stdlib, sizeof(r->stdlib), "/usr/lib/python%d.%d", PY_MAJOR_VERSION, PY_MINOR_VERSION);
-        static const char *const posixsubprocess[] = { "_posixsubprocess", NULL }, *const osmods[] = { "posix", "os", NULL };
+        static const char *const posixsubprocess[] = { "_posixsubprocess", NULL }, *const osmods[] = { "posix", "os",
+                                                                                                       NULL };
         static const char *const iomods[] = { "builtins", "io", "_io", NULL };
         os_open_runner = r;
         io_open_runner = r;
@@ -532,10 +583,10 @@ int audit_arm(struct runner *r)
                 PyErr_Print();
                 return -1;
         }
-        r->sandbox_blocked = PyErr_NewExceptionWithDoc(
-                "anvil.SandboxBlocked",
-                "An operation the sandbox's policy refuses. The refusal is on the run's record whether or not it is caught.",
-                PyExc_PermissionError, NULL);
+        r->sandbox_blocked = PyErr_NewExceptionWithDoc("anvil.SandboxBlocked",
+                                                       "An operation the sandbox's policy refuses. The refusal is on "
+                                                       "the run's record whether or not it is caught.",
+                                                       PyExc_PermissionError, NULL);
         PyObject *mod = r->sandbox_blocked ? PyImport_AddModule("anvil") : NULL; /* borrowed */
         if (!mod || PyModule_AddObjectRef(mod, "SandboxBlocked", r->sandbox_blocked) < 0) {
                 PyErr_Print();

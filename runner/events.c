@@ -96,5 +96,24 @@ int runner_policy_init(struct runner *r, const struct proto_run_spec *spec)
                 if (c >= 0)
                         r->caps.granted[c] = true;
         }
+        /* Granted network, the one way out: the relay on the jail's loopback (jail/relay.c),
+         * named for every HTTP client the tool may use, before the interpreter starts (R4) so
+         * that os.environ has it from the first line. */
+        if (r->caps.granted[POL_CAP_NETWORK]) {
+                static const char *const names[] = { "HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy" };
+                for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+                        if (setenv(names[i], JAIL_EGRESS_PROXY, 1) < 0)
+                                return -errno;
+                (void)unsetenv("NO_PROXY");
+                (void)unsetenv("no_proxy");
+        }
         return 0;
+}
+
+bool runner_network_granted(const struct proto_run_spec *spec)
+{
+        for (size_t i = 0; i < spec->capabilities_granted.n; i++)
+                if (strcmp(spec->capabilities_granted.items[i], "network") == 0)
+                        return true;
+        return false;
 }

@@ -21,14 +21,14 @@
 #include "lib/fd.h"
 #include "lib/lines.h"
 
-
 static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_t size)
 {
         char buf[4096], host[64];
         const char *missing = NULL;
         unsigned long inside, outside, count;
         if (fd_read_small("/proc/self/uid_map", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0 ||
-            sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 || (inside == 0 && outside == 0 && count == 4294967295ul)) {
+            sscanf(buf, "%lu %lu %lu", &inside, &outside, &count) != 3 ||
+            (inside == 0 && outside == 0 && count == 4294967295ul)) {
                 missing = "user namespace";
                 snprintf(evidence, size, "/proc/self/uid_map is the initial identity map");
         } else if (getppid() != 1) {
@@ -52,7 +52,8 @@ static int namespaces_seen(char *layer, size_t layer_size, char *evidence, size_
                         const char *name = l + (sp < len ? sp : len);
                         if (!line_starts(name, len - (size_t)(name - l), "lo:")) {
                                 missing = "network namespace";
-                                snprintf(evidence, size, "an interface besides lo: %.*s", (int)strcspn(name, ":\n"), name);
+                                snprintf(evidence, size, "an interface besides lo: %.*s", (int)strcspn(name, ":\n"),
+                                         name);
                                 break;
                         }
                 }
@@ -77,8 +78,9 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t 
                 r = anvil_err_set(&err, ENOSYS, "left out on purpose (a test build's --test-probe-break)");
         else
 #endif
-                /* seccomp: the filter, and its listener to the supervisor through pid 1 */
-                r = jail_seccomp_install(&listener, &err);
+                /* seccomp: the filter, and its listener to the supervisor through pid 1; a run
+                 * granted network gets TCP sockets besides (the relay's path, jail/seccomp.c) */
+                r = jail_seccomp_install(runner_network_granted(spec), &listener, &err);
         static const char byte = 'L';
         if (r == 0 && (r = fd_send_fds(JAIL_FD_NOTIFY, &byte, 1, &listener, 1, NULL)) < 0)
                 snprintf(err.msg, sizeof(err.msg), "its listener could not be sent: %s", strerror(-r));

@@ -55,6 +55,8 @@ void runner_send(struct runner *r, struct proto_msg *m);
 /* Sets up roots and capabilities from the spec (paths resolved with realpath). */
 int runner_policy_init(struct runner *r, const struct proto_run_spec *spec);
 int runner_realpath(const char *path, char *out, size_t size, void *ctx);
+/* Whether the spec grants network (the supervisor grants it only with an egress socket). */
+bool runner_network_granted(const struct proto_run_spec *spec);
 
 /* precheck.c (R6b, under every layer of R6): the number of findings (each already sent as an
  * event), or -1 if the pre-check itself could not run (an error on stderr). A source that

@@ -11,6 +11,9 @@
  * rest on the address we read (which the caller could change after we read it): every
  * socket in a jail is AF_UNIX, because socket() of any other family is refused in the
  * filter itself, and an AF_UNIX socket reaches nothing outside the jail (policy/seccomp_rules.h).
+ * A run granted network: connect() to 127.0.0.1:JAIL_EGRESS_PORT too, the relay's, on the
+ * same footing (its namespace has lo alone, Landlock allows that port alone); any other
+ * address is refused and recorded.
  *
  * We never block: the listener is polled by libuv, and each callback takes one
  * notification. The caller waits in the kernel meanwhile; if the run ends first, its
@@ -92,7 +95,8 @@ static void handle(struct sup_run *run)
                 args[i] = req.data.args[i];
         const struct pol_sc_rule *rule = pol_sc_rule_for(req.data.nr, args);
         struct reader rd = { .pid = (pid_t)req.pid };
-        if (rule && pol_sc_let_through(rule, args, read_mem, &rd)) {
+        if (rule && (pol_sc_let_through(rule, args, read_mem, &rd) ||
+                     (run->egress && pol_sc_let_through_inet(rule, args, read_mem, &rd, JAIL_EGRESS_PORT)))) {
                 respond(fd, req.id, 0, SECCOMP_USER_NOTIF_FLAG_CONTINUE);
                 return;
         }
@@ -156,8 +160,8 @@ int sup_notify_verify(struct sup_run *run, struct anvil_err *err)
                 nnp = proc_status_long(buf, "NoNewPrivs");
         }
         char evidence[160];
-        snprintf(evidence, sizeof(evidence), "the runner's /proc status: Seccomp %ld, Seccomp_filters %ld, NoNewPrivs %ld",
-                 mode, filters, nnp);
+        snprintf(evidence, sizeof(evidence),
+                 "the runner's /proc status: Seccomp %ld, Seccomp_filters %ld, NoNewPrivs %ld", mode, filters, nnp);
         if (mode != 2 || filters < 1 || nnp != 1) {
                 POL_REASON(msg, sizeof(msg), REFUSED_NOT_IN_FORCE, "seccomp", evidence);
                 return anvil_err_set(err, EPERM, "%s", msg);

@@ -88,6 +88,7 @@ static void set_blast_radius(struct sup_run *run, struct proto_blast_radius *b, 
         f->seccomp_verified = run->seccomp_verified;
         f->netns = proto_mechanisms_include(&run->mechanisms, "netns");
         f->pidns = proto_mechanisms_include(&run->mechanisms, "pidns");
+        f->egress = run->egress; /* the broker names the hosts (its run at anvil-egress) */
         /* The kernel's limits as read back before the tool started (jail_cgroup_verify): the
          * pids cgroup's when there is one, else RLIMIT_NPROC, which verify.c read back equal to
          * the run's limit; the CPU quota only when one was written and read back. */
@@ -176,7 +177,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->signal = strdup(signal_name(WTERMSIG(run->wait_status)));
         if (run->verdict == SUP_RUN_KILLED) {
                 if (run->killed == POL_KILLED_MEMORY)
-                        POL_REASON(msg, sizeof(msg), KILLED_MEMORY, run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
+                        POL_REASON(msg, sizeof(msg), KILLED_MEMORY,
+                                   run->kill_peak_mb > run->peak_mb ? run->kill_peak_mb : run->peak_mb,
                                    (unsigned long long)run->lim.memory_mb);
                 else
                         snprintf(msg, sizeof(msg), "%s", pol_reason_format(run->killed)); /* no argument */
@@ -201,8 +203,7 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                 res->cgroup = cgroup_figures(run, &st);
                 if (st.has_forks_refused && st.forks_refused > 0)
                         sup_run_event(run, "cgroup", "refused", "fork", NULL,
-                                      POL_REASON(msg, sizeof(msg), FORKS_REFUSED,
-                                                 (unsigned long long)st.forks_refused,
+                                      POL_REASON(msg, sizeof(msg), FORKS_REFUSED, (unsigned long long)st.forks_refused,
                                                  (unsigned long long)run->jp.cg.applied.pids_max));
         }
         res->out_text = capture_text(&run->out, &res->stdout_truncated);
@@ -211,12 +212,14 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
         res->stderr_bytes = run->err.total;
         if (res->stdout_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stdout", NULL,
-                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stdout",
-                                     (unsigned long long)strlen(res->out_text), (unsigned long long)run->out.total));
+                              POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stdout",
+                                         (unsigned long long)strlen(res->out_text),
+                                         (unsigned long long)run->out.total));
         if (res->stderr_truncated)
                 sup_run_event(run, "supervisor", "truncated", "stderr", NULL,
-                          POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stderr",
-                                     (unsigned long long)strlen(res->err_text), (unsigned long long)run->err.total));
+                              POL_REASON(msg, sizeof(msg), OUTPUT_TRUNCATED, "stderr",
+                                         (unsigned long long)strlen(res->err_text),
+                                         (unsigned long long)run->err.total));
         for (size_t i = 0; i < run->notes.n; i++) {
                 struct proto_event *e = (struct proto_event *)run->notes.items + i;
                 sup_run_event(run, e->layer, e->kind, e->op, NULL, e->message);
@@ -234,8 +237,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
                         e->t_ms = res->wall_ms;
                         e->layer = strdup("supervisor");
                         e->kind = strdup("events_dropped");
-                        e->message = strdup(POL_REASON(msg, sizeof(msg), EVENTS_DROPPED,
-                                                       (unsigned long long)run->events_dropped));
+                        e->message = strdup(
+                                POL_REASON(msg, sizeof(msg), EVENTS_DROPPED, (unsigned long long)run->events_dropped));
                 }
         }
         res->events = run->events;
@@ -244,8 +247,8 @@ void sup_result_build(struct sup_run *run, struct proto_run_result *res)
          * source (S6a); Landlock applied by the child (it said so, C10) and seen enforced by
          * the runner, which otherwise refuses, as its first event says (R6). All of them are
          * in force before the pre-check (R6b): a tool it refused has the full tier. */
-        res->isolation.tier = (char *)sup_tier(!run->srv->cfg.direct, run->seccomp_verified,
-                                               run->ka.abi > 0 && run->layers_in_force);
+        res->isolation.tier =
+                (char *)sup_tier(!run->srv->cfg.direct, run->seccomp_verified, run->ka.abi > 0 && run->layers_in_force);
         res->isolation.mechanisms = run->mechanisms;
         char dir[PATH_MAX + 16];
         snprintf(dir, sizeof(dir), "%s/artifacts", run->dir);
@@ -279,4 +282,3 @@ void sup_result_free_own(struct proto_run_result *res)
                 free(res->blast_facts);
         }
 }
-

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/pidfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -245,6 +246,7 @@ static void run_drop_inputs(struct sup_run *run)
 
 static void run_free(struct sup_run *run)
 {
+        close_reset(&run->egress_fd);
         run_drop_inputs(run);
         proto_reader_free(&run->ev_reader);
         for (size_t i = 0; i < run->events.n; i++)
@@ -878,6 +880,29 @@ static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
                              strerror(-r));
 }
 
+/* A run granted network: its egress socket as a detached mount, cloned from the broker's O_PATH
+ * fd (open_tree, AT_EMPTY_PATH: no path of the proxy's is followed as root), read-only,
+ * nosuid, nodev, noexec, sent last among the input trees (the child binds it at
+ * JAIL_EGRESS_SOCK, mountns.c). A socket whose mount is not in our namespace cannot be
+ * cloned: the run fails, the sandbox's failure. */
+static int egress_tree(struct sup_run *run, struct anvil_err *err)
+{
+        if (run->inputs->n >= JAIL_INPUTS_MAX)
+                return anvil_err_set(err, E2BIG, "No room for the egress socket among the input trees");
+        _cleanup_close_ int t = open_tree(run->egress_fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+        if (t < 0)
+                return anvil_err_sys(err, errno, "Failed to clone the mount of the run's egress socket");
+        struct mount_attr a = { .attr_set =
+                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
+        if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
+                return anvil_err_sys(err, errno, "Failed to make the egress socket's mount read-only");
+        close_reset(&run->egress_fd);
+        run->in_trees[run->inputs->n] = TAKE_FD(t);
+        run->inputs->names[run->inputs->n][0] = 0;
+        run->inputs->n++;
+        return 0;
+}
+
 /* S1-S2: the run's directory, a jail child (a spare, or cloned now), the run's cgroup limits
  * and artifacts, pipes and handles, GO. Until GO is sent a failure discards the child (and
  * the run's directory) when the run ends, at once; after it, the only way on is the normal
@@ -1094,6 +1119,11 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
         struct jail_go go = { .kind = JAIL_MSG_GO, .rlimits = run->rl, .tmp_bytes = run->lim.files_bytes };
         go.skip_landlock = run->opts.test_break && strcmp(run->opts.test_break, "landlock") == 0;
         go.artifacts_bytes = run->lim.files_bytes;
+        if (run->egress && (r = egress_tree(run, err)) < 0) {
+                close_reset_many(child, ELEMENTSOF(child));
+                return r;
+        }
+        go.egress = run->egress;
         go.n_inputs = run->inputs->n;
         /* Rootless: the child makes the artifacts tmpfs (ARTIFACTS comes back); a placeholder
          * goes in its place among the GO fds. */
@@ -1121,13 +1151,42 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
 }
 
 /* DESIGN §7: granted = requested ∩ approved ∩ server policy, each decision on the record. */
+/* The supervisor's word on network: granted only with an egress socket (run_request.egress),
+ * which it can bind into a jail of its own mount namespace alone: not direct (no namespace:
+ * the tool would be on the host's network) nor rootless (the socket's mount is root's mount
+ * namespace's, which a rootless supervisor cannot clone). Otherwise policy/capabilities.c's. */
+static enum pol_why cap_egress(enum pol_cap c)
+{
+        return c == POL_CAP_NETWORK ? POL_WHY_NONE : pol_cap_server_policy(c);
+}
+static enum pol_why cap_no_egress_fd(enum pol_cap c)
+{
+        return c == POL_CAP_NETWORK ? POL_WHY_CAP_NO_EGRESS_FD : pol_cap_server_policy(c);
+}
+static enum pol_why cap_egress_direct(enum pol_cap c)
+{
+        return c == POL_CAP_NETWORK ? POL_WHY_CAP_EGRESS_DIRECT : pol_cap_server_policy(c);
+}
+static enum pol_why cap_egress_rootless(enum pol_cap c)
+{
+        return c == POL_CAP_NETWORK ? POL_WHY_CAP_EGRESS_ROOTLESS : pol_cap_server_policy(c);
+}
+
 static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
 {
         const struct proto_strv *req = &run->caps_requested;
         struct pol_caps granted;
         enum pol_why why[PROTO_CAPS_MAX];
+        const struct sup_server *srv = run->srv;
+        pol_cap_policy_fn server = run->egress_fd < 0  ? cap_no_egress_fd
+                                   : srv->cfg.direct   ? cap_egress_direct
+                                   : srv->cfg.rootless ? cap_egress_rootless
+                                                       : cap_egress;
         pol_caps_resolve((const char *const *)req->items, req->n, (const char *const *)approved->items, approved->n,
-                         NULL, &granted, why);
+                         server, &granted, why);
+        run->egress = granted.granted[POL_CAP_NETWORK];
+        if (!run->egress)
+                close_reset(&run->egress_fd);
         for (size_t i = 0; i < req->n; i++) {
                 char msg[256];
                 const char *name = req->items[i];
@@ -1337,8 +1396,13 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         for (unsigned i = 0; i < SUP_HELD_NS; i++)
                 run->jp.ns_fds[i] = -1;
         run->lim = lim;
+        run->egress_fd = -1;
         if (n_fds) /* taken over */
                 memcpy(run->in_fds, fds, n_fds * sizeof(int));
+        if (req->egress.set) { /* checked (pol_run_fds_check): no input's */
+                run->egress_fd = run->in_fds[req->egress.v];
+                run->in_fds[req->egress.v] = -1;
+        }
         run->n_in_fds = n_fds;
         run->fd_inputs = n_fds > 0;
         run->request_id = proto_strdup(req->request_id);

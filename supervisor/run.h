@@ -56,6 +56,11 @@ struct sup_run {
         size_t n_in_fds;
         bool fd_inputs; /* some came as fds: inputs/ is removed at the end (teardown_work) */
         uint64_t bound_bytes; /* the input files mounted from fds, whose mount points are empty */
+        /* Granted network: the broker's O_PATH fd of the run's anvil-egress socket (closed once
+         * its tree is cloned, S2), and that the run has it: the relay's connect is let by
+         * (notify.c), the blast radius says so. */
+        int egress_fd;
+        bool egress;
         struct jail_inputs *inputs; /* the input trees to send after GO (rundir.c), and their fds */
         int in_trees[JAIL_INPUTS_MAX];
         struct proto_limits lim;

@@ -32,7 +32,10 @@ struct utf8_case {
         bool valid;
 };
 
-#define U(what, lit, valid) { what, lit, sizeof(lit) - 1, valid }
+#define U(what, lit, valid)                       \
+        {                                         \
+                what, lit, sizeof(lit) - 1, valid \
+        }
 static const struct utf8_case utf8_cases[] = {
         U("empty", "", true),
         U("ascii", "abc", true),
@@ -88,7 +91,10 @@ struct sanitize_case {
         const char *out;
 };
 
-#define SZ(in, out) { in, sizeof(in) - 1, out }
+#define SZ(in, out)                     \
+        {                               \
+                in, sizeof(in) - 1, out \
+        }
 static const struct sanitize_case sanitize_cases[] = {
         SZ("", ""),
         SZ("abc", "abc"),
@@ -131,17 +137,17 @@ static void test_utf8_complete_len(void **state)
         } cases[] = {
                 { "", 0, 0 },
                 { "abc", 3, 3 },
-                { "a\xC3", 2, 1 },              /* é's first byte */
-                { "a\xC3\xA9", 3, 3 },          /* é whole */
-                { "a\xE2\x82", 3, 1 },          /* € missing its last byte */
+                { "a\xC3", 2, 1 },     /* é's first byte */
+                { "a\xC3\xA9", 3, 3 }, /* é whole */
+                { "a\xE2\x82", 3, 1 }, /* € missing its last byte */
                 { "a\xE2", 2, 1 },
                 { "a\xE2\x82\xAC", 4, 4 },
-                { "a\xF0\x9F\x98", 4, 1 },      /* an emoji missing its last byte */
+                { "a\xF0\x9F\x98", 4, 1 }, /* an emoji missing its last byte */
                 { "\xF0\x9F\x98\x80", 4, 4 },
-                { "a\xFF", 2, 2 },              /* never a character's start: left to the sanitizer */
-                { "a\xE0\x80", 3, 3 },          /* an overlong's start: never well-formed */
-                { "a\xED\xA0", 3, 3 },          /* a surrogate's start */
-                { "a\x80", 2, 2 },              /* a lone continuation byte */
+                { "a\xFF", 2, 2 },     /* never a character's start: left to the sanitizer */
+                { "a\xE0\x80", 3, 3 }, /* an overlong's start: never well-formed */
+                { "a\xED\xA0", 3, 3 }, /* a surrogate's start */
+                { "a\x80", 2, 2 },     /* a lone continuation byte */
                 { "\xC3\xA9\xC3", 3, 2 },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -219,7 +225,10 @@ struct limit_case {
         const char *error; /* NULL: accepted as given */
 };
 
-#define L(f, v, e) { #f, offsetof(struct proto_limits, f), v, e }
+#define L(f, v, e)                                         \
+        {                                                  \
+#f, offsetof(struct proto_limits, f), v, e \
+        }
 static const struct limit_case limit_cases[] = {
         L(wall_s, 1, NULL),
         L(wall_s, 3600, NULL),
@@ -280,14 +289,16 @@ static const struct {
 } zero_cases[] = {
         { PROTO_LIMIT_WALL_S, offsetof(struct proto_limits, wall_s),
           "run_request.limits.wall_s: 0 is below the minimum of 1" },
-        { PROTO_LIMIT_CPU_S, offsetof(struct proto_limits, cpu_s), "run_request.limits.cpu_s: 0 is below the minimum of 1" },
+        { PROTO_LIMIT_CPU_S, offsetof(struct proto_limits, cpu_s),
+          "run_request.limits.cpu_s: 0 is below the minimum of 1" },
         { PROTO_LIMIT_MEMORY_MB, offsetof(struct proto_limits, memory_mb),
           "run_request.limits.memory_mb: 0 is below the minimum of 64" },
         { PROTO_LIMIT_OUTPUT_BYTES, offsetof(struct proto_limits, output_bytes),
           "run_request.limits.output_bytes: 0 is below the minimum of 1" },
         { PROTO_LIMIT_FILES_BYTES, offsetof(struct proto_limits, files_bytes),
           "run_request.limits.files_bytes: 0 is below the minimum of 4096" },
-        { PROTO_LIMIT_PIDS, offsetof(struct proto_limits, pids), "run_request.limits.pids: 0 is below the minimum of 8" },
+        { PROTO_LIMIT_PIDS, offsetof(struct proto_limits, pids),
+          "run_request.limits.pids: 0 is below the minimum of 8" },
 };
 
 /* Encodes a run_request with these limits and decodes it again, as a receiver would. */
@@ -362,14 +373,20 @@ static void test_limits_table_keys(void **state)
                 unsigned field;
                 bool is_max;
         } cases[] = {
-                { "wall_s", 0, PROTO_LIMIT_WALL_S, false },   { "wall_s_max", 0, PROTO_LIMIT_WALL_S, true },
-                { "cpu_s", 0, PROTO_LIMIT_CPU_S, false },     { "memory_mb_max", 0, PROTO_LIMIT_MEMORY_MB, true },
+                { "wall_s", 0, PROTO_LIMIT_WALL_S, false },
+                { "wall_s_max", 0, PROTO_LIMIT_WALL_S, true },
+                { "cpu_s", 0, PROTO_LIMIT_CPU_S, false },
+                { "memory_mb_max", 0, PROTO_LIMIT_MEMORY_MB, true },
                 { "output_bytes", 0, PROTO_LIMIT_OUTPUT_BYTES, false },
                 { "files_bytes_max", 0, PROTO_LIMIT_FILES_BYTES, true },
-                { "pids", 0, PROTO_LIMIT_PIDS, false },       { "pids_max", 0, PROTO_LIMIT_PIDS, true },
-                { "wall_s_maxx", -ENOENT, 0, false },         { "wall", -ENOENT, 0, false },
-                { "wall_s_min", -ENOENT, 0, false },          { "", -ENOENT, 0, false },
-                { "cpu_quota_pct", -ENOENT, 0, false },       { "_max", -ENOENT, 0, false },
+                { "pids", 0, PROTO_LIMIT_PIDS, false },
+                { "pids_max", 0, PROTO_LIMIT_PIDS, true },
+                { "wall_s_maxx", -ENOENT, 0, false },
+                { "wall", -ENOENT, 0, false },
+                { "wall_s_min", -ENOENT, 0, false },
+                { "", -ENOENT, 0, false },
+                { "cpu_quota_pct", -ENOENT, 0, false },
+                { "_max", -ENOENT, 0, false },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 unsigned f = 99;
@@ -400,7 +417,8 @@ static void test_limits_table_set(void **state)
                 uint64_t v;
                 const char *error;
         } cases[] = {
-                { PROTO_LIMIT_WALL_S, false, 1, NULL },        { PROTO_LIMIT_WALL_S, true, 3600, NULL },
+                { PROTO_LIMIT_WALL_S, false, 1, NULL },
+                { PROTO_LIMIT_WALL_S, true, 3600, NULL },
                 { PROTO_LIMIT_WALL_S, false, 0, "expected 1..3600" },
                 { PROTO_LIMIT_WALL_S, true, 3601, "expected 1..3600" },
                 { PROTO_LIMIT_CPU_S, true, UINT64_MAX, "expected 1..3600" },
@@ -506,8 +524,9 @@ static int check_names(const char *const *names, size_t n, struct anvil_err *err
         return pol_inputs_check(&a, "run_request.inputs", NULL, 0, err);
 }
 
-#define NOT_PLAIN "' is not a plain file name (letters, digits, spaces, '.', '_', '-'; not starting with '.', " \
-                  "nor starting or ending with a space)"
+#define NOT_PLAIN                                                                                     \
+        "' is not a plain file name (letters, digits, spaces, '.', '_', '-'; not starting with '.', " \
+        "nor starting or ending with a space)"
 
 /* Inputs by fd: data or fd, each fd named once, the count, the fd's type. */
 static void test_inputs_fds(void **state)
@@ -552,7 +571,8 @@ static void test_inputs_fds(void **state)
         /* the same fd twice */
         in[1].fd.v = 1;
         assert_int_equal(pol_inputs_check(&a, "run_request.inputs", modes, 2, &err), -EINVAL);
-        assert_string_equal(err.msg, "run_request.inputs[1].fd: input 'my sales.csv': fd 1 is named by another input too");
+        assert_string_equal(err.msg,
+                            "run_request.inputs[1].fd: input 'my sales.csv': fd 1 is named by another input too");
         /* both, or neither */
         in[1].fd.v = 0;
         in[2].fd = (struct proto_opt_int){ .set = true, .v = 2 };
@@ -582,7 +602,8 @@ static void test_run_fds_egress(void **state)
         /* an index past the fds sent, negative too */
         req.egress.v = 2;
         assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
-        assert_string_equal(err.msg, "run_request.egress: fd 2 is not one of the 2 file descriptors sent with the request");
+        assert_string_equal(err.msg,
+                            "run_request.egress: fd 2 is not one of the 2 file descriptors sent with the request");
         req.egress.v = -1;
         assert_int_equal(pol_run_fds_check(&req, modes, 2, &err), -EINVAL);
         assert_string_equal(err.msg, "run_request.egress: fd -1 is not one of the 2 file descriptors sent with the "
@@ -667,42 +688,20 @@ static void test_inputs_names(void **state)
 static void format_reason(enum pol_reason r, char *buf, size_t size)
 {
         switch (r) {
-        case POL_KILLED_TIMEOUT:
-                POL_REASON(buf, size, KILLED_TIMEOUT);
-                return;
-        case POL_KILLED_CPU:
-                POL_REASON(buf, size, KILLED_CPU);
-                return;
-        case POL_KILLED_CANCELLED:
-                POL_REASON(buf, size, KILLED_CANCELLED);
-                return;
-        case POL_KILLED_STOPPING:
-                POL_REASON(buf, size, KILLED_STOPPING);
-                return;
-        case POL_KILLED_MEMORY:
-                POL_REASON(buf, size, KILLED_MEMORY, 612.4, 512ULL);
-                return;
-        case POL_OUTPUT_TRUNCATED:
-                POL_REASON(buf, size, OUTPUT_TRUNCATED, "stdout", 1048576ULL, 5000000ULL);
-                return;
-        case POL_ARTIFACT_NOT_REGULAR:
-                POL_REASON(buf, size, ARTIFACT_NOT_REGULAR, "link.csv");
-                return;
-        case POL_ARTIFACTS_CAP_REACHED:
-                POL_REASON(buf, size, ARTIFACTS_CAP_REACHED, 67108864ULL);
-                return;
+        case POL_KILLED_TIMEOUT: POL_REASON(buf, size, KILLED_TIMEOUT); return;
+        case POL_KILLED_CPU: POL_REASON(buf, size, KILLED_CPU); return;
+        case POL_KILLED_CANCELLED: POL_REASON(buf, size, KILLED_CANCELLED); return;
+        case POL_KILLED_STOPPING: POL_REASON(buf, size, KILLED_STOPPING); return;
+        case POL_KILLED_MEMORY: POL_REASON(buf, size, KILLED_MEMORY, 612.4, 512ULL); return;
+        case POL_OUTPUT_TRUNCATED: POL_REASON(buf, size, OUTPUT_TRUNCATED, "stdout", 1048576ULL, 5000000ULL); return;
+        case POL_ARTIFACT_NOT_REGULAR: POL_REASON(buf, size, ARTIFACT_NOT_REGULAR, "link.csv"); return;
+        case POL_ARTIFACTS_CAP_REACHED: POL_REASON(buf, size, ARTIFACTS_CAP_REACHED, 67108864ULL); return;
         case POL_ARTIFACT_FILE_CAP_REACHED:
                 POL_REASON(buf, size, ARTIFACT_FILE_CAP_REACHED, 67108864ULL, 2ULL, "big.bin");
                 return;
-        case POL_ARTIFACTS_ENTRIES_REACHED:
-                POL_REASON(buf, size, ARTIFACTS_ENTRIES_REACHED, 1000U);
-                return;
-        case POL_TMP_CAP_REACHED:
-                POL_REASON(buf, size, TMP_CAP_REACHED, 67108864ULL);
-                return;
-        case POL_TMP_ENTRIES_REACHED:
-                POL_REASON(buf, size, TMP_ENTRIES_REACHED, 4096U);
-                return;
+        case POL_ARTIFACTS_ENTRIES_REACHED: POL_REASON(buf, size, ARTIFACTS_ENTRIES_REACHED, 1000U); return;
+        case POL_TMP_CAP_REACHED: POL_REASON(buf, size, TMP_CAP_REACHED, 67108864ULL); return;
+        case POL_TMP_ENTRIES_REACHED: POL_REASON(buf, size, TMP_ENTRIES_REACHED, 4096U); return;
         case POL_ARTIFACTS_NOT_LISTED:
                 POL_REASON(buf, size, ARTIFACTS_NOT_LISTED, 10000ULL, 1000ULL, 9000ULL, 1000U);
                 return;
@@ -712,126 +711,61 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_ARTIFACT_DIR_NOT_LISTED:
                 POL_REASON(buf, size, ARTIFACT_DIR_NOT_LISTED, "out/\xEF\xBF\xBD.csv", "its name is not UTF-8");
                 return;
-        case POL_ARTIFACT_WHY_NOT_UTF8:
-                POL_REASON(buf, size, ARTIFACT_WHY_NOT_UTF8);
-                return;
-        case POL_ARTIFACT_WHY_TOO_DEEP:
-                POL_REASON(buf, size, ARTIFACT_WHY_TOO_DEEP, 16U);
-                return;
-        case POL_ARTIFACT_WHY_TOO_LONG:
-                POL_REASON(buf, size, ARTIFACT_WHY_TOO_LONG, 4096U);
-                return;
-        case POL_ARTIFACTS_SKIPPED_MORE:
-                POL_REASON(buf, size, ARTIFACTS_SKIPPED_MORE, 84ULL, 16U);
-                return;
-        case POL_ARTIFACTS_WALK_STOPPED:
-                POL_REASON(buf, size, ARTIFACTS_WALK_STOPPED, 20000ULL);
-                return;
-        case POL_EVENTS_DROPPED:
-                POL_REASON(buf, size, EVENTS_DROPPED, 17ULL);
-                return;
-        case POL_FORKS_REFUSED:
-                POL_REASON(buf, size, FORKS_REFUSED, 1234ULL, 64ULL);
-                return;
+        case POL_ARTIFACT_WHY_NOT_UTF8: POL_REASON(buf, size, ARTIFACT_WHY_NOT_UTF8); return;
+        case POL_ARTIFACT_WHY_TOO_DEEP: POL_REASON(buf, size, ARTIFACT_WHY_TOO_DEEP, 16U); return;
+        case POL_ARTIFACT_WHY_TOO_LONG: POL_REASON(buf, size, ARTIFACT_WHY_TOO_LONG, 4096U); return;
+        case POL_ARTIFACTS_SKIPPED_MORE: POL_REASON(buf, size, ARTIFACTS_SKIPPED_MORE, 84ULL, 16U); return;
+        case POL_ARTIFACTS_WALK_STOPPED: POL_REASON(buf, size, ARTIFACTS_WALK_STOPPED, 20000ULL); return;
+        case POL_EVENTS_DROPPED: POL_REASON(buf, size, EVENTS_DROPPED, 17ULL); return;
+        case POL_FORKS_REFUSED: POL_REASON(buf, size, FORKS_REFUSED, 1234ULL, 64ULL); return;
         case POL_RUNNER_EVENT_MALFORMED:
                 POL_REASON(buf, size, RUNNER_EVENT_MALFORMED, "runner_event.event.layer: required field is missing");
                 return;
-        case POL_MODEL_CANCELLED:
-                POL_REASON(buf, size, MODEL_CANCELLED);
-                return;
-        case POL_MODEL_HTTP_401:
-                POL_REASON(buf, size, MODEL_HTTP_401);
-                return;
-        case POL_MODEL_HTTP_401_NO_KEY:
-                POL_REASON(buf, size, MODEL_HTTP_401_NO_KEY);
-                return;
-        case POL_MODEL_HTTP_429:
-                POL_REASON(buf, size, MODEL_HTTP_429);
-                return;
-        case POL_MODEL_NO_CHOICES:
-                POL_REASON(buf, size, MODEL_NO_CHOICES);
-                return;
-        case POL_MODEL_NO_CONTENT:
-                POL_REASON(buf, size, MODEL_NO_CONTENT);
-                return;
-        case POL_MODEL_KEY_IN_REPLY:
-                POL_REASON(buf, size, MODEL_KEY_IN_REPLY);
-                return;
-        case POL_MODEL_CUT_SERVER:
-                POL_REASON(buf, size, MODEL_CUT_SERVER);
-                return;
-        case POL_MODEL_HTTP_403:
-                POL_REASON(buf, size, MODEL_HTTP_403, "gpt-4o-mini");
-                return;
+        case POL_MODEL_CANCELLED: POL_REASON(buf, size, MODEL_CANCELLED); return;
+        case POL_MODEL_HTTP_401: POL_REASON(buf, size, MODEL_HTTP_401); return;
+        case POL_MODEL_HTTP_401_NO_KEY: POL_REASON(buf, size, MODEL_HTTP_401_NO_KEY); return;
+        case POL_MODEL_HTTP_429: POL_REASON(buf, size, MODEL_HTTP_429); return;
+        case POL_MODEL_NO_CHOICES: POL_REASON(buf, size, MODEL_NO_CHOICES); return;
+        case POL_MODEL_NO_CONTENT: POL_REASON(buf, size, MODEL_NO_CONTENT); return;
+        case POL_MODEL_KEY_IN_REPLY: POL_REASON(buf, size, MODEL_KEY_IN_REPLY); return;
+        case POL_MODEL_CUT_SERVER: POL_REASON(buf, size, MODEL_CUT_SERVER); return;
+        case POL_MODEL_HTTP_403: POL_REASON(buf, size, MODEL_HTTP_403, "gpt-4o-mini"); return;
         case POL_MODEL_HTTP_404:
                 POL_REASON(buf, size, MODEL_HTTP_404, "http://127.0.0.1:8080/v2/chat/completions", "qwen2.5-coder");
                 return;
-        case POL_MODEL_HTTP_STATUS:
-                POL_REASON(buf, size, MODEL_HTTP_STATUS, 502L);
-                return;
+        case POL_MODEL_HTTP_STATUS: POL_REASON(buf, size, MODEL_HTTP_STATUS, 502L); return;
         case POL_MODEL_SERVER_SAYS:
                 POL_REASON(buf, size, MODEL_SERVER_SAYS, "the model server answered HTTP 502", "upstream timed out");
                 return;
-        case POL_MODEL_GAVE_UP:
-                POL_REASON(buf, size, MODEL_GAVE_UP, "the model server answered HTTP 502", 4U);
-                return;
-        case POL_MODEL_CONNECT_REFUSED:
-                POL_REASON(buf, size, MODEL_CONNECT_REFUSED, "127.0.0.1:11434");
-                return;
-        case POL_MODEL_CONNECTION_CLOSED:
-                POL_REASON(buf, size, MODEL_CONNECTION_CLOSED, "127.0.0.1:11434");
-                return;
-        case POL_MODEL_CONNECTION_CUT:
-                POL_REASON(buf, size, MODEL_CONNECTION_CUT, "127.0.0.1:11434");
-                return;
+        case POL_MODEL_GAVE_UP: POL_REASON(buf, size, MODEL_GAVE_UP, "the model server answered HTTP 502", 4U); return;
+        case POL_MODEL_CONNECT_REFUSED: POL_REASON(buf, size, MODEL_CONNECT_REFUSED, "127.0.0.1:11434"); return;
+        case POL_MODEL_CONNECTION_CLOSED: POL_REASON(buf, size, MODEL_CONNECTION_CLOSED, "127.0.0.1:11434"); return;
+        case POL_MODEL_CONNECTION_CUT: POL_REASON(buf, size, MODEL_CONNECTION_CUT, "127.0.0.1:11434"); return;
         case POL_MODEL_CONNECT_FAILED:
                 POL_REASON(buf, size, MODEL_CONNECT_FAILED, "10.0.0.9:8000", "No route to host");
                 return;
-        case POL_MODEL_RESOLVE:
-                POL_REASON(buf, size, MODEL_RESOLVE, "api.example.invalid");
-                return;
+        case POL_MODEL_RESOLVE: POL_REASON(buf, size, MODEL_RESOLVE, "api.example.invalid"); return;
         case POL_MODEL_CONNECTION_LOST:
                 POL_REASON(buf, size, MODEL_CONNECTION_LOST, "127.0.0.1:8000", "Connection reset by peer");
                 return;
         case POL_MODEL_TLS:
-                POL_REASON(buf, size, MODEL_TLS, "api.openai.com:443", "SSL peer certificate or SSH remote key was not OK");
+                POL_REASON(buf, size, MODEL_TLS, "api.openai.com:443",
+                           "SSL peer certificate or SSH remote key was not OK");
                 return;
-        case POL_MODEL_TIMEOUT:
-                POL_REASON(buf, size, MODEL_TIMEOUT, 120U);
-                return;
-        case POL_MODEL_BODY_TOO_LARGE:
-                POL_REASON(buf, size, MODEL_BODY_TOO_LARGE, 8U);
-                return;
-        case POL_MODEL_HEADERS_TOO_LARGE:
-                POL_REASON(buf, size, MODEL_HEADERS_TOO_LARGE, 64U);
-                return;
-        case POL_MODEL_NOT_JSON:
-                POL_REASON(buf, size, MODEL_NOT_JSON, "'[' or '{' expected near '<'", 0);
-                return;
-        case POL_MODEL_REPLY_ERROR:
-                POL_REASON(buf, size, MODEL_REPLY_ERROR, "the model is overloaded");
-                return;
-        case POL_MODEL_CUT:
-                POL_REASON(buf, size, MODEL_CUT, 256U);
-                return;
+        case POL_MODEL_TIMEOUT: POL_REASON(buf, size, MODEL_TIMEOUT, 120U); return;
+        case POL_MODEL_BODY_TOO_LARGE: POL_REASON(buf, size, MODEL_BODY_TOO_LARGE, 8U); return;
+        case POL_MODEL_HEADERS_TOO_LARGE: POL_REASON(buf, size, MODEL_HEADERS_TOO_LARGE, 64U); return;
+        case POL_MODEL_NOT_JSON: POL_REASON(buf, size, MODEL_NOT_JSON, "'[' or '{' expected near '<'", 0); return;
+        case POL_MODEL_REPLY_ERROR: POL_REASON(buf, size, MODEL_REPLY_ERROR, "the model is overloaded"); return;
+        case POL_MODEL_CUT: POL_REASON(buf, size, MODEL_CUT, 256U); return;
         case POL_MODEL_FAILED:
                 POL_REASON(buf, size, MODEL_FAILED, "127.0.0.1:8080", "Failure when receiving data from the peer");
                 return;
-        case POL_CONN_UID_CAP:
-                POL_REASON(buf, size, CONN_UID_CAP, 1000U, "broker", 64U);
-                return;
-        case POL_CONN_CAP:
-                POL_REASON(buf, size, CONN_CAP, "broker", 1024U);
-                return;
-        case POL_INFLIGHT_UID_CAP:
-                POL_REASON(buf, size, INFLIGHT_UID_CAP, "run_request", 1000U, 32U, "broker");
-                return;
-        case POL_CONN_IDLE:
-                POL_REASON(buf, size, CONN_IDLE, 300U, "broker");
-                return;
-        case POL_FRAME_TIMEOUT:
-                POL_REASON(buf, size, FRAME_TIMEOUT, 300U, "broker");
-                return;
+        case POL_CONN_UID_CAP: POL_REASON(buf, size, CONN_UID_CAP, 1000U, "broker", 64U); return;
+        case POL_CONN_CAP: POL_REASON(buf, size, CONN_CAP, "broker", 1024U); return;
+        case POL_INFLIGHT_UID_CAP: POL_REASON(buf, size, INFLIGHT_UID_CAP, "run_request", 1000U, 32U, "broker"); return;
+        case POL_CONN_IDLE: POL_REASON(buf, size, CONN_IDLE, 300U, "broker"); return;
+        case POL_FRAME_TIMEOUT: POL_REASON(buf, size, FRAME_TIMEOUT, 300U, "broker"); return;
         case POL_PARTIAL_UID_CAP:
                 POL_REASON(buf, size, PARTIAL_UID_CAP, 1000U, "broker", 134283264ULL, 134217760ULL);
                 return;
@@ -853,45 +787,27 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_INPUT_FD_TYPE:
                 POL_REASON(buf, size, INPUT_FD_TYPE, "run_request.inputs", (size_t)0, "a.csv", "a pipe");
                 return;
-        case POL_EGRESS_FD_INDEX:
-                POL_REASON(buf, size, EGRESS_FD_INDEX, 2LL, (size_t)1);
-                return;
-        case POL_EGRESS_FD_TYPE:
-                POL_REASON(buf, size, EGRESS_FD_TYPE, "a regular file");
-                return;
+        case POL_EGRESS_FD_INDEX: POL_REASON(buf, size, EGRESS_FD_INDEX, 2LL, (size_t)1); return;
+        case POL_EGRESS_FD_TYPE: POL_REASON(buf, size, EGRESS_FD_TYPE, "a regular file"); return;
         case POL_EGRESS_FD_SHARED:
                 POL_REASON(buf, size, EGRESS_FD_SHARED, "run_request.inputs", (size_t)0, "a.csv", 0LL);
                 return;
         case POL_INPUT_FD_NOT_READ:
                 POL_REASON(buf, size, INPUT_FD_NOT_READ, "run_request.inputs", (size_t)0, "a.csv");
                 return;
-        case POL_INPUT_FD_FUSE:
-                POL_REASON(buf, size, INPUT_FD_FUSE, "run_request.inputs", (size_t)0, "a.csv");
-                return;
+        case POL_INPUT_FD_FUSE: POL_REASON(buf, size, INPUT_FD_FUSE, "run_request.inputs", (size_t)0, "a.csv"); return;
         case POL_INPUT_FD_NOT_HERE:
                 POL_REASON(buf, size, INPUT_FD_NOT_HERE, "task_submit.inputs", (size_t)0, "a.csv");
                 return;
-        case POL_INPUT_FD_UNEXPECTED:
-                POL_REASON(buf, size, INPUT_FD_UNEXPECTED, "hello");
-                return;
-        case POL_INPUT_FD_OVERLAP:
-                POL_REASON(buf, size, INPUT_FD_OVERLAP);
-                return;
+        case POL_INPUT_FD_UNEXPECTED: POL_REASON(buf, size, INPUT_FD_UNEXPECTED, "hello"); return;
+        case POL_INPUT_FD_OVERLAP: POL_REASON(buf, size, INPUT_FD_OVERLAP); return;
         case POL_EGRESS_FD_COUNT:
                 POL_REASON(buf, size, EGRESS_FD_COUNT, "run_request.inputs", (size_t)2, (size_t)0);
                 return;
-        case POL_EGRESS_WITHOUT_NETWORK:
-                POL_REASON(buf, size, EGRESS_WITHOUT_NETWORK);
-                return;
-        case POL_INPUT_FD_RECV:
-                POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files");
-                return;
-        case POL_INPUT_FD_MID_FRAME:
-                POL_REASON(buf, size, INPUT_FD_MID_FRAME);
-                return;
-        case POL_INPUT_FD_TOO_MANY:
-                POL_REASON(buf, size, INPUT_FD_TOO_MANY, 32u);
-                return;
+        case POL_EGRESS_WITHOUT_NETWORK: POL_REASON(buf, size, EGRESS_WITHOUT_NETWORK); return;
+        case POL_INPUT_FD_RECV: POL_REASON(buf, size, INPUT_FD_RECV, "Too many open files"); return;
+        case POL_INPUT_FD_MID_FRAME: POL_REASON(buf, size, INPUT_FD_MID_FRAME); return;
+        case POL_INPUT_FD_TOO_MANY: POL_REASON(buf, size, INPUT_FD_TOO_MANY, 32u); return;
         case POL_INPUT_TOO_LARGE:
                 POL_REASON(buf, size, INPUT_TOO_LARGE, "run_request.inputs", 2048ULL, 1024ULL);
                 return;
@@ -899,7 +815,8 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 POL_REASON(buf, size, INPUT_DIR_UNSUPPORTED, "run_request.inputs", (size_t)0, "data", "rootless");
                 return;
         case POL_RELAY_TOO_LARGE:
-                POL_REASON(buf, size, RELAY_TOO_LARGE, "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
+                POL_REASON(buf, size, RELAY_TOO_LARGE,
+                           "run_request: encoded frame of 16777369 bytes is over the limit of 16777216");
                 return;
         case POL_REFUSED_NOT_IN_FORCE:
                 POL_REASON(buf, size, REFUSED_NOT_IN_FORCE, "landlock", "ABI 0: not supported by this kernel");
@@ -907,81 +824,42 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_LAYERS_IN_FORCE:
                 POL_REASON(buf, size, LAYERS_IN_FORCE, "landlock ABI 7, no_new_privs, only fds 0-3");
                 return;
-        case POL_WARM_READY:
-                POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)");
-                return;
-        case POL_WARM_TAKEN:
-                POL_REASON(buf, size, WARM_TAKEN, 1234ull);
-                return;
-        case POL_WARM_COLD_NOT_COPIED:
-                POL_REASON(buf, size, WARM_COLD_NOT_COPIED);
-                return;
-        case POL_WARM_COLD_TOO_LARGE:
-                POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull);
-                return;
-        case POL_WARM_COLD_CAPS:
-                POL_REASON(buf, size, WARM_COLD_CAPS);
-                return;
-        case POL_WARM_COLD_FILES:
-                POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull);
-                return;
-        case POL_WARM_COLD_MEMORY:
-                POL_REASON(buf, size, WARM_COLD_MEMORY, 128ull, 512ull);
-                return;
-        case POL_WARM_COLD_NONE:
-                POL_REASON(buf, size, WARM_COLD_NONE);
-                return;
+        case POL_WARM_READY: POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)"); return;
+        case POL_WARM_TAKEN: POL_REASON(buf, size, WARM_TAKEN, 1234ull); return;
+        case POL_WARM_COLD_NOT_COPIED: POL_REASON(buf, size, WARM_COLD_NOT_COPIED); return;
+        case POL_WARM_COLD_TOO_LARGE: POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull); return;
+        case POL_WARM_COLD_CAPS: POL_REASON(buf, size, WARM_COLD_CAPS); return;
+        case POL_WARM_COLD_FILES: POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull); return;
+        case POL_WARM_COLD_MEMORY: POL_REASON(buf, size, WARM_COLD_MEMORY, 128ull, 512ull); return;
+        case POL_WARM_COLD_NONE: POL_REASON(buf, size, WARM_COLD_NONE); return;
         case POL_SECCOMP_VERIFIED:
-                POL_REASON(buf, size, SECCOMP_VERIFIED, "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
+                POL_REASON(buf, size, SECCOMP_VERIFIED,
+                           "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
                 return;
         case POL_VARIABLES_NOT_JSON:
                 POL_REASON(buf, size, VARIABLES_NOT_JSON, "Expecting value: line 1 column 1 (char 0)");
                 return;
-        case POL_VARIABLES_NOT_OBJECT:
-                POL_REASON(buf, size, VARIABLES_NOT_OBJECT, "an array");
-                return;
+        case POL_VARIABLES_NOT_OBJECT: POL_REASON(buf, size, VARIABLES_NOT_OBJECT, "an array"); return;
         case POL_VARIABLES_BAD_NAME:
                 POL_REASON(buf, size, VARIABLES_BAD_NAME, "print", pol_why_text(POL_WHY_VAR_BUILTIN));
                 return;
-        case POL_VARIABLES_DUPLICATE:
-                POL_REASON(buf, size, VARIABLES_DUPLICATE, "x");
-                return;
-        case POL_VARIABLES_TOO_MANY:
-                POL_REASON(buf, size, VARIABLES_TOO_MANY, 1001ULL, 1000U);
-                return;
-        case POL_VARIABLES_CONSTANT:
-                POL_REASON(buf, size, VARIABLES_CONSTANT, "NaN");
-                return;
-        case POL_VARIABLES_BOUND:
-                POL_REASON(buf, size, VARIABLES_BOUND, 4ULL);
-                return;
-        case POL_VARIABLES_KEPT:
-                POL_REASON(buf, size, VARIABLES_KEPT, 5ULL, 96ULL, 4ULL);
-                return;
-        case POL_VARIABLE_NOT_JSON:
-                POL_REASON(buf, size, VARIABLE_NOT_JSON);
-                return;
+        case POL_VARIABLES_DUPLICATE: POL_REASON(buf, size, VARIABLES_DUPLICATE, "x"); return;
+        case POL_VARIABLES_TOO_MANY: POL_REASON(buf, size, VARIABLES_TOO_MANY, 1001ULL, 1000U); return;
+        case POL_VARIABLES_CONSTANT: POL_REASON(buf, size, VARIABLES_CONSTANT, "NaN"); return;
+        case POL_VARIABLES_BOUND: POL_REASON(buf, size, VARIABLES_BOUND, 4ULL); return;
+        case POL_VARIABLES_KEPT: POL_REASON(buf, size, VARIABLES_KEPT, 5ULL, 96ULL, 4ULL); return;
+        case POL_VARIABLE_NOT_JSON: POL_REASON(buf, size, VARIABLE_NOT_JSON); return;
         case POL_VARIABLE_NOT_JSON_WHY:
                 POL_REASON(buf, size, VARIABLE_NOT_JSON_WHY, "holds a value of type set");
                 return;
-        case POL_VARIABLE_HOLDS:
-                POL_REASON(buf, size, VARIABLE_HOLDS, "set");
-                return;
-        case POL_VARIABLE_TOO_LARGE:
-                POL_REASON(buf, size, VARIABLE_TOO_LARGE, 1048576ULL);
-                return;
-        case POL_VARIABLE_TOO_MANY:
-                POL_REASON(buf, size, VARIABLE_TOO_MANY, 1000U);
-                return;
-        case POL_FINAL_ANSWER:
-                POL_REASON(buf, size, FINAL_ANSWER, 14ULL);
-                return;
+        case POL_VARIABLE_HOLDS: POL_REASON(buf, size, VARIABLE_HOLDS, "set"); return;
+        case POL_VARIABLE_TOO_LARGE: POL_REASON(buf, size, VARIABLE_TOO_LARGE, 1048576ULL); return;
+        case POL_VARIABLE_TOO_MANY: POL_REASON(buf, size, VARIABLE_TOO_MANY, 1000U); return;
+        case POL_FINAL_ANSWER: POL_REASON(buf, size, FINAL_ANSWER, 14ULL); return;
         case POL_FINAL_ANSWER_NOT_JSON:
                 POL_REASON(buf, size, FINAL_ANSWER_NOT_JSON, "set", "is not JSON-serialisable");
                 return;
-        case POL_FINAL_ANSWER_TOO_LARGE:
-                POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL);
-                return;
+        case POL_FINAL_ANSWER_TOO_LARGE: POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL); return;
         case POL_PRECHECK_BLOCKED:
                 POL_REASON(buf, size, PRECHECK_BLOCKED, "import socket", pol_why_text(POL_WHY_NETWORK));
                 return;
@@ -994,66 +872,37 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_RUNTIME_BLOCKED:
                 POL_REASON(buf, size, RUNTIME_BLOCKED, "socket.connect", pol_why_text(POL_WHY_NETWORK_CAP));
                 return;
-        case POL_RUNTIME_DROPPED:
-                POL_REASON(buf, size, RUNTIME_DROPPED, 17ULL, 200U);
-                return;
+        case POL_RUNTIME_DROPPED: POL_REASON(buf, size, RUNTIME_DROPPED, 17ULL, 200U); return;
         case POL_LANDLOCK_BLOCKED:
                 POL_REASON(buf, size, LANDLOCK_BLOCKED, "read '/etc/hostname'", pol_why_text(POL_WHY_LL_READ));
                 return;
-        case POL_LANDLOCK_DROPPED:
-                POL_REASON(buf, size, LANDLOCK_DROPPED, 17ULL, 32U);
-                return;
-        case POL_LANDLOCK_ABSENT:
-                POL_REASON(buf, size, LANDLOCK_ABSENT, "this kernel has no Landlock (ABI 0)");
-                return;
-        case POL_KAUDIT_ON:
-                POL_REASON(buf, size, KAUDIT_ON);
-                return;
-        case POL_KAUDIT_OFF:
-                POL_REASON(buf, size, KAUDIT_OFF, "audit is disabled in the kernel");
-                return;
+        case POL_LANDLOCK_DROPPED: POL_REASON(buf, size, LANDLOCK_DROPPED, 17ULL, 32U); return;
+        case POL_LANDLOCK_ABSENT: POL_REASON(buf, size, LANDLOCK_ABSENT, "this kernel has no Landlock (ABI 0)"); return;
+        case POL_KAUDIT_ON: POL_REASON(buf, size, KAUDIT_ON); return;
+        case POL_KAUDIT_OFF: POL_REASON(buf, size, KAUDIT_OFF, "audit is disabled in the kernel"); return;
         case POL_KAUDIT_INCOMPLETE:
                 POL_REASON(buf, size, KAUDIT_INCOMPLETE, "the kernel lost 3 audit records during the run");
                 return;
         case POL_KAUDIT_NOT_EXPLAINED:
-                POL_REASON(buf, size, KAUDIT_NOT_EXPLAINED, "audit is disabled in the kernel", pol_reason_format(POL_KAUDIT_FIX_ENABLE));
+                POL_REASON(buf, size, KAUDIT_NOT_EXPLAINED, "audit is disabled in the kernel",
+                           pol_reason_format(POL_KAUDIT_FIX_ENABLE));
                 return;
-        case POL_KAUDIT_FIX_ENABLE:
-                POL_REASON(buf, size, KAUDIT_FIX_ENABLE);
-                return;
-        case POL_KAUDIT_FIX_READ:
-                POL_REASON(buf, size, KAUDIT_FIX_READ);
-                return;
-        case POL_KAUDIT_FIX_PANIC:
-                POL_REASON(buf, size, KAUDIT_FIX_PANIC);
-                return;
-        case POL_KAUDIT_FIX_NONE:
-                POL_REASON(buf, size, KAUDIT_FIX_NONE);
-                return;
-        case POL_KAUDIT_FIX_RESTART:
-                POL_REASON(buf, size, KAUDIT_FIX_RESTART);
-                return;
-        case POL_SUP_HINT_MISSING:
-                POL_REASON(buf, size, SUP_HINT_MISSING);
-                return;
-        case POL_SUP_HINT_REFUSED:
-                POL_REASON(buf, size, SUP_HINT_REFUSED);
-                return;
-        case POL_SUP_HINT_DENIED:
-                POL_REASON(buf, size, SUP_HINT_DENIED);
-                return;
-        case POL_SUP_HINT_OTHER:
-                POL_REASON(buf, size, SUP_HINT_OTHER);
-                return;
+        case POL_KAUDIT_FIX_ENABLE: POL_REASON(buf, size, KAUDIT_FIX_ENABLE); return;
+        case POL_KAUDIT_FIX_READ: POL_REASON(buf, size, KAUDIT_FIX_READ); return;
+        case POL_KAUDIT_FIX_PANIC: POL_REASON(buf, size, KAUDIT_FIX_PANIC); return;
+        case POL_KAUDIT_FIX_NONE: POL_REASON(buf, size, KAUDIT_FIX_NONE); return;
+        case POL_KAUDIT_FIX_RESTART: POL_REASON(buf, size, KAUDIT_FIX_RESTART); return;
+        case POL_SUP_HINT_MISSING: POL_REASON(buf, size, SUP_HINT_MISSING); return;
+        case POL_SUP_HINT_REFUSED: POL_REASON(buf, size, SUP_HINT_REFUSED); return;
+        case POL_SUP_HINT_DENIED: POL_REASON(buf, size, SUP_HINT_DENIED); return;
+        case POL_SUP_HINT_OTHER: POL_REASON(buf, size, SUP_HINT_OTHER); return;
         case POL_PROXY_HOST_NOT_APPROVED:
                 POL_REASON(buf, size, PROXY_HOST_NOT_APPROVED, "CONNECT evil.example:443");
                 return;
         case POL_PROXY_PORT_NOT_APPROVED:
                 POL_REASON(buf, size, PROXY_PORT_NOT_APPROVED, "CONNECT api.example.com:22");
                 return;
-        case POL_PROXY_IP_LITERAL:
-                POL_REASON(buf, size, PROXY_IP_LITERAL, "GET 127.0.0.1:80");
-                return;
+        case POL_PROXY_IP_LITERAL: POL_REASON(buf, size, PROXY_IP_LITERAL, "GET 127.0.0.1:80"); return;
         case POL_PROXY_ADDRESS_RANGE:
                 POL_REASON(buf, size, PROXY_ADDRESS_RANGE, "GET db.example.com:80", "10.0.0.5", "private");
                 return;
@@ -1061,35 +910,18 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 POL_REASON(buf, size, PROXY_RESOLVE, "GET nx.example.com:80", "unknown node or service");
                 return;
         case POL_PROXY_CONNECT:
-                POL_REASON(buf, size, PROXY_CONNECT, "CONNECT api.example.com:443", "93.184.216.34", "connection refused");
+                POL_REASON(buf, size, PROXY_CONNECT, "CONNECT api.example.com:443", "93.184.216.34",
+                           "connection refused");
                 return;
-        case POL_PROXY_NOT_HTTP:
-                POL_REASON(buf, size, PROXY_NOT_HTTP, "GET ftp://example.com/");
-                return;
-        case POL_PROXY_MALFORMED:
-                POL_REASON(buf, size, PROXY_MALFORMED, "invalid HTTP method");
-                return;
-        case POL_PROXY_HEAD_TOO_LARGE:
-                POL_REASON(buf, size, PROXY_HEAD_TOO_LARGE, 16384u);
-                return;
-        case POL_PROXY_HEAD_TIMEOUT:
-                POL_REASON(buf, size, PROXY_HEAD_TIMEOUT, 10u);
-                return;
-        case POL_PROXY_CONN_CAP:
-                POL_REASON(buf, size, PROXY_CONN_CAP, 8u);
-                return;
-        case POL_PROXY_BYTES_CAP:
-                POL_REASON(buf, size, PROXY_BYTES_CAP, "GET api.example.com:80", 5000ULL);
-                return;
-        case POL_PROXY_IDLE:
-                POL_REASON(buf, size, PROXY_IDLE, "CONNECT api.example.com:443", 30u);
-                return;
-        case POL_PROXY_LIFETIME:
-                POL_REASON(buf, size, PROXY_LIFETIME, "CONNECT api.example.com:443", 300u);
-                return;
-        case POL_PROXY_RUN_CLOSED:
-                POL_REASON(buf, size, PROXY_RUN_CLOSED, "CONNECT api.example.com:443");
-                return;
+        case POL_PROXY_NOT_HTTP: POL_REASON(buf, size, PROXY_NOT_HTTP, "GET ftp://example.com/"); return;
+        case POL_PROXY_MALFORMED: POL_REASON(buf, size, PROXY_MALFORMED, "invalid HTTP method"); return;
+        case POL_PROXY_HEAD_TOO_LARGE: POL_REASON(buf, size, PROXY_HEAD_TOO_LARGE, 16384u); return;
+        case POL_PROXY_HEAD_TIMEOUT: POL_REASON(buf, size, PROXY_HEAD_TIMEOUT, 10u); return;
+        case POL_PROXY_CONN_CAP: POL_REASON(buf, size, PROXY_CONN_CAP, 8u); return;
+        case POL_PROXY_BYTES_CAP: POL_REASON(buf, size, PROXY_BYTES_CAP, "GET api.example.com:80", 5000ULL); return;
+        case POL_PROXY_IDLE: POL_REASON(buf, size, PROXY_IDLE, "CONNECT api.example.com:443", 30u); return;
+        case POL_PROXY_LIFETIME: POL_REASON(buf, size, PROXY_LIFETIME, "CONNECT api.example.com:443", 300u); return;
+        case POL_PROXY_RUN_CLOSED: POL_REASON(buf, size, PROXY_RUN_CLOSED, "CONNECT api.example.com:443"); return;
         case POL_PROXY_ALLOWED:
                 POL_REASON(buf, size, PROXY_ALLOWED, "CONNECT api.example.com:443", "93.184.216.34", 517ULL, 4321ULL);
                 return;
@@ -1097,39 +929,25 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 POL_REASON(buf, size, SUPERVISOR_UNREACHABLE, "/run/anvil/supervisor.sock", "Connection refused",
                            pol_reason_format(POL_SUP_HINT_REFUSED));
                 return;
-        case POL_CAP_DENIED:
-                POL_REASON(buf, size, CAP_DENIED, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS));
-                return;
-        case POL_CAP_GRANTED:
-                POL_REASON(buf, size, CAP_GRANTED, "network");
-                return;
+        case POL_CAP_DENIED: POL_REASON(buf, size, CAP_DENIED, "network", pol_why_text(POL_WHY_CAP_NO_EGRESS)); return;
+        case POL_CAP_GRANTED: POL_REASON(buf, size, CAP_GRANTED, "network"); return;
         case POL_KERNEL_BLOCKED:
-                POL_REASON(buf, size, KERNEL_BLOCKED, "socket(AF_INET, SOCK_STREAM)", pol_why_text(POL_WHY_SECCOMP_NETWORK));
+                POL_REASON(buf, size, KERNEL_BLOCKED, "socket(AF_INET, SOCK_STREAM)",
+                           pol_why_text(POL_WHY_SECCOMP_NETWORK));
                 return;
-        case POL_KILLED_FOREIGN_ABI:
-                POL_REASON(buf, size, KILLED_FOREIGN_ABI);
-                return;
-        case POL_KERNEL_DROPPED:
-                POL_REASON(buf, size, KERNEL_DROPPED, 17ULL, 200U);
-                return;
-        case POL_TASK_TIME_BUDGET:
-                POL_REASON(buf, size, TASK_TIME_BUDGET, 300ULL);
-                return;
-        case POL_TASK_STEP_LIMIT:
-                POL_REASON(buf, size, TASK_STEP_LIMIT, 6ULL);
-                return;
+        case POL_KILLED_FOREIGN_ABI: POL_REASON(buf, size, KILLED_FOREIGN_ABI); return;
+        case POL_KERNEL_DROPPED: POL_REASON(buf, size, KERNEL_DROPPED, 17ULL, 200U); return;
+        case POL_TASK_TIME_BUDGET: POL_REASON(buf, size, TASK_TIME_BUDGET, 300ULL); return;
+        case POL_TASK_STEP_LIMIT: POL_REASON(buf, size, TASK_STEP_LIMIT, 6ULL); return;
         case POL_TASK_MODEL_FAILED:
-                POL_REASON(buf, size, TASK_MODEL_FAILED, "HTTP 401 from http://127.0.0.1:11434/v1/chat/completions: the key was refused");
+                POL_REASON(buf, size, TASK_MODEL_FAILED,
+                           "HTTP 401 from http://127.0.0.1:11434/v1/chat/completions: the key was refused");
                 return;
         case POL_TASK_SANDBOX_FAILED:
                 POL_REASON(buf, size, TASK_SANDBOX_FAILED, "unavailable", "cannot reach the supervisor");
                 return;
-        case POL_TASK_NO_DELIVERABLE:
-                POL_REASON(buf, size, TASK_NO_DELIVERABLE);
-                return;
-        case POL_TASK_INTERNAL:
-                POL_REASON(buf, size, TASK_INTERNAL, "out of memory");
-                return;
+        case POL_TASK_NO_DELIVERABLE: POL_REASON(buf, size, TASK_NO_DELIVERABLE); return;
+        case POL_TASK_INTERNAL: POL_REASON(buf, size, TASK_INTERNAL, "out of memory"); return;
         case POL_TASK_NO_DELIVERABLE_LAST:
                 POL_REASON(buf, size, TASK_NO_DELIVERABLE_LAST, "run-42", "KeyError: 'amount'");
                 return;
@@ -1167,28 +985,22 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
                 POL_REASON(buf, size, TRACE_CUT, 37ULL);
                 return;
         case POL_NOT_STORED:
-                POL_REASON(buf, size, NOT_STORED, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json", "No space left on device");
+                POL_REASON(buf, size, NOT_STORED, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json",
+                           "No space left on device");
                 return;
-        case POL_TRACE_INCOMPLETE:
-                POL_REASON(buf, size, TRACE_INCOMPLETE, 3ULL, "No space left on device");
-                return;
+        case POL_TRACE_INCOMPLETE: POL_REASON(buf, size, TRACE_INCOMPLETE, 3ULL, "No space left on device"); return;
         case POL_STORE_NOT_FOUND:
                 POL_REASON(buf, size, STORE_NOT_FOUND, "run", "20261202T074000123456-0011223344556677");
                 return;
         case POL_STORE_FORBIDDEN:
                 POL_REASON(buf, size, STORE_FORBIDDEN, "task", "task-20261202T074000123456-0011223344556677");
                 return;
-        case POL_STORE_NO_OWNER:
-                POL_REASON(buf, size, STORE_NO_OWNER, "run", "r1");
-                return;
-        case POL_ARTIFACT_NOT_OF:
-                POL_REASON(buf, size, ARTIFACT_NOT_OF, "../x", "run", "r1");
-                return;
+        case POL_STORE_NO_OWNER: POL_REASON(buf, size, STORE_NO_OWNER, "run", "r1"); return;
+        case POL_ARTIFACT_NOT_OF: POL_REASON(buf, size, ARTIFACT_NOT_OF, "../x", "run", "r1"); return;
         case POL_ARTIFACT_GONE:
                 POL_REASON(buf, size, ARTIFACT_GONE, "out.csv", "run", "r1", "No such file or directory");
                 return;
-        case _POL_REASON_MAX:
-                break;
+        case _POL_REASON_MAX: break;
         }
         fail_msg("reason %d has no case", (int)r);
 }
@@ -1201,27 +1013,32 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_KILLED_MEMORY] = "killed: memory (peak 612.4 MB > 512 MB cap)",
         [POL_OUTPUT_TRUNCATED] = "stdout truncated: kept the first 1048576 of 5000000 bytes",
         [POL_ARTIFACT_NOT_REGULAR] = "artifact 'link.csv' is not a regular file and is not listed",
-        [POL_ARTIFACTS_CAP_REACHED] = "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
+        [POL_ARTIFACTS_CAP_REACHED] =
+                "artifacts: the files cap of 67108864 bytes was reached; any write past it was refused",
         [POL_ARTIFACT_FILE_CAP_REACHED] = "artifacts: the limit of 67108864 bytes for one file was reached by 2 (the "
                                           "first: 'big.bin'); any write past it was refused",
         [POL_ARTIFACTS_ENTRIES_REACHED] = "artifacts: the limit of 1000 files, directories and links was reached; any "
                                           "made past it was refused",
         [POL_TMP_CAP_REACHED] = "/tmp: its size of 67108864 bytes (the files cap) was reached; any write past it was "
                                 "refused",
-        [POL_TMP_ENTRIES_REACHED] = "/tmp: the limit of 4096 files, directories and links was reached; any made past it "
-                                    "was refused",
-        [POL_ARTIFACTS_NOT_LISTED] = "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
-                                     "copied nor listed (a result lists at most 1000)",
+        [POL_TMP_ENTRIES_REACHED] =
+                "/tmp: the limit of 4096 files, directories and links was reached; any made past it "
+                "was refused",
+        [POL_ARTIFACTS_NOT_LISTED] =
+                "artifacts: 10000 regular files, 1000 listed and copied; the other 9000 were neither "
+                "copied nor listed (a result lists at most 1000)",
         [POL_ARTIFACT_NOT_LISTED] = "artifact 'out/\xEF\xBF\xBD.csv' is not listed: its name is not UTF-8",
         [POL_ARTIFACT_DIR_NOT_LISTED] = "artifact directory 'out/\xEF\xBF\xBD.csv' is not listed, nor anything in it: "
                                         "its name is not UTF-8",
         [POL_ARTIFACT_WHY_NOT_UTF8] = "its name is not UTF-8",
         [POL_ARTIFACT_WHY_TOO_DEEP] = "it is more than 16 directories deep",
         [POL_ARTIFACT_WHY_TOO_LONG] = "its path is longer than 4096 bytes",
-        [POL_ARTIFACTS_SKIPPED_MORE] = "artifacts: 84 more entries were not listed (not regular files, or not listable); "
-                                       "only the first 16 are noted",
-        [POL_ARTIFACTS_WALK_STOPPED] = "artifacts: the first 20000 entries were looked at, and no more: any others were "
-                                       "neither copied nor listed",
+        [POL_ARTIFACTS_SKIPPED_MORE] =
+                "artifacts: 84 more entries were not listed (not regular files, or not listable); "
+                "only the first 16 are noted",
+        [POL_ARTIFACTS_WALK_STOPPED] =
+                "artifacts: the first 20000 entries were looked at, and no more: any others were "
+                "neither copied nor listed",
         [POL_EVENTS_DROPPED] = "17 more events were not recorded (limit reached)",
         [POL_FORKS_REFUSED] = "1234 forks refused at the limit of 64 processes and threads",
         [POL_RUNNER_EVENT_MALFORMED] = "the runner sent a malformed event (runner_event.event.layer: required "
@@ -1276,25 +1093,41 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                "and the next would take it over the limit of 268435456 (--max-unread-bytes); this "
                                "connection is closed: read the replies to a request as they come",
         [POL_INPUT_DATA_OR_FD] = "run_request.inputs[0]: input 'a.csv': give its data or its fd, one of the two",
-        [POL_INPUT_FD_INDEX] = "run_request.inputs[0].fd: input 'a.csv': fd 3 is not one of the 1 file descriptors sent with the request",
+        [POL_INPUT_FD_INDEX] = "run_request.inputs[0].fd: input 'a.csv': fd 3 is not one of the 1 file descriptors "
+                               "sent with the request",
         [POL_INPUT_FD_TWICE] = "run_request.inputs[1].fd: input 'a.csv': fd 0 is named by another input too",
-        [POL_INPUT_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request and 1 of its inputs name one; each fd is one input's",
-        [POL_INPUT_FD_TYPE] = "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file or a directory",
+        [POL_INPUT_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request and 1 of its inputs name "
+                               "one; each fd is one input's",
+        [POL_INPUT_FD_TYPE] =
+                "run_request.inputs[0].fd: input 'a.csv': its fd is a pipe, not a regular file or a directory",
         [POL_EGRESS_FD_INDEX] = "run_request.egress: fd 2 is not one of the 1 file descriptors sent with the request",
-        [POL_EGRESS_FD_TYPE] = "run_request.egress: its fd is a regular file, not a socket (the run's anvil-egress socket, opened O_PATH)",
-        [POL_EGRESS_FD_SHARED] = "run_request.inputs[0].fd: input 'a.csv': fd 0 is the run's egress socket (run_request.egress)",
-        [POL_EGRESS_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request, and 0 of its inputs name one besides the egress socket; each other fd is one input's",
-        [POL_EGRESS_WITHOUT_NETWORK] = "run_request.egress: an egress socket came with a run that is not approved for network; send it only with network requested and approved",
-        [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH or write-only fd proves no right to read)",
-        [POL_INPUT_FD_FUSE] = "run_request.inputs[0].fd: input 'a.csv': it is on a FUSE file system, which this supervisor would have to copy from (its server could stall the copy); copy it to a local file first",
-        [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not as file descriptors",
-        [POL_INPUT_FD_UNEXPECTED] = "file descriptors came with a hello message; only a run_request's inputs may carry them",
-        [POL_INPUT_FD_OVERLAP] = "message: file descriptors came for a frame before the previous frame's were taken; send one frame with fds at a time",
+        [POL_EGRESS_FD_TYPE] = "run_request.egress: its fd is a regular file, not a socket (the run's anvil-egress "
+                               "socket, opened O_PATH)",
+        [POL_EGRESS_FD_SHARED] =
+                "run_request.inputs[0].fd: input 'a.csv': fd 0 is the run's egress socket (run_request.egress)",
+        [POL_EGRESS_FD_COUNT] = "run_request.inputs: 2 file descriptors came with the request, and 0 of its inputs "
+                                "name one besides the egress socket; each other fd is one input's",
+        [POL_EGRESS_WITHOUT_NETWORK] = "run_request.egress: an egress socket came with a run that is not approved for "
+                                       "network; send it only with network requested and approved",
+        [POL_INPUT_FD_NOT_READ] = "run_request.inputs[0].fd: input 'a.csv': its fd is not open for reading (an O_PATH "
+                                  "or write-only fd proves no right to read)",
+        [POL_INPUT_FD_FUSE] =
+                "run_request.inputs[0].fd: input 'a.csv': it is on a FUSE file system, which this supervisor would "
+                "have to copy from (its server could stall the copy); copy it to a local file first",
+        [POL_INPUT_FD_NOT_HERE] = "task_submit.inputs[0].fd: input 'a.csv': this message's inputs travel as bytes, not "
+                                  "as file descriptors",
+        [POL_INPUT_FD_UNEXPECTED] =
+                "file descriptors came with a hello message; only a run_request's inputs may carry them",
+        [POL_INPUT_FD_OVERLAP] = "message: file descriptors came for a frame before the previous frame's were taken; "
+                                 "send one frame with fds at a time",
         [POL_INPUT_FD_RECV] = "message: the file descriptors sent could not be received (Too many open files)",
-        [POL_INPUT_FD_MID_FRAME] = "message: file descriptors came in the middle of a frame; send them with its first bytes",
+        [POL_INPUT_FD_MID_FRAME] =
+                "message: file descriptors came in the middle of a frame; send them with its first bytes",
         [POL_INPUT_FD_TOO_MANY] = "message: more than 32 file descriptors came with one frame",
-        [POL_INPUT_TOO_LARGE] = "run_request.inputs: 2048 bytes of input files in all, over this supervisor's max_input_bytes of 1024",
-        [POL_INPUT_DIR_UNSUPPORTED] = "run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from its fd, which a rootless supervisor cannot do; send its files as inputs",
+        [POL_INPUT_TOO_LARGE] =
+                "run_request.inputs: 2048 bytes of input files in all, over this supervisor's max_input_bytes of 1024",
+        [POL_INPUT_DIR_UNSUPPORTED] = "run_request.inputs[0].fd: input 'data': a directory input is bind-mounted from "
+                                      "its fd, which a rootless supervisor cannot do; send its files as inputs",
         [POL_RELAY_TOO_LARGE] = "run_request: encoded frame of 16777369 bytes is over the limit of 16777216, as the "
                                 "broker passes the request on to the supervisor (every field written out); send "
                                 "smaller inputs",
@@ -1302,12 +1135,15 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_LAYERS_IN_FORCE] = "in force before the request's variables and source are read: landlock ABI 7, "
                                 "no_new_privs, only fds 0-3",
         [POL_WARM_READY] = "warm: numpy, pandas, matplotlib (Agg) imported under every kernel layer; waiting for a run",
-        [POL_WARM_TAKEN] = "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
+        [POL_WARM_TAKEN] =
+                "a warm jail, built 1234 ms before the request; its layers' events are from then, shown at 0",
         [POL_WARM_COLD_NOT_COPIED] = "a cold jail: an input is a directory or not a regular file on a local file "
                                      "system, which a warm jail does not copy",
-        [POL_WARM_COLD_TOO_LARGE] = "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
+        [POL_WARM_COLD_TOO_LARGE] =
+                "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
         [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
-        [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
+        [POL_WARM_COLD_FILES] =
+                "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
         [POL_WARM_COLD_MEMORY] = "a cold jail: its memory cap of 128 MB is under the 512 MB warm jails are built "
                                  "with, whose imports hold about 85 MB of it",
         [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
@@ -1330,10 +1166,12 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_FINAL_ANSWER_NOT_JSON] = "final_answer: the value (set) is not JSON-serialisable",
         [POL_FINAL_ANSWER_TOO_LARGE] = "final_answer: the value's JSON is 300000 bytes, over the limit of 262144",
         [POL_PRECHECK_BLOCKED] = "blocked: import socket (network denied by policy)",
-        [POL_PRECHECK_READ_PATH] = "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",
+        [POL_PRECHECK_READ_PATH] =
+                "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",
         [POL_PRECHECK_WRITE_PATH] = "blocked: write path './artifacts/../outside.txt' outside ALLOWED_WRITE_PATHS "
                                     "(./artifacts)",
-        [POL_RUNTIME_BLOCKED] = "blocked at runtime: socket.connect (network denied by policy (capability not granted))",
+        [POL_RUNTIME_BLOCKED] =
+                "blocked at runtime: socket.connect (network denied by policy (capability not granted))",
         [POL_RUNTIME_DROPPED] = "17 more refusals at runtime were not recorded (limit of 200)",
         [POL_LANDLOCK_BLOCKED] = "blocked at kernel: read '/etc/hostname' (outside the jail's read roots, landlock)",
         [POL_LANDLOCK_DROPPED] = "17 more refusals at kernel (landlock) were not recorded (limit of 32)",
@@ -1355,9 +1193,10 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                  "supervisor explains them",
         [POL_KAUDIT_FIX_NONE] = "this kernel has no audit (CONFIG_AUDIT): nothing can explain them on it",
         [POL_KAUDIT_FIX_RESTART] = "a restarted supervisor explains them",
-        [POL_SUPERVISOR_UNREACHABLE] = "cannot reach the supervisor at /run/anvil/supervisor.sock (Connection refused): "
-                                       "nothing listens on it, the supervisor has stopped: start anvil-supervisor "
-                                       "(systemctl start anvil-supervisor)",
+        [POL_SUPERVISOR_UNREACHABLE] =
+                "cannot reach the supervisor at /run/anvil/supervisor.sock (Connection refused): "
+                "nothing listens on it, the supervisor has stopped: start anvil-supervisor "
+                "(systemctl start anvil-supervisor)",
         [POL_SUP_HINT_MISSING] = "no socket is there: start anvil-supervisor (systemctl start anvil-supervisor), or "
                                  "give the broker the path it listens on (--supervisor)",
         [POL_SUP_HINT_REFUSED] = "nothing listens on it, the supervisor has stopped: start anvil-supervisor "
@@ -1369,10 +1208,12 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_PROXY_PORT_NOT_APPROVED] = "blocked at proxy: CONNECT api.example.com:22 (port not approved)",
         [POL_PROXY_IP_LITERAL] = "blocked at proxy: GET 127.0.0.1:80 (IP literal)",
         [POL_PROXY_ADDRESS_RANGE] = "blocked at proxy: GET db.example.com:80 (10.0.0.5 is a private address)",
-        [POL_PROXY_RESOLVE] = "blocked at proxy: GET nx.example.com:80 (the name does not resolve: unknown node or service)",
+        [POL_PROXY_RESOLVE] =
+                "blocked at proxy: GET nx.example.com:80 (the name does not resolve: unknown node or service)",
         [POL_PROXY_CONNECT] = "blocked at proxy: CONNECT api.example.com:443 (cannot connect to 93.184.216.34: "
                               "connection refused)",
-        [POL_PROXY_NOT_HTTP] = "blocked at proxy: GET ftp://example.com/ (only http:// requests and CONNECT are proxied)",
+        [POL_PROXY_NOT_HTTP] =
+                "blocked at proxy: GET ftp://example.com/ (only http:// requests and CONNECT are proxied)",
         [POL_PROXY_MALFORMED] = "blocked at proxy: malformed request (invalid HTTP method)",
         [POL_PROXY_HEAD_TOO_LARGE] = "blocked at proxy: the request head is larger than 16384 bytes",
         [POL_PROXY_HEAD_TIMEOUT] = "blocked at proxy: the request head was not complete within 10 s",
@@ -1381,7 +1222,8 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_PROXY_IDLE] = "cut at proxy: CONNECT api.example.com:443 (idle for 30 s)",
         [POL_PROXY_LIFETIME] = "cut at proxy: CONNECT api.example.com:443 (open for 300 s, the limit)",
         [POL_PROXY_RUN_CLOSED] = "cut at proxy: CONNECT api.example.com:443 (the run's proxy was closed)",
-        [POL_PROXY_ALLOWED] = "allowed at proxy: CONNECT api.example.com:443 (93.184.216.34): 517 bytes out, 4321 bytes in",
+        [POL_PROXY_ALLOWED] =
+                "allowed at proxy: CONNECT api.example.com:443 (93.184.216.34): 517 bytes out, 4321 bytes in",
         [POL_CAP_DENIED] = "capability network denied: the server grants no network until egress through the broker "
                            "exists",
         [POL_CAP_GRANTED] = "capability network granted",
@@ -1436,9 +1278,10 @@ static void test_startup_catalog(void **state)
         }
         assert_string_equal(pol_startup_format(_POL_STARTUP_MAX), "unknown start-up message");
         char buf[512];
-        assert_string_equal(POL_STARTUP_MSG(buf, sizeof(buf), SOCK_IN_USE, "--listen", "/run/anvil/supervisor.sock", 42),
-                            "--listen /run/anvil/supervisor.sock: another daemon (pid 42) is listening there: stop it, "
-                            "or choose another path; its socket is left in place");
+        assert_string_equal(
+                POL_STARTUP_MSG(buf, sizeof(buf), SOCK_IN_USE, "--listen", "/run/anvil/supervisor.sock", 42),
+                "--listen /run/anvil/supervisor.sock: another daemon (pid 42) is listening there: stop it, "
+                "or choose another path; its socket is left in place");
 }
 
 static void test_reasons_catalog(void **state)
@@ -1483,11 +1326,13 @@ static const struct {
           "blocked at runtime: open('/etc/passwd', 'r') (read outside ALLOWED_READ_PATHS)" },
         { POL_RUNTIME_BLOCKED, "open('/work/outside.txt', 'w')", POL_WHY_WRITE,
           "blocked at runtime: open('/work/outside.txt', 'w') (write outside ALLOWED_WRITE_PATHS)" },
-        { POL_RUNTIME_BLOCKED, "os.fork", POL_WHY_PROCESS, "blocked at runtime: os.fork (process creation denied by policy)" },
+        { POL_RUNTIME_BLOCKED, "os.fork", POL_WHY_PROCESS,
+          "blocked at runtime: os.fork (process creation denied by policy)" },
         { POL_RUNTIME_BLOCKED, "import ctypes", POL_WHY_NATIVE,
           "blocked at runtime: import ctypes (native code denied by policy)" },
         { POL_RUNTIME_BLOCKED, "pickle.find_class('os', 'system')", POL_WHY_UNPICKLE,
-          "blocked at runtime: pickle.find_class('os', 'system') (code execution through unpickling denied by policy)" },
+          "blocked at runtime: pickle.find_class('os', 'system') (code execution through unpickling denied by "
+          "policy)" },
         { POL_RUNTIME_BLOCKED, "os.symlink('/etc', '/work/artifacts/etc')", POL_WHY_LINK,
           "blocked at runtime: os.symlink('/etc', '/work/artifacts/etc') (link pointing outside the jail's roots)" },
         { POL_LANDLOCK_BLOCKED, "write '/work/inputs/sales.csv'", POL_WHY_LL_WRITE,
@@ -1507,7 +1352,8 @@ static const struct {
           "blocked at kernel: mount('none', '/mnt', 'tmpfs') (mounting denied by seccomp)" },
         { POL_KERNEL_BLOCKED, "unshare(CLONE_NEWUSER)", POL_WHY_SECCOMP_NAMESPACE,
           "blocked at kernel: unshare(CLONE_NEWUSER) (namespace changes denied by seccomp)" },
-        { POL_KERNEL_BLOCKED, "bpf(5)", POL_WHY_SECCOMP_KERNEL, "blocked at kernel: bpf(5) (kernel interface denied by seccomp)" },
+        { POL_KERNEL_BLOCKED, "bpf(5)", POL_WHY_SECCOMP_KERNEL,
+          "blocked at kernel: bpf(5) (kernel interface denied by seccomp)" },
         { POL_KERNEL_BLOCKED, "ioctl(fd 0, TIOCSTI)", POL_WHY_SECCOMP_TTY,
           "blocked at kernel: ioctl(fd 0, TIOCSTI) (terminal input injection denied by seccomp)" },
         { POL_KERNEL_BLOCKED, "syscall 20 of the i386 ABI", POL_WHY_SECCOMP_ABI,
@@ -1521,23 +1367,12 @@ static void test_reasons_blocked(void **state)
                 char buf[512];
                 const char *op = blocked_cases[i].op, *why = pol_why_text(blocked_cases[i].why);
                 switch (blocked_cases[i].reason) { /* each a call of its own, checked (reasons.h) */
-                case POL_PRECHECK_BLOCKED:
-                        POL_REASON(buf, sizeof(buf), PRECHECK_BLOCKED, op, why);
-                        break;
-                case POL_RUNTIME_BLOCKED:
-                        POL_REASON(buf, sizeof(buf), RUNTIME_BLOCKED, op, why);
-                        break;
-                case POL_LANDLOCK_BLOCKED:
-                        POL_REASON(buf, sizeof(buf), LANDLOCK_BLOCKED, op, why);
-                        break;
-                case POL_KERNEL_BLOCKED:
-                        POL_REASON(buf, sizeof(buf), KERNEL_BLOCKED, op, why);
-                        break;
-                case POL_CAP_DENIED:
-                        POL_REASON(buf, sizeof(buf), CAP_DENIED, op, why);
-                        break;
-                default:
-                        fail_msg("case %zu: not a blocked reason", i);
+                case POL_PRECHECK_BLOCKED: POL_REASON(buf, sizeof(buf), PRECHECK_BLOCKED, op, why); break;
+                case POL_RUNTIME_BLOCKED: POL_REASON(buf, sizeof(buf), RUNTIME_BLOCKED, op, why); break;
+                case POL_LANDLOCK_BLOCKED: POL_REASON(buf, sizeof(buf), LANDLOCK_BLOCKED, op, why); break;
+                case POL_KERNEL_BLOCKED: POL_REASON(buf, sizeof(buf), KERNEL_BLOCKED, op, why); break;
+                case POL_CAP_DENIED: POL_REASON(buf, sizeof(buf), CAP_DENIED, op, why); break;
+                default: fail_msg("case %zu: not a blocked reason", i);
                 }
                 assert_string_equal(buf, blocked_cases[i].expected);
         }
@@ -1550,68 +1385,42 @@ static void test_reasons_blocked(void **state)
 static const char *why_expected(enum pol_why w)
 {
         switch (w) {
-        case POL_WHY_NONE:
-                return "allowed";
-        case POL_WHY_NETWORK:
-                return "network denied by policy";
-        case POL_WHY_NETWORK_CAP:
-                return "network denied by policy (capability not granted)";
-        case POL_WHY_PROCESS:
-                return "process creation denied by policy";
-        case POL_WHY_SIGNAL:
-                return "signals to other processes denied by policy";
-        case POL_WHY_DYNAMIC:
-                return "dynamic code execution denied by policy";
-        case POL_WHY_INTROSPECTION:
-                return "introspection denied by policy";
-        case POL_WHY_NATIVE:
-                return "native code denied by policy";
-        case POL_WHY_UNPICKLE:
-                return "code execution through unpickling denied by policy";
-        case POL_WHY_READ:
-                return "read outside ALLOWED_READ_PATHS";
-        case POL_WHY_WRITE:
-                return "write outside ALLOWED_WRITE_PATHS";
-        case POL_WHY_LINK:
-                return "link pointing outside the jail's roots";
-        case POL_WHY_NAME_LONG:
-                return "names over 255 bytes are not judged";
-        case POL_WHY_VAR_NOT_IDENTIFIER:
-                return "is not a Python identifier";
-        case POL_WHY_VAR_KEYWORD:
-                return "is a Python keyword";
-        case POL_WHY_VAR_PRIVATE:
-                return "starts with '_' (private and dunder names are not variables)";
-        case POL_WHY_VAR_BUILTIN:
-                return "shadows a builtin";
-        case POL_WHY_VAR_NAME_LONG:
-                return "is a name longer than 128 bytes";
-        case POL_WHY_VAR_MODULE:
-                return "is a module, not a value (import it again)";
-        case POL_WHY_VAR_CALLABLE:
-                return "is a function or class, not a value (define it again)";
-        case POL_WHY_LL_READ:
-                return "outside the jail's read roots";
-        case POL_WHY_LL_WRITE:
-                return "outside the jail's write roots";
-        case POL_WHY_LL_EXECUTE:
-                return "outside the jail's execute roots";
-        case POL_WHY_LL_SPECIAL:
-                return "device nodes, fifos and socket files denied";
-        case POL_WHY_LL_IOCTL:
-                return "device ioctl denied";
-        case POL_WHY_LL_NETWORK:
-                return "network denied";
-        case POL_WHY_LL_SIGNAL:
-                return "signals out of the jail denied";
-        case POL_WHY_LL_ABSTRACT_UNIX:
-                return "abstract unix sockets out of the jail denied";
-        case POL_WHY_LL_PTRACE:
-                return "tracing out of the jail denied";
-        case POL_WHY_LL_TOPOLOGY:
-                return "mount changes denied";
-        case POL_WHY_CAP_NO_EGRESS:
-                return "the server grants no network until egress through the broker exists";
+        case POL_WHY_NONE: return "allowed";
+        case POL_WHY_NETWORK: return "network denied by policy";
+        case POL_WHY_NETWORK_CAP: return "network denied by policy (capability not granted)";
+        case POL_WHY_PROCESS: return "process creation denied by policy";
+        case POL_WHY_SIGNAL: return "signals to other processes denied by policy";
+        case POL_WHY_DYNAMIC: return "dynamic code execution denied by policy";
+        case POL_WHY_INTROSPECTION: return "introspection denied by policy";
+        case POL_WHY_NATIVE: return "native code denied by policy";
+        case POL_WHY_UNPICKLE: return "code execution through unpickling denied by policy";
+        case POL_WHY_READ: return "read outside ALLOWED_READ_PATHS";
+        case POL_WHY_WRITE: return "write outside ALLOWED_WRITE_PATHS";
+        case POL_WHY_LINK: return "link pointing outside the jail's roots";
+        case POL_WHY_NAME_LONG: return "names over 255 bytes are not judged";
+        case POL_WHY_VAR_NOT_IDENTIFIER: return "is not a Python identifier";
+        case POL_WHY_VAR_KEYWORD: return "is a Python keyword";
+        case POL_WHY_VAR_PRIVATE: return "starts with '_' (private and dunder names are not variables)";
+        case POL_WHY_VAR_BUILTIN: return "shadows a builtin";
+        case POL_WHY_VAR_NAME_LONG: return "is a name longer than 128 bytes";
+        case POL_WHY_VAR_MODULE: return "is a module, not a value (import it again)";
+        case POL_WHY_VAR_CALLABLE: return "is a function or class, not a value (define it again)";
+        case POL_WHY_LL_READ: return "outside the jail's read roots";
+        case POL_WHY_LL_WRITE: return "outside the jail's write roots";
+        case POL_WHY_LL_EXECUTE: return "outside the jail's execute roots";
+        case POL_WHY_LL_SPECIAL: return "device nodes, fifos and socket files denied";
+        case POL_WHY_LL_IOCTL: return "device ioctl denied";
+        case POL_WHY_LL_NETWORK: return "network denied";
+        case POL_WHY_LL_SIGNAL: return "signals out of the jail denied";
+        case POL_WHY_LL_ABSTRACT_UNIX: return "abstract unix sockets out of the jail denied";
+        case POL_WHY_LL_PTRACE: return "tracing out of the jail denied";
+        case POL_WHY_LL_TOPOLOGY: return "mount changes denied";
+        case POL_WHY_CAP_NO_EGRESS: return "the server grants no network until egress through the broker exists";
+        case POL_WHY_NETWORK_EGRESS: return "network only through the run's egress proxy (HTTP_PROXY, 127.0.0.1:3128)";
+        case POL_WHY_CAP_EGRESS_DIRECT:
+                return "a direct-mode jail has no network namespace of its own to bind an egress socket into";
+        case POL_WHY_CAP_EGRESS_ROOTLESS:
+                return "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)";
         case POL_WHY_CAP_NO_EGRESS_FD:
                 return "no egress socket came with the request (run_request.egress), so there is no way out of the jail";
         case POL_WHY_CAP_NEVER:
@@ -1666,7 +1475,7 @@ static void test_whys_catalog(void **state)
                         assert_string_not_equal(pol_why_text((enum pol_why)w), pol_why_text((enum pol_why)q));
         }
         assert_string_equal(pol_why_text(_POL_WHY_MAX), "unknown");
-        assert_string_equal(pol_why_text((enum pol_why)-1), "unknown");
+        assert_string_equal(pol_why_text((enum pol_why) - 1), "unknown");
 }
 
 /* ---- variables (policy/variables.c) ---- */
@@ -1775,150 +1584,62 @@ static void test_variables_show(void **state)
 static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
 {
         switch (t) {
-        case POL_AGENT_BEGIN:
-                BRO_AGENT_TEXT(buf, size, BEGIN);
-                return;
-        case POL_AGENT_REPLY_EMPTY:
-                BRO_AGENT_TEXT(buf, size, REPLY_EMPTY);
-                return;
-        case POL_AGENT_REPLY_BLANK:
-                BRO_AGENT_TEXT(buf, size, REPLY_BLANK);
-                return;
-        case POL_AGENT_REPLY_PROSE:
-                BRO_AGENT_TEXT(buf, size, REPLY_PROSE);
-                return;
-        case POL_AGENT_REPLY_TOOL_CALL:
-                BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALL);
-                return;
-        case POL_AGENT_REPLY_TOOL_CALLS:
-                BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALLS, "python");
-                return;
-        case POL_AGENT_REPLY_JSON_BLOCK:
-                BRO_AGENT_TEXT(buf, size, REPLY_JSON_BLOCK);
-                return;
-        case POL_AGENT_REPLY_EMPTY_BLOCK:
-                BRO_AGENT_TEXT(buf, size, REPLY_EMPTY_BLOCK);
-                return;
-        case POL_AGENT_FORMAT_HINT:
-                BRO_AGENT_TEXT(buf, size, FORMAT_HINT);
-                return;
-        case POL_AGENT_OBS_OK:
-                BRO_AGENT_TEXT(buf, size, OBS_OK);
-                return;
-        case POL_AGENT_OBS_FAILED:
-                BRO_AGENT_TEXT(buf, size, OBS_FAILED);
-                return;
-        case POL_AGENT_OBS_BLOCKED:
-                BRO_AGENT_TEXT(buf, size, OBS_BLOCKED);
-                return;
-        case POL_AGENT_OBS_KILLED_LIMIT:
-                BRO_AGENT_TEXT(buf, size, OBS_KILLED_LIMIT);
-                return;
-        case POL_AGENT_OBS_REFUSALS:
-                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS);
-                return;
-        case POL_AGENT_OBS_REFUSALS_FINAL:
-                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_FINAL);
-                return;
-        case POL_AGENT_OBS_STDOUT:
-                BRO_AGENT_TEXT(buf, size, OBS_STDOUT);
-                return;
-        case POL_AGENT_OBS_STDOUT_NONE:
-                BRO_AGENT_TEXT(buf, size, OBS_STDOUT_NONE);
-                return;
-        case POL_AGENT_OBS_TRACEBACK:
-                BRO_AGENT_TEXT(buf, size, OBS_TRACEBACK);
-                return;
-        case POL_AGENT_OBS_STDERR:
-                BRO_AGENT_TEXT(buf, size, OBS_STDERR);
-                return;
-        case POL_AGENT_OBS_KEPT_NONE:
-                BRO_AGENT_TEXT(buf, size, OBS_KEPT_NONE);
-                return;
-        case POL_AGENT_NONE:
-                BRO_AGENT_TEXT(buf, size, NONE);
-                return;
-        case POL_AGENT_CAPS_MALFORMED:
-                BRO_AGENT_TEXT(buf, size, CAPS_MALFORMED);
-                return;
-        case POL_AGENT_PROMPT_RUN:
-                BRO_AGENT_TEXT(buf, size, PROMPT_RUN);
-                return;
-        case POL_AGENT_PROMPT_INPUTS:
-                BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS);
-                return;
-        case POL_AGENT_PROMPT_NO_INPUTS:
-                BRO_AGENT_TEXT(buf, size, PROMPT_NO_INPUTS);
-                return;
-        case POL_AGENT_PROMPT_FIRST_ROWS:
-                BRO_AGENT_TEXT(buf, size, PROMPT_FIRST_ROWS);
-                return;
-        case POL_AGENT_PROMPT_REFUSALS:
-                BRO_AGENT_TEXT(buf, size, PROMPT_REFUSALS);
-                return;
-        case POL_AGENT_REPLY_OTHER_LANG:
-                BRO_AGENT_TEXT(buf, size, REPLY_OTHER_LANG, "bash");
-                return;
-        case POL_AGENT_REPLY_UNCLOSED:
-                BRO_AGENT_TEXT(buf, size, REPLY_UNCLOSED, 3ULL, "```");
-                return;
-        case POL_AGENT_REPLY_TOO_LONG:
-                BRO_AGENT_TEXT(buf, size, REPLY_TOO_LONG, 1048577ULL, 1048576ULL);
-                return;
-        case POL_AGENT_REPLY_NUL:
-                BRO_AGENT_TEXT(buf, size, REPLY_NUL, 12ULL);
-                return;
-        case POL_AGENT_REPLY_NOT_UTF8:
-                BRO_AGENT_TEXT(buf, size, REPLY_NOT_UTF8, 12ULL);
-                return;
-        case POL_AGENT_NO_CODE:
-                BRO_AGENT_TEXT(buf, size, NO_CODE, "prose only, no code block");
-                return;
-        case POL_AGENT_OBS_FAILED_EXIT:
-                BRO_AGENT_TEXT(buf, size, OBS_FAILED_EXIT, 1LL);
-                return;
-        case POL_AGENT_OBS_FAILED_SIGNAL:
-                BRO_AGENT_TEXT(buf, size, OBS_FAILED_SIGNAL, "SIGSEGV");
-                return;
-        case POL_AGENT_OBS_KILLED:
-                BRO_AGENT_TEXT(buf, size, OBS_KILLED, "killed: timeout");
-                return;
-        case POL_AGENT_OBS_STATUS:
-                BRO_AGENT_TEXT(buf, size, OBS_STATUS, "lost");
-                return;
+        case POL_AGENT_BEGIN: BRO_AGENT_TEXT(buf, size, BEGIN); return;
+        case POL_AGENT_REPLY_EMPTY: BRO_AGENT_TEXT(buf, size, REPLY_EMPTY); return;
+        case POL_AGENT_REPLY_BLANK: BRO_AGENT_TEXT(buf, size, REPLY_BLANK); return;
+        case POL_AGENT_REPLY_PROSE: BRO_AGENT_TEXT(buf, size, REPLY_PROSE); return;
+        case POL_AGENT_REPLY_TOOL_CALL: BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALL); return;
+        case POL_AGENT_REPLY_TOOL_CALLS: BRO_AGENT_TEXT(buf, size, REPLY_TOOL_CALLS, "python"); return;
+        case POL_AGENT_REPLY_JSON_BLOCK: BRO_AGENT_TEXT(buf, size, REPLY_JSON_BLOCK); return;
+        case POL_AGENT_REPLY_EMPTY_BLOCK: BRO_AGENT_TEXT(buf, size, REPLY_EMPTY_BLOCK); return;
+        case POL_AGENT_FORMAT_HINT: BRO_AGENT_TEXT(buf, size, FORMAT_HINT); return;
+        case POL_AGENT_OBS_OK: BRO_AGENT_TEXT(buf, size, OBS_OK); return;
+        case POL_AGENT_OBS_FAILED: BRO_AGENT_TEXT(buf, size, OBS_FAILED); return;
+        case POL_AGENT_OBS_BLOCKED: BRO_AGENT_TEXT(buf, size, OBS_BLOCKED); return;
+        case POL_AGENT_OBS_KILLED_LIMIT: BRO_AGENT_TEXT(buf, size, OBS_KILLED_LIMIT); return;
+        case POL_AGENT_OBS_REFUSALS: BRO_AGENT_TEXT(buf, size, OBS_REFUSALS); return;
+        case POL_AGENT_OBS_REFUSALS_FINAL: BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_FINAL); return;
+        case POL_AGENT_OBS_STDOUT: BRO_AGENT_TEXT(buf, size, OBS_STDOUT); return;
+        case POL_AGENT_OBS_STDOUT_NONE: BRO_AGENT_TEXT(buf, size, OBS_STDOUT_NONE); return;
+        case POL_AGENT_OBS_TRACEBACK: BRO_AGENT_TEXT(buf, size, OBS_TRACEBACK); return;
+        case POL_AGENT_OBS_STDERR: BRO_AGENT_TEXT(buf, size, OBS_STDERR); return;
+        case POL_AGENT_OBS_KEPT_NONE: BRO_AGENT_TEXT(buf, size, OBS_KEPT_NONE); return;
+        case POL_AGENT_NONE: BRO_AGENT_TEXT(buf, size, NONE); return;
+        case POL_AGENT_CAPS_MALFORMED: BRO_AGENT_TEXT(buf, size, CAPS_MALFORMED); return;
+        case POL_AGENT_PROMPT_RUN: BRO_AGENT_TEXT(buf, size, PROMPT_RUN); return;
+        case POL_AGENT_PROMPT_INPUTS: BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS); return;
+        case POL_AGENT_PROMPT_NO_INPUTS: BRO_AGENT_TEXT(buf, size, PROMPT_NO_INPUTS); return;
+        case POL_AGENT_PROMPT_FIRST_ROWS: BRO_AGENT_TEXT(buf, size, PROMPT_FIRST_ROWS); return;
+        case POL_AGENT_PROMPT_REFUSALS: BRO_AGENT_TEXT(buf, size, PROMPT_REFUSALS); return;
+        case POL_AGENT_REPLY_OTHER_LANG: BRO_AGENT_TEXT(buf, size, REPLY_OTHER_LANG, "bash"); return;
+        case POL_AGENT_REPLY_UNCLOSED: BRO_AGENT_TEXT(buf, size, REPLY_UNCLOSED, 3ULL, "```"); return;
+        case POL_AGENT_REPLY_TOO_LONG: BRO_AGENT_TEXT(buf, size, REPLY_TOO_LONG, 1048577ULL, 1048576ULL); return;
+        case POL_AGENT_REPLY_NUL: BRO_AGENT_TEXT(buf, size, REPLY_NUL, 12ULL); return;
+        case POL_AGENT_REPLY_NOT_UTF8: BRO_AGENT_TEXT(buf, size, REPLY_NOT_UTF8, 12ULL); return;
+        case POL_AGENT_NO_CODE: BRO_AGENT_TEXT(buf, size, NO_CODE, "prose only, no code block"); return;
+        case POL_AGENT_OBS_FAILED_EXIT: BRO_AGENT_TEXT(buf, size, OBS_FAILED_EXIT, 1LL); return;
+        case POL_AGENT_OBS_FAILED_SIGNAL: BRO_AGENT_TEXT(buf, size, OBS_FAILED_SIGNAL, "SIGSEGV"); return;
+        case POL_AGENT_OBS_KILLED: BRO_AGENT_TEXT(buf, size, OBS_KILLED, "killed: timeout"); return;
+        case POL_AGENT_OBS_STATUS: BRO_AGENT_TEXT(buf, size, OBS_STATUS, "lost"); return;
         case POL_AGENT_OBS_REFUSAL:
-                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL, "seccomp", "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL, "seccomp",
+                               "blocked at kernel: bpf(5) (kernel interface denied by seccomp)");
                 return;
         case POL_AGENT_OBS_REFUSAL_AT:
-                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL_AT, "precheck", 3LL, "blocked: import socket (network denied by policy)");
+                BRO_AGENT_TEXT(buf, size, OBS_REFUSAL_AT, "precheck", 3LL,
+                               "blocked: import socket (network denied by policy)");
                 return;
-        case POL_AGENT_OBS_REFUSALS_MORE:
-                BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_MORE, 5ULL);
-                return;
-        case POL_AGENT_NAMES_MORE:
-                BRO_AGENT_TEXT(buf, size, NAMES_MORE, 5ULL);
-                return;
-        case POL_AGENT_PROMPT_COLUMNS_MORE:
-                BRO_AGENT_TEXT(buf, size, PROMPT_COLUMNS_MORE, 5ULL);
-                return;
-        case POL_AGENT_PROMPT_INPUTS_MORE:
-                BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS_MORE, 5ULL);
-                return;
+        case POL_AGENT_OBS_REFUSALS_MORE: BRO_AGENT_TEXT(buf, size, OBS_REFUSALS_MORE, 5ULL); return;
+        case POL_AGENT_NAMES_MORE: BRO_AGENT_TEXT(buf, size, NAMES_MORE, 5ULL); return;
+        case POL_AGENT_PROMPT_COLUMNS_MORE: BRO_AGENT_TEXT(buf, size, PROMPT_COLUMNS_MORE, 5ULL); return;
+        case POL_AGENT_PROMPT_INPUTS_MORE: BRO_AGENT_TEXT(buf, size, PROMPT_INPUTS_MORE, 5ULL); return;
         case POL_AGENT_OBS_NOTE:
                 BRO_AGENT_TEXT(buf, size, OBS_NOTE, "a refusal the tool did not catch ended it");
                 return;
-        case POL_AGENT_CUT:
-                BRO_AGENT_TEXT(buf, size, CUT, 4096ULL);
-                return;
-        case POL_AGENT_OBS_KEPT:
-                BRO_AGENT_TEXT(buf, size, OBS_KEPT, "df, total");
-                return;
-        case POL_AGENT_OBS_DROPPED:
-                BRO_AGENT_TEXT(buf, size, OBS_DROPPED, "df, total");
-                return;
-        case POL_AGENT_PROMPT_INTRO:
-                BRO_AGENT_TEXT(buf, size, PROMPT_INTRO, "./inputs/sales.csv");
-                return;
+        case POL_AGENT_CUT: BRO_AGENT_TEXT(buf, size, CUT, 4096ULL); return;
+        case POL_AGENT_OBS_KEPT: BRO_AGENT_TEXT(buf, size, OBS_KEPT, "df, total"); return;
+        case POL_AGENT_OBS_DROPPED: BRO_AGENT_TEXT(buf, size, OBS_DROPPED, "df, total"); return;
+        case POL_AGENT_PROMPT_INTRO: BRO_AGENT_TEXT(buf, size, PROMPT_INTRO, "./inputs/sales.csv"); return;
         case POL_AGENT_PROMPT_FILES:
                 BRO_AGENT_TEXT(buf, size, PROMPT_FILES, "./inputs, ./artifacts", "./artifacts");
                 return;
@@ -1928,23 +1649,12 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
         case POL_AGENT_PROMPT_INPUT_NO_ROWS:
                 BRO_AGENT_TEXT(buf, size, PROMPT_INPUT_NO_ROWS, "./inputs/sales.csv", 4ULL);
                 return;
-        case POL_AGENT_PROMPT_COLUMN:
-                BRO_AGENT_TEXT(buf, size, PROMPT_COLUMN, "\"region\"", "object");
-                return;
-        case POL_AGENT_PROMPT_NAME_CUT:
-                BRO_AGENT_TEXT(buf, size, PROMPT_NAME_CUT, 300ULL);
-                return;
-        case POL_AGENT_PROMPT_FINISH:
-                BRO_AGENT_TEXT(buf, size, PROMPT_FINISH, "./artifacts");
-                return;
-        case POL_AGENT_PROMPT_CAPS:
-                BRO_AGENT_TEXT(buf, size, PROMPT_CAPS, "network", "none");
-                return;
-        case POL_AGENT_PROMPT_TASK:
-                BRO_AGENT_TEXT(buf, size, PROMPT_TASK, "Sum revenue by region.");
-                return;
-        case _POL_AGENT_TEXT_MAX:
-                break;
+        case POL_AGENT_PROMPT_COLUMN: BRO_AGENT_TEXT(buf, size, PROMPT_COLUMN, "\"region\"", "object"); return;
+        case POL_AGENT_PROMPT_NAME_CUT: BRO_AGENT_TEXT(buf, size, PROMPT_NAME_CUT, 300ULL); return;
+        case POL_AGENT_PROMPT_FINISH: BRO_AGENT_TEXT(buf, size, PROMPT_FINISH, "./artifacts"); return;
+        case POL_AGENT_PROMPT_CAPS: BRO_AGENT_TEXT(buf, size, PROMPT_CAPS, "network", "none"); return;
+        case POL_AGENT_PROMPT_TASK: BRO_AGENT_TEXT(buf, size, PROMPT_TASK, "Sum revenue by region."); return;
+        case _POL_AGENT_TEXT_MAX: break;
         }
         fail_msg("agent text %d has no case", (int)t);
 }
@@ -1980,12 +1690,13 @@ static const char *const agent_expected[_POL_AGENT_TEXT_MAX] = {
         [POL_AGENT_OBS_REFUSAL] = "- [seccomp] blocked at kernel: bpf(5) (kernel interface denied by seccomp)",
         [POL_AGENT_OBS_REFUSAL_AT] = "- [precheck] line 3: blocked: import socket (network denied by policy)",
         [POL_AGENT_OBS_REFUSALS_MORE] = "- and 5 more refusals, not shown here",
-        [POL_AGENT_OBS_REFUSALS_FINAL] = "Each refusal above is the sandbox's policy, enforced at the layer in brackets "
-                                         "(precheck: before any of the code ran; audit: in Python, at run time; "
-                                         "seccomp, landlock, cgroup: in the kernel). It is final for this task: do not "
-                                         "try to work around it: any other way to do the same will be refused too. Do "
-                                         "the task without it, or finish with final_answer saying what could not be "
-                                         "done.",
+        [POL_AGENT_OBS_REFUSALS_FINAL] =
+                "Each refusal above is the sandbox's policy, enforced at the layer in brackets "
+                "(precheck: before any of the code ran; audit: in Python, at run time; "
+                "seccomp, landlock, cgroup: in the kernel). It is final for this task: do not "
+                "try to work around it: any other way to do the same will be refused too. Do "
+                "the task without it, or finish with final_answer saying what could not be "
+                "done.",
         [POL_AGENT_OBS_NOTE] = "Note: a refusal the tool did not catch ended it",
         [POL_AGENT_OBS_STDOUT] = "Output (stdout):",
         [POL_AGENT_OBS_STDOUT_NONE] = "Output (stdout): nothing was printed.",
@@ -2068,7 +1779,8 @@ static void test_agent_texts_catalog(void **state)
                         assert_string_not_equal(bro_agent_format((enum pol_agent_text)t),
                                                 pol_reason_format((enum pol_reason)r));
                 for (unsigned w = 0; w < _POL_WHY_MAX; w++)
-                        assert_string_not_equal(bro_agent_format((enum pol_agent_text)t), pol_why_text((enum pol_why)w));
+                        assert_string_not_equal(bro_agent_format((enum pol_agent_text)t),
+                                                pol_why_text((enum pol_why)w));
         }
         assert_string_equal(bro_agent_format(_POL_AGENT_TEXT_MAX), "unknown agent text");
         char small[8];
@@ -2080,28 +1792,17 @@ int main(void)
 {
         pol_limits_table_init(&compiled_table);
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_utf8_valid),
-                cmocka_unit_test(test_utf8_sanitize),
-                cmocka_unit_test(test_utf8_complete_len),
-                cmocka_unit_test(test_args_bounds),
-                cmocka_unit_test(test_limits_defaults),
-                cmocka_unit_test(test_limits_cpu_quota_not_requestable),
-                cmocka_unit_test(test_limits_bounds),
-                cmocka_unit_test(test_limits_zero_given),
-                cmocka_unit_test(test_limits_table_keys),
-                cmocka_unit_test(test_limits_table_set),
-                cmocka_unit_test(test_limits_table_check),
-                cmocka_unit_test(test_limits_table_resolve),
-                cmocka_unit_test(test_inputs_names),
-                cmocka_unit_test(test_inputs_fds),
-                cmocka_unit_test(test_run_fds_egress),
-                cmocka_unit_test(test_reasons_catalog),
-                cmocka_unit_test(test_startup_catalog),
-                cmocka_unit_test(test_reasons_blocked),
-                cmocka_unit_test(test_whys_catalog),
-                cmocka_unit_test(test_variables_names),
-                cmocka_unit_test(test_variables_sizes),
-                cmocka_unit_test(test_variables_show),
+                cmocka_unit_test(test_utf8_valid),          cmocka_unit_test(test_utf8_sanitize),
+                cmocka_unit_test(test_utf8_complete_len),   cmocka_unit_test(test_args_bounds),
+                cmocka_unit_test(test_limits_defaults),     cmocka_unit_test(test_limits_cpu_quota_not_requestable),
+                cmocka_unit_test(test_limits_bounds),       cmocka_unit_test(test_limits_zero_given),
+                cmocka_unit_test(test_limits_table_keys),   cmocka_unit_test(test_limits_table_set),
+                cmocka_unit_test(test_limits_table_check),  cmocka_unit_test(test_limits_table_resolve),
+                cmocka_unit_test(test_inputs_names),        cmocka_unit_test(test_inputs_fds),
+                cmocka_unit_test(test_run_fds_egress),      cmocka_unit_test(test_reasons_catalog),
+                cmocka_unit_test(test_startup_catalog),     cmocka_unit_test(test_reasons_blocked),
+                cmocka_unit_test(test_whys_catalog),        cmocka_unit_test(test_variables_names),
+                cmocka_unit_test(test_variables_sizes),     cmocka_unit_test(test_variables_show),
                 cmocka_unit_test(test_agent_texts_catalog),
         };
         return cmocka_run_group_tests_name("policy", tests, NULL, NULL);

@@ -34,13 +34,13 @@ static const struct fs_entry fake_fs[] = {
         { "/work/inputs", NULL },
         { "/work/inputs/a", NULL },
         { "/work/inputs/sales.csv", NULL },
-        { "/work/inputs/link", "/etc/passwd" },        /* a link out of the roots */
-        { "/work/inputs/etc", "/etc" },                /* a directory link out */
+        { "/work/inputs/link", "/etc/passwd" }, /* a link out of the roots */
+        { "/work/inputs/etc", "/etc" },         /* a directory link out */
         { "/work/inputs2", NULL },
         { "/work/artifacts", NULL },
-        { "/work/artifacts/up", "/work" },             /* a link up, then back down */
-        { "/work/artifacts/rel", "../inputs" },        /* a relative link inside */
-        { "/work/artifacts/loop", "loop" },            /* ELOOP */
+        { "/work/artifacts/up", "/work" },              /* a link up, then back down */
+        { "/work/artifacts/rel", "../inputs" },         /* a relative link inside */
+        { "/work/artifacts/loop", "loop" },             /* ELOOP */
         { "/work/artifacts/dangling", "/etc/newfile" }, /* a link to what does not exist yet */
         { "/tmp", NULL },
         { "/etc", NULL },
@@ -182,7 +182,8 @@ static void test_path_resolve(void **state)
                 int r = pol_path_resolve(resolve_cases[i].path, resolve_cases[i].cwd, fake_realpath, &ctx, out,
                                          sizeof(out));
                 if (r != 0)
-                        fail_msg("pol_path_resolve(\"%s\", cwd %s): %d", resolve_cases[i].path, resolve_cases[i].cwd, r);
+                        fail_msg("pol_path_resolve(\"%s\", cwd %s): %d", resolve_cases[i].path, resolve_cases[i].cwd,
+                                 r);
                 if (strcmp(out, resolve_cases[i].resolved) != 0)
                         fail_msg("pol_path_resolve(\"%s\", cwd %s): \"%s\", want \"%s\"", resolve_cases[i].path,
                                  resolve_cases[i].cwd, out, resolve_cases[i].resolved);
@@ -362,7 +363,8 @@ static void test_path_escapes(void **state)
         for (size_t i = 0; i < ELEMENTSOF(escape_cases); i++) {
                 struct fake_ctx ctx = { 0 };
                 char out[PATH_MAX];
-                assert_int_equal(pol_path_resolve(escape_cases[i].path, "/work", fake_realpath, &ctx, out, sizeof(out)), 0);
+                assert_int_equal(pol_path_resolve(escape_cases[i].path, "/work", fake_realpath, &ctx, out, sizeof(out)),
+                                 0);
                 enum pol_why got = pol_path_verdict(out, escape_cases[i].access, &roots);
                 if (got != escape_cases[i].why)
                         fail_msg("%s '%s' (resolved %s): got %s, want %s",
@@ -513,16 +515,25 @@ static void test_audit_table(void **state)
                         fail_msg("audit events out of order: \"%s\" before \"%s\"", audit_expected[i - 1].event,
                                  want->event);
                 check_rule(pol_audit_rule(want->event, NULL), want, "no caps");
-                /* The network capability lifts the network rules and nothing else. */
+                /* The network capability turns the network rules into the egress ones (the relay's
+                 * address alone, runner/audit.c) and changes nothing else. */
                 const struct pol_audit_rule *r = pol_audit_rule(want->event, &net);
                 if (want->why == POL_WHY_NETWORK_CAP) {
-                        if (r)
-                                fail_msg("pol_audit_rule(\"%s\", network granted): want NULL", want->event);
+                        if (!r || r->why != POL_WHY_NETWORK_EGRESS || strcmp(r->event, want->event) != 0)
+                                fail_msg("pol_audit_rule(\"%s\", network granted): want its egress rule", want->event);
+                        bool judged = strcmp(want->event, "socket.connect") == 0 ||
+                                      strcmp(want->event, "socket.getaddrinfo") == 0;
+                        enum pol_audit_kind k = judged                                       ? POL_AUDIT_EGRESS
+                                                : strcmp(want->event, "socket.__new__") == 0 ? POL_AUDIT_SOCKET
+                                                                                             : POL_AUDIT_DENY;
+                        if (r->kind != k)
+                                fail_msg("pol_audit_rule(\"%s\", network granted): kind %d, want %d", want->event,
+                                         (int)r->kind, (int)k);
                 } else
                         check_rule(r, want, "network granted");
         }
         static const struct pol_caps none = { { false } };
-        assert_null(pol_audit_rule("socket.connect", &net));
+        assert_int_equal(pol_audit_rule("socket.connect", &net)->kind, POL_AUDIT_EGRESS);
         assert_non_null(pol_audit_rule("socket.connect", &none));
         assert_non_null(pol_audit_rule("socket.connect", NULL));
         assert_non_null(pol_audit_rule("os.fork", &net));
@@ -530,12 +541,42 @@ static void test_audit_table(void **state)
 
 /* Not ruled on: allowed (DESIGN §5: deny the operation, not the module). */
 static const char *const audit_unknown[] = {
-        "os.listdirx", "os.chdir", "os.getxattr", "builtins.id", "builtins.input", "socket.__new__x",
-        "socket.gethostname", "sys.addaudithook", "sys.excepthook", "sqlite3.enable_load_extensionx", "time.sleep",
-        "object.__setattr__", "os.putenv", "glob.glob", "shutil.copyfile", "tempfile.mkstemp", "urllib.Request",
+        "os.listdirx",
+        "os.chdir",
+        "os.getxattr",
+        "builtins.id",
+        "builtins.input",
+        "socket.__new__x",
+        "socket.gethostname",
+        "sys.addaudithook",
+        "sys.excepthook",
+        "sqlite3.enable_load_extensionx",
+        "time.sleep",
+        "object.__setattr__",
+        "os.putenv",
+        "glob.glob",
+        "shutil.copyfile",
+        "tempfile.mkstemp",
+        "urllib.Request",
         /* near misses of the table's names, and either end of it */
-        "", "a", "compil", "compilex", "zzz", "~", "sys._getframes", "sys._getfram", "os.forkx", "os.fork.", "open2",
-        "opem", "socket.connectx", "socket.connect_ex", "subprocess.popen", "Import", "os.exec ", "ctypes.dlopen/x",
+        "",
+        "a",
+        "compil",
+        "compilex",
+        "zzz",
+        "~",
+        "sys._getframes",
+        "sys._getfram",
+        "os.forkx",
+        "os.fork.",
+        "open2",
+        "opem",
+        "socket.connectx",
+        "socket.connect_ex",
+        "subprocess.popen",
+        "Import",
+        "os.exec ",
+        "ctypes.dlopen/x",
         "ctypes",
 };
 
@@ -606,7 +647,8 @@ static void test_passthrough(void **state)
                 if (pol_passthrough_match(passthrough_cases[i].set, passthrough_cases[i].file,
                                           passthrough_cases[i].stdlib) != passthrough_cases[i].match)
                         fail_msg("pol_passthrough_match(%u, \"%s\", %s): want %s", passthrough_cases[i].set,
-                                 passthrough_cases[i].file, passthrough_cases[i].stdlib ? passthrough_cases[i].stdlib : "NULL",
+                                 passthrough_cases[i].file,
+                                 passthrough_cases[i].stdlib ? passthrough_cases[i].stdlib : "NULL",
                                  passthrough_cases[i].match ? "true" : "false");
 }
 
