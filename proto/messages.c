@@ -121,7 +121,7 @@ static SCHEMA(capabilities_s, struct proto_capabilities, "capabilities", capabil
 static const struct proto_field blast_radius_f[] = {
         F(struct proto_blast_radius, read, "read", PF_STRV, REQ, 64, NULL),
         F(struct proto_blast_radius, write, "write", PF_STRV, REQ, 64, NULL),
-        F(struct proto_blast_radius, network, "network", PF_STR, REQ, EV_SHORT, NULL),
+        F(struct proto_blast_radius, network, "network", PF_STR, REQ, EV_OP, NULL), /* a granted run's is long */
         F(struct proto_blast_radius, hosts, "hosts", PF_STRV, OPT, 80, NULL),
         F(struct proto_blast_radius, processes, "processes", PF_STR, REQ, EV_SHORT, NULL),
         F(struct proto_blast_radius, limits, "limits", PF_STRUCT, REQ, 0, &limits_s),

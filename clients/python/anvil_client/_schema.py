@@ -54,7 +54,7 @@ TABLES: dict[str, list[tuple[str, int, bool, int, str | None]]] = {
     "capabilities": [("requested", STRV, REQ, 16, None), ("granted", STRV, REQ, 16, None),
                      ("denied", STRV, REQ, 16, None)],
     "blast_radius": [("read", STRV, REQ, 64, None), ("write", STRV, REQ, 64, None),
-                     ("network", STR, REQ, REASON_MAX, None), ("hosts", STRV, OPT, 80, None),
+                     ("network", STR, REQ, 1024, None), ("hosts", STRV, OPT, 80, None),
                      ("processes", STR, REQ, REASON_MAX, None),
                      ("limits", STRUCT, REQ, 0, "limits")],
     "cgroup": [("version", STR, REQ, 8, None)]
