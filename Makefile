@@ -230,7 +230,7 @@ $(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(SCOPE_OBJS) $(LIB_
 # anvil-mcp is a client of the broker as anvilctl is: its connection and inputs (ctl/client.c,
 # ctl/input.c) and the results' prose (broker/render.c, which a supervisor's results need);
 # jansson its JSON-RPC, libmd the artifacts' SHA-256 it checks; a thread per request.
-$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(LIB_A)
+$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(SCOPE_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -pthread -o $@ $^ $(MCP_LIBS)
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(JAIL_LIB)

@@ -38,7 +38,6 @@ void bro_client_error(struct bro_client *c, const char *code, const char *messag
 
 /* ---- the bounds per uid (docs/operations.md "Bounds on clients"; broker.h says which is global, and why) ---- */
 
-
 int bro_client_inflight_check(struct bro_client *c, const char *what, char *msg, size_t size)
 {
         if (c->n_inflight >= BRO_MAX_INFLIGHT) {
@@ -89,12 +88,13 @@ static int run_request_check(struct bro_client *c, const struct proto_run_reques
 {
         char msg[512];
         if (req->egress.set) {
-                bro_client_error(c, "bad_request", POL_REASON(msg, sizeof(msg), EGRESS_NOT_CLIENTS), "run_request.egress",
-                                 req->request_id);
+                bro_client_error(c, "bad_request", POL_REASON(msg, sizeof(msg), EGRESS_NOT_CLIENTS),
+                                 "run_request.egress", req->request_id);
                 return -EINVAL;
         }
         const struct proto_strv *lists[] = { &req->capabilities_requested, &req->capabilities_approved };
-        static const char *const fields[] = { "run_request.capabilities_requested", "run_request.capabilities_approved" };
+        static const char *const fields[] = { "run_request.capabilities_requested",
+                                              "run_request.capabilities_approved" };
         for (size_t l = 0; l < 2; l++)
                 for (size_t i = 0; i < lists[l]->n; i++)
                         if (strchr(lists[l]->items[i], '=') &&
@@ -144,37 +144,24 @@ static void on_client_msg(struct proto_stream *s, struct proto_msg *m)
                 bro_client_send(c, &r);
                 break;
         }
-        case PROTO_RUN_REQUEST:
-                sandbox_request(c, m, m->u.run_request.request_id);
-                return; /* m taken over */
-        case PROTO_PROBE_REQUEST:
-                sandbox_request(c, m, m->u.probe_request.request_id);
-                return;
+        case PROTO_RUN_REQUEST: sandbox_request(c, m, m->u.run_request.request_id); return; /* m taken over */
+        case PROTO_PROBE_REQUEST: sandbox_request(c, m, m->u.probe_request.request_id); return;
         case PROTO_CANCEL:
                 if (m->u.cancel.task_id) {
                         if (!bro_task_cancel(c, &m->u.cancel))
-                                bro_client_error(c, "bad_request",
-                                                 "cancel.task_id: no task in flight on this connection has this task_id",
-                                                 "cancel.task_id", m->u.cancel.request_id);
+                                bro_client_error(
+                                        c, "bad_request",
+                                        "cancel.task_id: no task in flight on this connection has this task_id",
+                                        "cancel.task_id", m->u.cancel.request_id);
                 } else {
                         bro_relay_cancel(c, &m->u.cancel);
                 }
                 break;
-        case PROTO_TASK_SUBMIT:
-                bro_task_submit(c, m);
-                return; /* m taken over */
-        case PROTO_TRACE_REQUEST:
-                bro_trace_replay(c, &m->u.trace_request);
-                break;
-        case PROTO_ARTIFACT_REQUEST:
-                bro_serve_artifact(c, &m->u.artifact_request);
-                break;
-        case PROTO_LIST_REQUEST:
-                bro_serve_list(c, &m->u.list_request);
-                break;
-        case PROTO_SHOW_REQUEST:
-                bro_serve_show(c, &m->u.show_request);
-                break;
+        case PROTO_TASK_SUBMIT: bro_task_submit(c, m); return; /* m taken over */
+        case PROTO_TRACE_REQUEST: bro_trace_replay(c, &m->u.trace_request); break;
+        case PROTO_ARTIFACT_REQUEST: bro_serve_artifact(c, &m->u.artifact_request); break;
+        case PROTO_LIST_REQUEST: bro_serve_list(c, &m->u.list_request); break;
+        case PROTO_SHOW_REQUEST: bro_serve_show(c, &m->u.show_request); break;
         case PROTO_UI_LOGIN: {
                 int fds[PROTO_INPUTS_MAX];
                 size_t n_fds = proto_stream_take_fds(&c->stream, fds, PROTO_INPUTS_MAX);
@@ -214,8 +201,8 @@ static struct bro_client *client_new(struct bro_server *srv)
 static int client_admit(struct bro_client *c)
 {
         struct bro_server *srv = c->srv;
-        struct proto_user *u = proto_user_get(&srv->users, c->uid, srv->cfg.bounds.max_partial,
-                                              srv->cfg.bounds.max_unread);
+        struct proto_user *u =
+                proto_user_get(&srv->users, c->uid, srv->cfg.bounds.max_partial, srv->cfg.bounds.max_unread);
         if (!u) {
                 proto_stream_close(&c->stream);
                 return -ENOMEM;

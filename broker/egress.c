@@ -41,7 +41,12 @@
 #define EGRESS_MSG_MAX (64 * 1024)
 #define EGRESS_EVENTS_MAX 128
 
-enum eg_state { EG_OPENING, EG_OPEN, EG_CLOSING, EG_DONE };
+enum eg_state {
+        EG_OPENING,
+        EG_OPEN,
+        EG_CLOSING,
+        EG_DONE
+};
 
 struct bro_egress {
         struct bro_relay *r; /* NULL once the relay has let it go */
@@ -150,8 +155,8 @@ static int take_event(struct bro_egress *e, json_t *ev)
         pe.message = dup_max(message, PROTO_EV_MESSAGE_MAX);
         int r = pe.layer && pe.kind && pe.reason && pe.op && pe.message ? 0 : -EINVAL;
         bool allowed = r == 0 && strcmp(pe.kind, "allowed") == 0;
-        if (allowed && (!json_is_string(host) || !json_is_string(address) || port < 1 || port > 65535 || out < 0 ||
-                        in < 0))
+        if (allowed &&
+            (!json_is_string(host) || !json_is_string(address) || port < 1 || port > 65535 || out < 0 || in < 0))
                 r = -EINVAL;
         if (r == 0 && e->r)
                 bro_relay_egress_event(e->r, &pe);
@@ -227,8 +232,8 @@ static int take_msg(struct bro_egress *e, const char *buf, size_t len, int *fd)
         } else if (e->state == EG_CLOSING && strcmp(type, "closed") == 0) {
                 json_int_t allowed, blocked, bytes, dropped;
                 if (json_unpack_ex(m, &je, JSON_STRICT, "{s:s, s:s, s:I, s:I, s:I, s:I}", "type", &type, "run_id",
-                                   &run_id, "allowed", &allowed, "blocked", &blocked, "bytes", &bytes,
-                                   "events_dropped", &dropped) == 0 &&
+                                   &run_id, "allowed", &allowed, "blocked", &blocked, "bytes", &bytes, "events_dropped",
+                                   &dropped) == 0 &&
                     dropped >= 0) {
                         e->rec.dropped += (uint64_t)dropped;
                         log_info("egress run %s: closed: %lld allowed, %lld blocked, %lld bytes, %lld events not sent",
@@ -252,7 +257,9 @@ static void on_readable(uv_poll_t *p, int status, int events)
                 static char buf[EGRESS_MSG_MAX + 1];
                 char cbuf[CMSG_SPACE(4 * sizeof(int))];
                 struct iovec iov = { buf, sizeof(buf) };
-                struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf) };
+                struct msghdr mh = {
+                        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof(cbuf)
+                };
                 ssize_t n = status < 0 ? -1 : recvmsg(e->fd, &mh, MSG_CMSG_CLOEXEC | MSG_DONTWAIT);
                 if (n < 0 && status == 0 && (errno == EAGAIN || errno == EINTR))
                         return;
@@ -274,7 +281,8 @@ static void on_readable(uv_poll_t *p, int status, int events)
                         return;
                 if (n > 0)
                         log_error("egress run %s: a message from anvil-egress that is none it sends (%zd bytes): the "
-                                  "connection is ended, and the run's way out with it", e->run_id, n);
+                                  "connection is ended, and the run's way out with it",
+                                  e->run_id, n);
                 else
                         log_error("egress run %s: anvil-egress ended the control connection%s", e->run_id,
                                   e->state == EG_OPENING ? " before the run was opened" : "");
@@ -297,8 +305,8 @@ static int send_json(int fd, json_t *m)
         return r;
 }
 
-struct bro_egress *bro_egress_open(struct bro_relay *r, const char *path, const char *run_id,
-                                   const struct pol_scope *s, enum pol_why *why)
+struct bro_egress *bro_egress_open(struct bro_relay *r, const char *path, const char *run_id, const struct pol_scope *s,
+                                   enum pol_why *why)
 {
         *why = POL_WHY_CAP_EGRESS_DOWN;
         struct sockaddr_un sa = { .sun_family = AF_UNIX };

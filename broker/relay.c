@@ -124,8 +124,8 @@ static void send_cancel(struct bro_relay *r, const char *request_id)
 static void deliver_result(struct bro_relay *r, struct proto_msg *m)
 {
         const struct proto_run_result *res = &m->u.run_result;
-        relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "",
-                  res->killed ? res->killed : "", res->run_id);
+        relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "", res->killed ? res->killed : "",
+                  res->run_id);
         if (r->owner.data) {
                 void *data = r->owner.data;
                 r->owner.data = NULL;
@@ -148,10 +148,9 @@ static void hash_inline(struct bro_relay *r, struct proto_msg *m)
 {
         char failed[PROTO_PATH_MAX + 128];
         if (bro_hash_artifacts(&m->u.run_result, failed, sizeof(failed)) < 0 || failed[0])
-                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq,
-                          m->u.run_result.run_id, failed[0] ? failed : "out of memory");
+                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq, m->u.run_result.run_id,
+                          failed[0] ? failed : "out of memory");
 }
-
 
 /* ---- network: the broker's word on it (issue 17; docs/egress.md) ----
  *
@@ -235,7 +234,8 @@ void bro_relay_egress_opened(struct bro_relay *r, struct bro_egress *e, int fd, 
 /* The supervisor's event about network, in the broker's words. */
 static void net_rewrite(struct bro_relay *r, struct proto_event *ev)
 {
-        if (!r->net_asked || !ev->layer || strcmp(ev->layer, "policy") != 0 || !ev->op || strcmp(ev->op, "network") != 0)
+        if (!r->net_asked || !ev->layer || strcmp(ev->layer, "policy") != 0 || !ev->op ||
+            strcmp(ev->op, "network") != 0)
                 return;
         char msg[PROTO_EV_MESSAGE_MAX], hosts[PROTO_EV_MESSAGE_MAX - 64];
         char *m = NULL, *why = NULL;
@@ -311,8 +311,9 @@ static void net_result(struct bro_relay *r, struct proto_run_result *res)
                 /* beside the supervisor's facts' line (render.c: granted, only through the proxy) */
                 for (size_t i = 0; i < r->net_scope->n_hosts + r->net_scope->n_ranges; i++)
                         (void)proto_strv_push(&res->blast_radius.hosts,
-                                              i < r->net_scope->n_hosts ? r->net_scope->hosts[i].text
-                                                                        : r->net_scope->ranges[i - r->net_scope->n_hosts].text);
+                                              i < r->net_scope->n_hosts
+                                                      ? r->net_scope->hosts[i].text
+                                                      : r->net_scope->ranges[i - r->net_scope->n_hosts].text);
         }
         if (!r->egress)
                 return;
@@ -320,8 +321,8 @@ static void net_result(struct bro_relay *r, struct proto_run_result *res)
         uint64_t dropped = rec->dropped;
         struct proto_event *pe = rec->events.items;
         for (size_t i = 0; i < rec->events.n; i++) {
-                struct proto_event *ev = res->events.n < PROTO_EVENTS_MAX - 2 ? proto_array_push(&res->events, sizeof(*ev))
-                                                                              : NULL;
+                struct proto_event *ev =
+                        res->events.n < PROTO_EVENTS_MAX - 2 ? proto_array_push(&res->events, sizeof(*ev)) : NULL;
                 if (!ev) {
                         dropped++;
                         continue;
@@ -353,7 +354,6 @@ void bro_relay_egress_done(struct bro_relay *r, struct bro_egress *e)
         r->egress = NULL;
         relay_maybe_free(r);
 }
-
 
 static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 {
@@ -471,11 +471,9 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 proto_stream_close(&r->stream);
                 proto_msg_free(m);
                 return;
-        default:
-                break;
+        default: break;
         }
-        snprintf(why, sizeof(why), "a %s frame in reply to a %s", proto_type_name(m->type),
-                 proto_type_name(r->kind));
+        snprintf(why, sizeof(why), "a %s frame in reply to a %s", proto_type_name(m->type), proto_type_name(r->kind));
         proto_msg_free(m);
         relay_malformed(r, why);
 }
@@ -702,15 +700,16 @@ void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel)
         for (struct bro_relay *r = c->relays; r && !found; r = r->next) {
                 if (r->ended || r->done)
                         continue;
-                if (cancel->run_id ? (r->run_id[0] && strcmp(r->run_id, cancel->run_id) == 0)
-                                   : (cancel->request_id && r->request_id && strcmp(r->request_id, cancel->request_id) == 0))
+                if (cancel->run_id
+                            ? (r->run_id[0] && strcmp(r->run_id, cancel->run_id) == 0)
+                            : (cancel->request_id && r->request_id && strcmp(r->request_id, cancel->request_id) == 0))
                         found = r;
         }
         if (!found) {
-                const char *msg = cancel->run_id
-                                          ? "cancel.run_id: no request in flight on this connection has this run_id"
-                                          : "cancel.run_id: no request in flight on this connection has this request_id "
-                                            "(give run_id or request_id)";
+                const char *msg =
+                        cancel->run_id ? "cancel.run_id: no request in flight on this connection has this run_id"
+                                       : "cancel.run_id: no request in flight on this connection has this request_id "
+                                         "(give run_id or request_id)";
                 bro_client_error(c, "bad_request", msg, "cancel.run_id", cancel->request_id);
                 return;
         }
@@ -738,7 +737,8 @@ void bro_relays_client_gone(struct bro_client *c)
         while ((r = c->relays)) {
                 LIST_REMOVE(r);
                 r->client = NULL;
-                relay_end(r, "abandoned, the client has gone%s", r->store_pending ? " (the result is still stored)" : "");
+                relay_end(r, "abandoned, the client has gone%s",
+                          r->store_pending ? " (the result is still stored)" : "");
                 proto_stream_close(&r->stream);
         }
 }
@@ -853,7 +853,8 @@ void bro_stop_now(struct bro_server *srv, const char *why)
         for (struct bro_relay *r = srv->owned; r; r = r->next)
                 proto_stream_close(&r->stream);
         log_info("stopping at once: %s; %u requests in flight abandoned (closing their connections to the supervisor "
-                 "makes it kill their runs)", why, n);
+                 "makes it kill their runs)",
+                 why, n);
 }
 
 void bro_stop_close(struct bro_server *srv)

@@ -1653,6 +1653,8 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
         case POL_AGENT_PROMPT_NAME_CUT: BRO_AGENT_TEXT(buf, size, PROMPT_NAME_CUT, 300ULL); return;
         case POL_AGENT_PROMPT_FINISH: BRO_AGENT_TEXT(buf, size, PROMPT_FINISH, "./artifacts"); return;
         case POL_AGENT_PROMPT_CAPS: BRO_AGENT_TEXT(buf, size, PROMPT_CAPS, "network", "none"); return;
+        case POL_AGENT_PROMPT_NETWORK: BRO_AGENT_TEXT(buf, size, PROMPT_NETWORK, "api.example.com, *.github.com"); return;
+        case POL_AGENT_PROMPT_NO_NETWORK: BRO_AGENT_TEXT(buf, size, PROMPT_NO_NETWORK); return;
         case POL_AGENT_PROMPT_TASK: BRO_AGENT_TEXT(buf, size, PROMPT_TASK, "Sum revenue by region."); return;
         case _POL_AGENT_TEXT_MAX: break;
         }
@@ -1750,6 +1752,12 @@ static const char *const agent_expected[_POL_AGENT_TEXT_MAX] = {
                                       "module, another path, another call): every other way to do the same is refused "
                                       "too, and each attempt is on the record. Do the task without it, or finish with "
                                       "final_answer saying what could not be done.",
+        [POL_AGENT_PROMPT_NETWORK] = "Network: if you declare network, your code may reach these hosts and no other: "
+                                     "api.example.com, *.github.com. Use urllib or requests as usual (the sandbox's "
+                                     "proxy, in HTTP_PROXY and HTTPS_PROXY, takes each request there); any other host "
+                                     "is refused at the proxy, and that refusal is final like any other.",
+        [POL_AGENT_PROMPT_NO_NETWORK] = "Network: no host is approved for this task: your code can reach none, "
+                                        "whatever it declares.",
         [POL_AGENT_PROMPT_CAPS] = "Capabilities: none is granted unless declared and approved. If the task cannot be "
                                   "done without one, declare it in the reply whose code needs it, on a line of its "
                                   "own, exactly in this form:\n{\"capabilitiesRequested\": [\"network\"]}\n"
