@@ -73,6 +73,8 @@ enum bro_obs_class bro_obs_event_class(const char *layer_name, const char *kind_
         case PROTO_LAYER_SECCOMP:
         case PROTO_LAYER_LANDLOCK:
                 return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_DROPPED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_PROXY: /* "blocked at proxy: GET evil.example:80 (host not approved)": final */
+                return kind == PROTO_KIND_BLOCKED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
         case PROTO_LAYER_CGROUP: /* forks refused at the pids limit */
                 return kind == PROTO_KIND_REFUSED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
         case PROTO_LAYER_RUNNER: /* "the pre-check refused the tool ...; none of it ran" */

@@ -1026,6 +1026,22 @@ static void test_obs_from_result(void **state)
         assert_string_equal(o, obs_cases[3].expected);
         bro_obs_clear(&obs);
         assert_null(obs.refusals);
+        /* the proxy's refusal is a refusal (final, as every other); its allowed connection is not */
+        struct proto_event pev[] = {
+                { .layer = "proxy", .kind = "blocked", .message = "blocked at proxy: GET evil.test:80 (host not approved)" },
+                { .layer = "proxy",
+                  .kind = "allowed",
+                  .message = "allowed at proxy: GET web.test:80 (11.0.0.10): 90 bytes out, 200 bytes in" },
+        };
+        struct proto_run_result pres = { .status = "ok", .exit_code = { true, 0 }, .events = { pev, 2 } };
+        assert_int_equal(bro_obs_from_result(&pres, &obs), 0);
+        assert_int_equal(obs.n_refusals, 1);
+        assert_int_equal(obs.n_notes, 0);
+        _cleanup_free_ char *po = bro_observation(&obs, 65536);
+        assert_non_null(strstr(po, "blocked at proxy: GET evil.test:80 (host not approved)"));
+        assert_non_null(strstr(po, "It is final for this task"));
+        assert_null(strstr(po, "allowed at proxy"));
+        bro_obs_clear(&obs);
         /* no events */
         struct proto_run_result empty = { .status = "ok", .exit_code = { true, 0 } };
         assert_int_equal(bro_obs_from_result(&empty, &obs), 0);
