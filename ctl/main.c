@@ -143,10 +143,10 @@ static void help_run(void)
                POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, POL_MEMORY_MB_DEFAULT);
         printf("  --cap NAME          request and approve a capability (at most %d); whether it is granted\n"
                "                      is the server's policy, which says why not:\n"
-               "                        network=HOST,...: egress through anvil-egress to those hosts only\n"
-               "                          (api.example.com, *.github.com, HOST:PORT; ADDRESS/PREFIX lets them\n"
-               "                          resolve to a private range), if the broker allows network;\n"
-               "                          \"network\" with no host grants nothing\n",
+               "                        network: only with its hosts, --cap network=HOST,... (api.example.com,\n"
+               "                          *.github.com, HOST:PORT; ADDRESS/PREFIX lets them resolve into a\n"
+               "                          private range): those hosts through anvil-egress, no other, if the\n"
+               "                          broker allows network; \"network\" with no host grants nothing\n",
                PROTO_CAPS_MAX);
         for (int c = 0; c < _POL_CAP_MAX; c++) {
                 enum pol_why w = pol_cap_server_policy((enum pol_cap)c);
