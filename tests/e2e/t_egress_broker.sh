@@ -191,3 +191,46 @@ expect_eq "the proxy made no connection after" "$n_before" "$(grep -c 'allowed a
 start_egress 2
 nrun again "$NET_SOCK" --cap network=web.test -- http://web.test/
 expect_eq "a new proxy, a new run" "http://web.test/ -> hello from web.test (11.0.0.10)" "$(r again .stdout)"
+
+echo "-- the agent: the prompt names the hosts; the model declares hosts; it gets those approved"
+. "$TOP/tests/e2e/agent_lib.sh"
+TOOL='import urllib.request, urllib.error
+for u in ["http://web.test/", "http://evil.test/"]:
+    try:
+        print(u, "->", urllib.request.urlopen(u, timeout=20).read().decode().strip())
+    except urllib.error.HTTPError as e:
+        print(u, "->", e.code, e.read().decode().strip())
+open("artifacts/out.txt", "w").write("done")
+final_answer("artifacts/out.txt")
+'
+model_script net <<PY
+[reply('{"capabilitiesRequested": [{"network": ["web.test", "evil.test"]}]}\nThought: fetch.\n\`\`\`py\n' + $(jq -Rs . <<<"$TOOL") + '\`\`\`\n')]
+PY
+model_script nonet <<'PY'
+[reply('Thought: nothing to do.\n```py\nopen("artifacts/out.txt", "w").write("x")\nfinal_answer("artifacts/out.txt")\n```\n')]
+PY
+start_model net
+start_model nonet
+for m in net nonet; do
+        printf '{"task": "fetch the page", "capabilities_approved": [{"network": ["web.test"]}], "model": {"url": "http://127.0.0.1:%s/v1", "name": "scripted"}}\n' \
+                "$(cat "$T/logs/$m.port")" >"$T/$m.task.json"
+done
+rc=0
+ANVIL_SOCKET=$NET_SOCK timeout 120 "$CTL" submit "$T/net.task.json" --json >"$T/net.task.out" 2>"$T/net.task.err" || rc=$?
+[ -s "$T/net.task.out" ] || fail "anvilctl submit exited $rc: $(cat "$T/net.task.err")"
+expect_eq "the task's status" ok "$(jq -r .status "$T/net.task.out")"
+sysp=$(jq -r 'select(.n == 1) | .json.messages[0].content' "$T/logs/net.jsonl")
+expect_eq "the prompt's network paragraph, verbatim" "Network: if you declare network, your code may reach these hosts and no other: web.test. Use urllib or requests as usual (the sandbox's proxy, in HTTP_PROXY and HTTPS_PROXY, takes each request there); any other host is refused at the proxy, and that refusal is final like any other." \
+        "$(grep '^Network: ' <<<"$sysp")"
+expect_match "the approved names, without their hosts" "Approved by the user for this task: network\. " "$sysp"
+step=$(jq -c '.steps[0].run' "$T/net.task.out")
+expect_eq "granted: the hosts asked that were approved" "capability network granted for web.test" \
+        "$(jq -r '.events[] | select(.kind == "capability_granted") | .message' <<<"$step")"
+expect_eq "the tool's fetches" "http://web.test/ -> hello from web.test (11.0.0.10)
+http://evil.test/ -> 403 blocked at proxy: GET evil.test:80 (host not approved)" "$(jq -r .stdout <<<"$step")"
+expect_eq "the proxy's refusal in the task's run" "blocked at proxy: GET evil.test:80 (host not approved)" \
+        "$(jq -r '.events[] | select(.layer == "proxy" and .kind == "blocked") | .message' <<<"$step")"
+# control: the same approval on the broker that forbids network: the prompt says none
+ANVIL_SOCKET=$T/off.sock timeout 120 "$CTL" submit "$T/nonet.task.json" --json >"$T/nonet.task.out" 2>"$T/nonet.task.err" || true
+expect_eq "network forbidden: the prompt says so" "Network: no host is approved for this task: your code can reach none, whatever it declares." \
+        "$(jq -r 'select(.n == 1) | .json.messages[0].content' "$T/logs/nonet.jsonl" | grep '^Network: ')"
