@@ -264,7 +264,9 @@ int jail_landlock_verify(int abi, char *evidence, size_t size);
 
 /* pid1.c: the jail's pid 1, anvil-init: it forks and execs the runner, reaps, and reports
  * the runner's end on JAIL_FD_SYNC. */
-int jail_pid1_main(int argc, char **argv);
+/* relay: jail_relay_main, given by anvil-init's main (init/main.c), so that the supervisor,
+ * which links pid1.c for jail_sync_send, does not link the relay (code of the jail's). */
+int jail_pid1_main(int argc, char **argv, void (*relay)(int listen_fd));
 /* relay.c: pid 1's child in a run granted network; never returns. */
 void jail_relay_main(int listen_fd) __attribute__((noreturn));
 

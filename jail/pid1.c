@@ -197,7 +197,7 @@ static int reap(pid_t runner, int sync_fd, bool watch)
         }
 }
 
-int jail_pid1_main(int argc, char **argv)
+int jail_pid1_main(int argc, char **argv, void (*relay_main)(int listen_fd))
 {
         /* Direct (no namespaces): the runner is where the supervisor keeps it, on the host. */
         const char *runner_path = JAIL_RUNNER;
@@ -314,7 +314,8 @@ int jail_pid1_main(int argc, char **argv)
                         (void)close_range(0, JAIL_FD_EVENTS, 0);
                         if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != self)
                                 _exit(127);
-                        jail_relay_main(JAIL_FD_RELAY);
+                        relay_main(JAIL_FD_RELAY);
+                        _exit(127);
                 }
                 (void)close(JAIL_FD_RELAY);
         }

@@ -385,8 +385,6 @@
         X(LL_PTRACE, "tracing out of the jail denied")                                          \
         X(LL_TOPOLOGY, "mount changes denied")                                                  \
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
-        /* the supervisor's: network approved, and no egress socket came with the request */  \
-        X(CAP_NO_EGRESS_FD, "no egress socket came with the request (run_request.egress), so there is no way out of the jail") \
         X(CAP_EGRESS_DIRECT, "a direct-mode jail has no network namespace of its own to bind an egress socket into") \
         X(CAP_EGRESS_ROOTLESS, "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)") \
         X(CAP_NEVER, "never grantable")                                                         \

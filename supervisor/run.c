@@ -1154,14 +1154,11 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
 /* The supervisor's word on network: granted only with an egress socket (run_request.egress),
  * which it can bind into a jail of its own mount namespace alone: not direct (no namespace:
  * the tool would be on the host's network) nor rootless (the socket's mount is root's mount
- * namespace's, which a rootless supervisor cannot clone). Otherwise policy/capabilities.c's. */
+ * namespace's, which a rootless supervisor cannot clone). Without one, policy/capabilities.c's,
+ * today's denial ("... until egress through the broker exists"): the broker sends none yet. */
 static enum pol_why cap_egress(enum pol_cap c)
 {
         return c == POL_CAP_NETWORK ? POL_WHY_NONE : pol_cap_server_policy(c);
-}
-static enum pol_why cap_no_egress_fd(enum pol_cap c)
-{
-        return c == POL_CAP_NETWORK ? POL_WHY_CAP_NO_EGRESS_FD : pol_cap_server_policy(c);
 }
 static enum pol_why cap_egress_direct(enum pol_cap c)
 {
@@ -1178,7 +1175,7 @@ static void resolve_caps(struct sup_run *run, const struct proto_strv *approved)
         struct pol_caps granted;
         enum pol_why why[PROTO_CAPS_MAX];
         const struct sup_server *srv = run->srv;
-        pol_cap_policy_fn server = run->egress_fd < 0  ? cap_no_egress_fd
+        pol_cap_policy_fn server = run->egress_fd < 0  ? pol_cap_server_policy /* today's denial */
                                    : srv->cfg.direct   ? cap_egress_direct
                                    : srv->cfg.rootless ? cap_egress_rootless
                                                        : cap_egress;

@@ -3,5 +3,5 @@
 
 int main(int argc, char **argv)
 {
-        return jail_pid1_main(argc, argv);
+        return jail_pid1_main(argc, argv, jail_relay_main);
 }

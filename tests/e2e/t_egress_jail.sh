@@ -6,12 +6,28 @@
 # each has its control (the same tool reaching an approved host, or the same tool without the
 # grant refused as today).
 . "$(dirname "$0")/lib.sh"
-skip_if_rootless "the test makes a network namespace (ip netns), which needs root; a rootless supervisor denies network (docs/egress.md)"
+EGR=$T/egr
+if [ -n "$ROOTLESS_USER" ]; then
+        # A rootless supervisor cannot clone a mount of root's namespace: it denies network,
+        # with its reason, even with an egress fd (the proxy here as the same user, on the
+        # host's network namespace: the run reaches nothing, being denied first).
+        mkdir -p "$EGR" && chown "$ROOTLESS_USER:" "$EGR"
+        as_supervisor "$ANVIL_BUILD/anvil-egress" --control "$EGR/control.sock" --run-dir "$EGR/runs" >"$T/egr.log" 2>&1
+        for _ in $(seq 50); do grep -q 'listening on' "$T/egr.log" && break; sleep 0.1; done
+        grep -q 'listening on' "$T/egr.log" || fail "anvil-egress did not start: $(cat "$T/egr.log")"
+        echo 'import urllib.request' >"$T/t.py"
+        timeout 60 "$PY" "$TOP/tests/e2e/egress_run.py" "$ANVIL_SUP_SOCKET" "$EGR/control.sock" '{"hosts": ["web.test"]}' \
+                "$T/t.py" "$T/rl.ev" >"$T/rl.json" 2>"$T/rl.err" || fail "egress_run.py: $(cat "$T/rl.err")"
+        expect_eq "rootless: the denial" "capability network denied: a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)" \
+                "$(jq -r '.events[] | select(.kind == "capability_denied") | .message' "$T/rl.json")"
+        expect_eq "rootless: status" blocked "$(jq -r .status "$T/rl.json")"
+        expect_eq "rootless: no egress in the facts" false "$(jq -r .blast_facts.egress "$T/rl.json")"
+        exit 0
+fi
 command -v ip >/dev/null || fail "no ip (iproute2)"
 "$PY" -c "import requests" 2>/dev/null || fail "no python3-requests (scripts/deps.sh)"
 
 NS=anvil-egj-$$
-EGR=$T/egr
 cleanup_ns() {
         cleanup
         ip netns del "$NS" 2>/dev/null
@@ -91,6 +107,7 @@ proxy_events urllib | grep -q "^allowed at proxy: CONNECT web.test:443 (11.0.0.1
         fail "no allowed CONNECT: $(proxy_events urllib)"
 echo "ok: the proxy's events: $(proxy_events urllib | wc -l) decisions"
 grep -q "^GET / HTTP/1.1 evil" "$T/net.log" && fail "evil.test's server was reached"
+echo "observed: the granted urllib run (4 requests, one TLS) took $(r urllib .wall_ms) ms"
 
 echo "-- requests: HTTP and HTTPS through the proxy, verified against the run's CA"
 cat >"$T/requests.py" <<'PY'
@@ -179,14 +196,49 @@ connect(11.0.0.10:80)
 connect(127.0.0.1:80)
 bind(127.0.0.1:8080)" "$(r raw '.events[] | select(.layer == "seccomp") | .op')"
 
+echo "-- Landlock and the namespace alone (a test build's runner that loads no filter, layers off)"
+start_sup noseccomp 60000000 --test-no-python-layers --test-skip-seccomp --spares 0 --max-runs 2
+cat >"$T/ll.py" <<'PY'
+import errno, socket
+def connect(addr):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(5)
+    try:
+        s.connect(addr)
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+def bind():
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    try:
+        s.bind(("127.0.0.1", 8080))
+        return "ok"
+    except OSError as e:
+        return errno.errorcode.get(e.errno, str(e.errno))
+print("11.0.0.10:80", connect(("11.0.0.10", 80)))
+print("11.0.0.10:3128", connect(("11.0.0.10", 3128)))
+print("127.0.0.1:80", connect(("127.0.0.1", 80)))
+print("127.0.0.1:3128", connect(("127.0.0.1", 3128)))
+print("bind", bind())
+PY
+SOCK=$T/noseccomp.sock grun ll "$T/ll.py"
+# Landlock refuses every port but 3128 (EACCES); 3128 anywhere but the jail's loopback has no
+# route (the namespace has lo alone); only the relay answers.
+expect_eq "Landlock and the namespace, no seccomp" "11.0.0.10:80 EACCES
+11.0.0.10:3128 ENETUNREACH
+127.0.0.1:80 EACCES
+127.0.0.1:3128 ok
+bind EACCES" "$(out ll)"
+
 echo "-- network not granted: the same tools refused as today (controls)"
 grun denied "$T/urllib.py" --no-approve --no-egress
 expect_eq "not approved, no egress: status" blocked "$(r denied .status)"
+echo "observed: the same tool not granted took $(r denied .wall_ms) ms (refused by the pre-check)"
 expect_eq "the denial" "capability network denied: not approved" \
         "$(r denied '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "no egress in the facts" false "$(r denied .blast_facts.egress)"
 grun noegress "$T/urllib.py" --no-egress
-expect_eq "approved without an egress fd" "capability network denied: no egress socket came with the request (run_request.egress), so there is no way out of the jail" \
+expect_eq "approved without an egress fd" "capability network denied: the server grants no network until egress through the broker exists" \
         "$(r noegress '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "approved without an egress fd: status" blocked "$(r noegress .status)"
 grun stray "$T/urllib.py" --no-approve
@@ -225,6 +277,7 @@ with urllib.request.urlopen("http://web.test/", timeout=20) as f:
     print("then:", f.read().decode().strip())
 PY
 grun slow "$T/slow.py"
+echo "observed: the slowloris run took $(r slow .wall_ms) ms"
 expect_eq "slowloris" "ended 20 of 20 within 15 s: True
 then: hello from web.test (11.0.0.10)" "$(out slow)"
 
@@ -252,6 +305,14 @@ expect_eq "proxy killed" "before: hello from web.test (11.0.0.10)
 after: refused, the connection ended
 after: refused, the connection ended" "$(out killed)"
 start_egress
+
+echo "-- direct mode (no namespaces): network denied, with its reason"
+start_sup direct 50000000 --test-no-userns --spares 1 --max-runs 2
+SOCK=$T/direct.sock grun direct_mode "$T/urllib.py"
+expect_eq "direct: the denial" "capability network denied: a direct-mode jail has no network namespace of its own to bind an egress socket into" \
+        "$(r direct_mode '.events[] | select(.kind == "capability_denied") | .message')"
+expect_eq "direct: status" blocked "$(r direct_mode .status)"
+expect_eq "direct: no egress in the facts" false "$(r direct_mode .blast_facts.egress)"
 
 echo "-- the grant is never a warm jail's"
 expect_eq "a granted run is cold" 0 "$(r urllib '[.events[] | select(.kind == "warm")] | length')"

@@ -1421,8 +1421,6 @@ static const char *why_expected(enum pol_why w)
                 return "a direct-mode jail has no network namespace of its own to bind an egress socket into";
         case POL_WHY_CAP_EGRESS_ROOTLESS:
                 return "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)";
-        case POL_WHY_CAP_NO_EGRESS_FD:
-                return "no egress socket came with the request (run_request.egress), so there is no way out of the jail";
         case POL_WHY_CAP_NEVER:
                 return "never grantable";
         case POL_WHY_CAP_NOT_APPROVED:

@@ -78,7 +78,8 @@ static const struct {
         { "vfork", __NR_vfork, { 0 }, true },
         { "clone for a process (fork)", __NR_clone, { 0x01200011 /* CHILD_SETTID|CHILD_CLEARTID|SIGCHLD */ }, true },
         { "clone for posix_spawn", __NR_clone, { CLONE_VM | CLONE_VFORK | 17 }, true },
-        { "clone for a thread is allowed", __NR_clone,
+        { "clone for a thread is allowed",
+          __NR_clone,
           { CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_SETTLS |
             CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID },
           false },
@@ -218,6 +219,34 @@ static void test_let_through(void **state)
         assert_false(pol_sc_let_through(rule(__NR_socket, s), s, rd, &mu));
 }
 
+/* A run granted network: connect to 127.0.0.1:3128 (the relay) alone, besides AF_UNIX. */
+static void test_let_through_inet(void **state)
+{
+        (void)state;
+        struct sockaddr_in in = { .sin_family = AF_INET, .sin_port = htons(3128) };
+        in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        struct mem mi = { BASE, &in, sizeof(in) };
+        uint64_t a[6] = { 3, BASE, sizeof(in) };
+        assert_true(pol_sc_let_through_inet(rule(__NR_connect, a), a, rd, &mi, 3128));
+        /* bind of the same address, another port, another address, AF_UNIX, short: refused */
+        assert_false(pol_sc_let_through_inet(rule(__NR_bind, a), a, rd, &mi, 3128));
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, a), a, rd, &mi, 80));
+        in.sin_addr.s_addr = htonl(0x7f000002);
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, a), a, rd, &mi, 3128));
+        in.sin_addr.s_addr = htonl(0x0b00000a);
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, a), a, rd, &mi, 3128));
+        in.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        uint64_t d[6] = { 3, BASE, sizeof(in) - 1 };
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, d), d, rd, &mi, 3128));
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, a), a, NULL, NULL, 3128));
+        struct sockaddr_un un = { .sun_family = AF_UNIX, .sun_path = "/run/anvil/egress.sock" };
+        struct mem mu = { BASE, &un, sizeof(un) };
+        uint64_t b[6] = { 3, BASE, sizeof(un) };
+        assert_false(pol_sc_let_through_inet(rule(__NR_connect, b), b, rd, &mu, 3128));
+        /* and the plain rule never lets the relay's address through */
+        assert_false(pol_sc_let_through(rule(__NR_connect, a), a, rd, &mi));
+}
+
 static void test_describe_strings(void **state)
 {
         (void)state;
@@ -312,10 +341,10 @@ static void test_foreign(void **state)
 int main(void)
 {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_table_names),     cmocka_unit_test(test_catches),
+                cmocka_unit_test(test_table_names),      cmocka_unit_test(test_catches),
                 cmocka_unit_test(test_describe_sockets), cmocka_unit_test(test_let_through),
-                cmocka_unit_test(test_describe_strings), cmocka_unit_test(test_describe_flags),
-                cmocka_unit_test(test_foreign),
+                cmocka_unit_test(test_let_through_inet), cmocka_unit_test(test_describe_strings),
+                cmocka_unit_test(test_describe_flags),   cmocka_unit_test(test_foreign),
         };
         return cmocka_run_group_tests(tests, NULL, NULL);
 }
