@@ -117,6 +117,10 @@ BRO_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard broker/*.c))
 CTL_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard ctl/*.c))
 MCP_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard mcp/*.c))
 EGR_OBJS := $(patsubst %.c,$(BUILD)/obj/%.o,$(wildcard egress/*.c))
+# A capability's hosts (policy/cap_scope.c) are read with the proxy's own rule parser, so what
+# the broker grants is what anvil-egress enforces: linked beside the library where it is used
+# (an archive cannot hold both rules.o).
+SCOPE_OBJS := $(BUILD)/obj/egress/rules.o
 PY_OBJS  := $(patsubst %.c,$(JAIL_OBJ)/%.o,$(wildcard runner/*.c))
 
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -209,7 +213,7 @@ $(BUILD)/anvil-supervisor: $(SUP_OBJS) $(LIB_A)
 
 # Debian's libinih reads both daemons' configuration file (lib/config.c); libmd the artifacts'
 # sha256 (broker/render.c), which the supervisor leaves to the broker.
-$(BUILD)/anvil-broker: $(BRO_OBJS) $(LIB_A)
+$(BUILD)/anvil-broker: $(BRO_OBJS) $(SCOPE_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(BRO_LIBS)
 
 # The egress proxy (egress/, docs/egress.md): its own process and user, libuv, jansson for its
@@ -220,13 +224,13 @@ $(BUILD)/anvil-egress: $(EGR_OBJS) $(LIB_A)
 # anvilctl verify's scripted model is served by libmicrohttpd; artifacts are hashed with libmd
 # (verify's read-back, and a supervisor's results, which leave the hashing to the client).
 # anvilctl writes the prose of a supervisor's facts as the broker does (broker/render.c).
-$(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(LIB_A)
+$(BUILD)/anvilctl: $(CTL_OBJS) $(BUILD)/obj/broker/render.o $(SCOPE_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -o $@ $^ $(CTL_LIBS)
 
 # anvil-mcp is a client of the broker as anvilctl is: its connection and inputs (ctl/client.c,
 # ctl/input.c) and the results' prose (broker/render.c, which a supervisor's results need);
 # jansson its JSON-RPC, libmd the artifacts' SHA-256 it checks; a thread per request.
-$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(LIB_A)
+$(BUILD)/anvil-mcp: $(MCP_OBJS) $(BUILD)/obj/ctl/client.o $(BUILD)/obj/ctl/input.o $(BUILD)/obj/broker/render.o $(SCOPE_OBJS) $(LIB_A)
 	$(CC) $(SAN) $(LDFLAGS) -pthread -o $@ $^ $(MCP_LIBS)
 
 $(BUILD)/anvil-py: $(PY_OBJS) $(JAIL_LIB)
@@ -255,7 +259,7 @@ MODEL_OBJS := $(BUILD)/obj/broker/model.o $(BUILD)/obj/broker/model_cfg.o $(BUIL
 # their tests link them beside the library.
 AGENT_OBJS := $(BUILD)/obj/broker/reply.o $(BUILD)/obj/broker/prompt.o $(BUILD)/obj/broker/textbuf.o
 
-$(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(LIB_A)
+$(BUILD)/tests/test_agent $(BUILD)/tests/test_policy: $(BUILD)/tests/%: tests/unit/%.c $(AGENT_OBJS) $(SCOPE_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 
@@ -267,7 +271,7 @@ $(BUILD)/tests/test_precheck: tests/unit/test_precheck.c $(PRECHECK_OBJS) $(LIB_
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(PY_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS) $(PY_LIBS)
 
 # The egress proxy's host matcher and address classifier, linked beside the library.
-$(BUILD)/tests/test_egress: tests/unit/test_egress.c $(BUILD)/obj/egress/rules.o $(LIB_A)
+$(BUILD)/tests/test_egress $(BUILD)/tests/test_scope: $(BUILD)/tests/%: tests/unit/%.c $(SCOPE_OBJS) $(LIB_A)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) $(SAN) $(PC_CFLAGS) $(UNIT_CFLAGS) $(LDFLAGS) -o $@ $(filter-out %.h,$^) $(UNIT_LIBS)
 

@@ -60,6 +60,7 @@
 #include "lib/utf8.h"
 #include "broker/reply.h"
 #include "policy/limits.h"
+#include "policy/cap_scope.h"
 #include "policy/reasons.h"
 #include "policy/rules.h"
 #include "policy/variables.h"
@@ -78,32 +79,38 @@
 
 /* The broker's own tool for A2. It runs in the sandbox like any other and must pass the same
  * layers: the e2e tests run it on every task. Each input is described or its error given. */
-static const char describe_py[] =
-        "import json, os\n"
-        "import pandas as pd\n"
-        "out = []\n"
-        "for name in sorted(os.listdir('inputs')):\n"
-        "    path = os.path.join('inputs', name)\n"
-        "    d = {'name': name, 'bytes': os.path.getsize(path)}\n"
-        "    try:\n"
-        "        low = name.lower()\n"
-        "        if low.endswith(('.csv', '.tsv')):\n"
-        "            df = pd.read_csv(path, sep='\\t' if low.endswith('.tsv') else ',')\n"
-        "            d['rows'] = int(len(df))\n"
-        "            d['columns'] = [{'name': str(c)[:200], 'dtype': str(t)} for c, t in list(df.dtypes.items())[:200]]\n"
-        "            d['more_columns'] = max(0, len(df.columns) - 200)\n"
-        "            d['head'] = df.head(5).to_csv(index=False)[:4000]\n"
-        "        else:\n"
-        "            with open(path, 'rb') as f:\n"
-        "                d['head'] = f.read(2000).decode('utf-8', 'replace')\n"
-        "    except Exception as e:\n"
-        "        d['error'] = (type(e).__name__ + ': ' + str(e))[:1000]\n"
-        "    out.append(d)\n"
-        "print(json.dumps({'inputs': out}))\n";
+static const char describe_py[] = "import json, os\n"
+                                  "import pandas as pd\n"
+                                  "out = []\n"
+                                  "for name in sorted(os.listdir('inputs')):\n"
+                                  "    path = os.path.join('inputs', name)\n"
+                                  "    d = {'name': name, 'bytes': os.path.getsize(path)}\n"
+                                  "    try:\n"
+                                  "        low = name.lower()\n"
+                                  "        if low.endswith(('.csv', '.tsv')):\n"
+                                  "            df = pd.read_csv(path, sep='\\t' if low.endswith('.tsv') else ',')\n"
+                                  "            d['rows'] = int(len(df))\n"
+                                  "            d['columns'] = [{'name': str(c)[:200], 'dtype': str(t)} for c, t in "
+                                  "list(df.dtypes.items())[:200]]\n"
+                                  "            d['more_columns'] = max(0, len(df.columns) - 200)\n"
+                                  "            d['head'] = df.head(5).to_csv(index=False)[:4000]\n"
+                                  "        else:\n"
+                                  "            with open(path, 'rb') as f:\n"
+                                  "                d['head'] = f.read(2000).decode('utf-8', 'replace')\n"
+                                  "    except Exception as e:\n"
+                                  "        d['error'] = (type(e).__name__ + ': ' + str(e))[:1000]\n"
+                                  "    out.append(d)\n"
+                                  "print(json.dumps({'inputs': out}))\n";
 
 #define TASK_TOOL_MAX 60 /* bytes of the task's first line a listing shows */
 
-enum task_state { T_DESCRIBE, T_MODEL, T_RUN, T_SAVING, T_DONE };
+enum task_state {
+        T_DESCRIBE,
+        T_MODEL,
+        T_RUN,
+        T_SAVING,
+        T_DONE
+};
 
 struct bro_task {
         struct bro_server *srv;
@@ -116,23 +123,23 @@ struct bro_task {
         struct bro_model_cfg model;   /* the broker's settings, or the task's url and name */
         json_t *messages;             /* the conversation, as sent to the model */
         enum task_state state;
-        unsigned step;      /* model turns taken */
+        unsigned step; /* model turns taken */
         unsigned max_steps;
         uint64_t budget_s;
         uint64_t t0;
-        long model_req;            /* in flight, or 0 */
-        struct bro_relay *relay;   /* in flight, or NULL */
-        char *current_code;        /* the action running */
-        char *variables;           /* JSON object text for the next action */
-        bool caps_malformed; /* the last reply's declaration was not understood: tell it */
+        long model_req;          /* in flight, or 0 */
+        struct bro_relay *relay; /* in flight, or NULL */
+        char *current_code;      /* the action running */
+        char *variables;         /* JSON object text for the next action */
+        bool caps_malformed;     /* the last reply's declaration was not understood: tell it */
         struct proto_strv caps_requested;
         struct proto_array steps; /* of struct proto_task_step */
         int trace_fd;
         uv_timer_t budget;
         bool budget_init;
-        char *status, *error; /* the end, once known */
+        char *status, *error;                    /* the end, once known */
         const struct proto_task_step *delivered; /* an ok task's deliverable, in steps */
-        unsigned trace_lost;  /* trace lines not written, the first one's errno in trace_errno */
+        unsigned trace_lost;                     /* trace lines not written, the first one's errno in trace_errno */
         int trace_errno;
         char *trace_incomplete, *not_stored; /* the TaskResult's notices (POL_TRACE_INCOMPLETE, POL_NOT_STORED) */
 };
@@ -288,10 +295,10 @@ static void fail_msg(struct bro_task *t, char *msg)
 }
 
 /* The task fails with reason POL_ID (its arguments checked by the compiler, reasons.h). */
-#define fail(t, ID, ...)                                                                        \
-        do {                                                                                    \
-                char fail_buf_[TASK_ERROR_MAX + 1];                                             \
-                fail_msg((t), POL_REASON(fail_buf_, sizeof(fail_buf_), ID, ##__VA_ARGS__));     \
+#define fail(t, ID, ...)                                                                    \
+        do {                                                                                \
+                char fail_buf_[TASK_ERROR_MAX + 1];                                         \
+                fail_msg((t), POL_REASON(fail_buf_, sizeof(fail_buf_), ID, ##__VA_ARGS__)); \
         } while (0)
 
 /* A run of the task's on the path of a client's run_request (relay.c). A request too large
@@ -407,8 +414,10 @@ static void fit_result(struct proto_array *steps)
                 struct proto_event *note = proto_array_push(ev, sizeof(*note));
                 if (note) {
                         *note = (struct proto_event){ .layer = strdup("supervisor"), .kind = strdup("events_dropped") };
-                        if (asprintf(&note->message, "%zu events left out of the task's result to fit it; the run's "
-                                                     "result has them all", n) < 0)
+                        if (asprintf(&note->message,
+                                     "%zu events left out of the task's result to fit it; the run's "
+                                     "result has them all",
+                                     n) < 0)
                                 note->message = NULL;
                 }
                 total -= before - step_weight(&s[i]);
@@ -418,11 +427,15 @@ static void fit_result(struct proto_array *steps)
 /* The TaskResult, once the task has ended; d holds its deliverable. Borrows from t. */
 static void task_result(const struct bro_task *t, struct proto_task_result *res, struct proto_deliverable *d)
 {
-        *res = (struct proto_task_result){ .task_id = (char *)t->id, .status = t->status, .error = t->error,
-                                           .steps = t->steps, .not_stored = t->not_stored,
+        *res = (struct proto_task_result){ .task_id = (char *)t->id,
+                                           .status = t->status,
+                                           .error = t->error,
+                                           .steps = t->steps,
+                                           .not_stored = t->not_stored,
                                            .trace_incomplete = t->trace_incomplete };
         if (t->delivered) {
-                *d = (struct proto_deliverable){ .run_id = t->delivered->run.run_id, .source = t->delivered->code,
+                *d = (struct proto_deliverable){ .run_id = t->delivered->run.run_id,
+                                                 .source = t->delivered->code,
                                                  .artifacts = t->delivered->run.artifacts };
                 res->deliverable = d;
         }
@@ -481,8 +494,14 @@ static void task_finish(struct bro_task *t, const char *status, const char *erro
         if (ds)
                 json_object_set_new(f, "deliverable_run", json_string(d.run_id));
         /* What a replay prints: the status, and the error or the deliverable's run. */
-        json_object_set_new(f, "message", json_sprintf("%s%s%s", status, error ? ": " : ds ? ": the deliverable is run " : "",
-                                                       error ? error : ds ? d.run_id : ""));
+        json_object_set_new(f, "message",
+                            json_sprintf("%s%s%s", status,
+                                         error ? ": "
+                                         : ds  ? ": the deliverable is run "
+                                               : "",
+                                         error ? error
+                                         : ds  ? d.run_id
+                                               : ""));
         trace_line(t, "end", f);
         if (t->trace_lost) { /* the last line is written: the count is final */
                 char note[256];
@@ -771,8 +790,7 @@ static char *run_observation(const struct proto_run_result *res, const char *nex
                 size_t i = 0;
                 const char *k;
                 json_t *v;
-                json_object_foreach(vars, k, v)
-                        kept[i++] = k;
+                json_object_foreach(vars, k, v) kept[i++] = k;
                 const struct proto_variable_dropped *d = res->variables_dropped.items;
                 for (i = 0; i < nd; i++)
                         dropped[i] = d[i].name;
@@ -812,7 +830,8 @@ static void on_action_result(void *data, struct proto_msg *m)
         const struct proto_run_result *res = &s->run;
         char line[256];
         snprintf(line, sizeof(line), "run %s: %s", res->run_id, res->killed ? res->killed : res->status);
-        report(t, "run_result", line, NULL, NULL, json_pack("{s:s, s:s}", "run_id", res->run_id, "status", res->status));
+        report(t, "run_result", line, NULL, NULL,
+               json_pack("{s:s, s:s}", "run_id", res->run_id, "status", res->status));
         /* The variables it left are the next action's; a run that left none (blocked before
          * its first line, killed) changed nothing, and the next action has what it had. */
         if (res->variables) {
@@ -873,7 +892,9 @@ static void run_action(struct bro_task *t, const char *code)
         }
         char what[32];
         snprintf(what, sizeof(what), "step %u", t->step);
-        struct bro_relay_owner o = { on_run_event, on_action_result, on_run_error, t, t->uid, t->id, what, on_run_output };
+        struct bro_relay_owner o = {
+                on_run_event, on_action_result, on_run_error, t, t->uid, t->id, what, on_run_output
+        };
         start_relay(t, &m, &o);
 }
 
@@ -912,7 +933,8 @@ static int parse_description(const char *text, struct description *d, char *why,
         for (size_t i = 0; i < n; i++) {
                 json_t *cols = json_object_get(json_array_get(list, i), "columns");
                 if (cols && (!json_is_array(cols) || json_array_size(cols) > DESCRIBE_COLUMNS_MAX)) {
-                        snprintf(why, wsize, "input %zu: its columns are not a list of at most %d", i, DESCRIBE_COLUMNS_MAX);
+                        snprintf(why, wsize, "input %zu: its columns are not a list of at most %d", i,
+                                 DESCRIBE_COLUMNS_MAX);
                         return -1;
                 }
                 total_cols += cols ? json_array_size(cols) : 0;
@@ -944,7 +966,8 @@ static int parse_description(const char *text, struct description *d, char *why,
                 in->rows = rows ? (unsigned long long)json_integer_value(rows) : 0;
                 in->columns = col;
                 if (more && json_integer_value(more) > 0)
-                        in->columns_total = (cols ? json_array_size(cols) : 0) + (unsigned long long)json_integer_value(more);
+                        in->columns_total =
+                                (cols ? json_array_size(cols) : 0) + (unsigned long long)json_integer_value(more);
                 for (size_t k = 0; cols && k < json_array_size(cols); k++) {
                         json_t *c = json_array_get(cols, k);
                         json_t *cn = json_object_get(c, "name"), *ct = json_object_get(c, "dtype");
@@ -997,7 +1020,8 @@ static void on_describe_result(void *data, struct proto_msg *m)
         const struct proto_run_result *res = &m->u.run_result;
         char line[256];
         snprintf(line, sizeof(line), "run %s: %s", res->run_id, res->killed ? res->killed : res->status);
-        report(t, "describe_result", line, NULL, NULL, json_pack("{s:s, s:s}", "run_id", res->run_id, "status", res->status));
+        report(t, "describe_result", line, NULL, NULL,
+               json_pack("{s:s, s:s}", "run_id", res->run_id, "status", res->status));
         struct description d = { 0 };
         char why[512] = "";
         if (strcmp(res->status, "ok") != 0 || parse_description(res->out_text, &d, why, sizeof(why)) < 0) {
@@ -1016,7 +1040,19 @@ static void on_describe_result(void *data, struct proto_msg *m)
         char *reads[8] = { 0 }, *writes[8] = { 0 };
         size_t n_reads = task_roots(&res->blast_radius.read, reads, 8);
         size_t n_writes = task_roots(&res->blast_radius.write, writes, 8);
+        /* The hosts network may reach, as the relay will decide for a run asking for them all
+         * (policy/cap_scope.h): what the user approved, if the server allows network. */
+        char net_hosts[1024];
+        const char *const every[] = { "network" };
+        struct pol_scope *g = malloc(sizeof(*g));
+        bool net = g && t->srv->cfg.egress_path &&
+                   pol_net_resolve(every, 1, (const char *const *)t->sub.capabilities_approved.items,
+                                   t->sub.capabilities_approved.n, !t->srv->cfg.network_off, g) == POL_WHY_NONE;
+        if (net)
+                pol_scope_text(g, net_hosts, sizeof(net_hosts));
+        free(g);
         struct bro_prompt_in p = {
+                .net_hosts = net ? net_hosts : NULL,
                 .task = t->sub.task,
                 .inputs = d.inputs,
                 .n_inputs = d.n,
@@ -1036,8 +1072,9 @@ static void on_describe_result(void *data, struct proto_msg *m)
         description_free(&d);
         proto_msg_free(m);
         if (!sys) {
-                fail(t, TASK_INTERNAL, e == E2BIG ? "the inputs' description does not fit in the prompt"
-                                                      : "the prompt could not be made (out of memory)");
+                fail(t, TASK_INTERNAL,
+                     e == E2BIG ? "the inputs' description does not fit in the prompt"
+                                : "the prompt could not be made (out of memory)");
                 return;
         }
         if (add_message(t, "system", sys) < 0 || add_message(t, "user", bro_agent_format(POL_AGENT_BEGIN)) < 0) {
@@ -1059,7 +1096,9 @@ static void describe(struct bro_task *t)
                 fail(t, TASK_INTERNAL, "out of memory");
                 return;
         }
-        struct bro_relay_owner o = { on_run_event, on_describe_result, on_run_error, t, t->uid, t->id, "describe", NULL };
+        struct bro_relay_owner o = {
+                on_run_event, on_describe_result, on_run_error, t, t->uid, t->id, "describe", NULL
+        };
         start_relay(t, &m, &o);
 }
 
@@ -1109,10 +1148,9 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         }
         for (size_t i = 0; i < sub->capabilities_approved.n; i++) {
                 const char *name = sub->capabilities_approved.items[i];
-                if (pol_cap_from_name(name) < 0) {
-                        char msg[256];
-                        refuse(c, m, "bad_request", "task_submit.capabilities_approved", "%s",
-                               pol_cap_unknown("task_submit.capabilities_approved", name, msg, sizeof(msg)));
+                char msg[512];
+                if (pol_cap_check("task_submit.capabilities_approved", name, msg, sizeof(msg)) < 0) {
+                        refuse(c, m, "bad_request", "task_submit.capabilities_approved", "%s", msg);
                         return;
                 }
         }
@@ -1163,8 +1201,8 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         make_task_id(t->id, sizeof(t->id));
         char trace_name[PROTO_ID_MAX + 8];
         snprintf(trace_name, sizeof(trace_name), "%s.jsonl", t->id);
-        t->trace_fd = openat(srv->traces_dirfd, trace_name, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC,
-                             0640);
+        t->trace_fd = openat(srv->traces_dirfd, trace_name,
+                             O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0640);
         if (t->trace_fd < 0 || !t->messages) {
                 char why[256];
                 snprintf(why, sizeof(why), "the trace %s could not be created: %s", trace_name, strerror(errno));
@@ -1177,7 +1215,8 @@ void bro_task_submit(struct bro_client *c, struct proto_msg *m)
         json_t *inputs = json_array();
         const struct proto_input *in = t->sub.inputs.items;
         for (size_t i = 0; i < t->sub.inputs.n; i++)
-                json_array_append_new(inputs, json_pack("{s:s, s:I}", "name", in[i].name, "bytes", (json_int_t)in[i].data.len));
+                json_array_append_new(inputs,
+                                      json_pack("{s:s, s:I}", "name", in[i].name, "bytes", (json_int_t)in[i].data.len));
         json_t *caps = json_array();
         for (size_t i = 0; i < t->sub.capabilities_approved.n; i++)
                 json_array_append_new(caps, json_string(t->sub.capabilities_approved.items[i]));
@@ -1272,7 +1311,8 @@ static int line_to_event(json_t *o, const char *task_id, struct proto_msg *m, st
         te->message = msg ? (char *)json_string_value(msg) : NULL;
         te->code = code ? (char *)json_string_value(code) : NULL;
         if (json_is_object(e)) {
-                json_t *l = json_object_get(e, "layer"), *k = json_object_get(e, "kind"), *tm = json_object_get(e, "t_ms");
+                json_t *l = json_object_get(e, "layer"), *k = json_object_get(e, "kind"),
+                       *tm = json_object_get(e, "t_ms");
                 if (!json_is_string(l) || !json_is_string(k) || !json_is_integer(tm))
                         return -1;
                 *ev = (struct proto_event){ .t_ms = (uint64_t)json_integer_value(tm),
@@ -1345,7 +1385,8 @@ void bro_trace_replay(struct bro_client *c, const struct proto_trace_request *re
                         /* Only the task's own user, or root, may read it. */
                         json_t *uid = json_object_get(o, "uid");
                         if (!json_is_integer(uid) || (c->uid != 0 && (uid_t)json_integer_value(uid) != c->uid)) {
-                                bro_client_error(c, "forbidden", "this task's trace belongs to another user", NULL, rid);
+                                bro_client_error(c, "forbidden", "this task's trace belongs to another user", NULL,
+                                                 rid);
                                 return;
                         }
                         first = false;
@@ -1359,6 +1400,7 @@ void bro_trace_replay(struct bro_client *c, const struct proto_trace_request *re
         for (struct bro_task *t = srv->tasks; t; t = t->next)
                 running |= strcmp(t->id, req->task_id) == 0;
         snprintf(msg, sizeof(msg), "%zu lines replayed%s", lines, running ? "; the task is still running" : "");
-        end.u.task_event = (struct proto_task_event){ .task_id = (char *)req->task_id, .kind = "trace_end", .message = msg };
+        end.u.task_event =
+                (struct proto_task_event){ .task_id = (char *)req->task_id, .kind = "trace_end", .message = msg };
         bro_client_send(c, &end);
 }

@@ -13,6 +13,7 @@
 #include <uv.h>
 
 #include "broker/http.h"
+#include "policy/reasons.h"
 #include "broker/model.h"
 #include "proto/stream.h"
 
@@ -57,6 +58,10 @@ struct bro_config {
         unsigned keep_results; /* --keep-results: DIR/results/ keeps the newest N (store.c) */
         unsigned keep_tasks;   /* --keep-tasks: DIR/tasks/ and DIR/traces/ keep the newest N ended tasks */
         struct bro_http_config http; /* --http, --web-dir, --http-allow-remote */
+        /* Network (issue 17): anvil-egress's control socket (--egress; NULL: none, and network
+         * is never granted), and --network off, which forbids it whatever is approved. */
+        const char *egress_path;
+        bool network_off;
 };
 
 enum bro_prune { BRO_PRUNE_RESULTS, BRO_PRUNE_TASKS, _BRO_PRUNE_MAX };
@@ -157,7 +162,43 @@ struct bro_relay {
         uid_t uid;
         char task_id[PROTO_ID_MAX + 1];
         char tool[PROTO_NAME_MAX + 1];
+        /* Network (relay.c's net_decide): asked for; the broker's word on it (POL_WHY_NONE:
+         * granted, with scope's hosts); its proxy, while the run lives; the result waiting for
+         * the proxy's "closed" (E4). */
+        bool net_asked;
+        enum pol_why net_why;
+        struct pol_scope *net_scope;
+        struct bro_egress *egress;
+        struct proto_msg *held_result;
 };
+
+/* egress.c: a run's anvil-egress control connection (E1-E4 there) */
+struct bro_egress;
+struct pol_scope;
+/* What the proxy said of a run, for its result. */
+struct bro_egress_record {
+        struct proto_array events; /* of struct proto_event, layer proxy, in order */
+        uint64_t dropped;          /* events not kept (beyond the bound, or the daemon's own count) */
+        struct proto_array conns;  /* of struct proto_connection: the "allowed" events */
+        uint64_t conns_dropped;
+        bool gone;     /* the connection ended during the run: the proxy's end (PROXY_GONE) */
+        bool unclosed; /* "closed" never came (sending failed, or EGRESS_CLOSE_MS passed) */
+};
+/* E1: the run opened with s's hosts, its answer to come through bro_relay_egress_opened; NULL
+ * (and why) if it cannot even be asked. */
+struct bro_egress *bro_egress_open(struct bro_relay *r, const char *path, const char *run_id,
+                                   const struct pol_scope *s, enum pol_why *why);
+/* E4: "close" sent; true if "closed" is to come (bro_relay_egress_done), false if nothing is. */
+bool bro_egress_close(struct bro_egress *e);
+struct bro_egress_record *bro_egress_record(struct bro_egress *e);
+void bro_egress_record_free(struct bro_egress_record *rec);
+/* The relay lets go: the connection ends (and the proxy's run with it), e freed when it can. */
+void bro_egress_free(struct bro_egress *e);
+/* relay.c's side: E2's answer (fd the run's socket, or -1 and why not), E3's events, E4's end. */
+void bro_relay_egress_opened(struct bro_relay *r, struct bro_egress *e, int fd, enum pol_why why);
+void bro_relay_egress_event(struct bro_relay *r, const struct proto_event *ev);
+void bro_relay_egress_done(struct bro_relay *r, struct bro_egress *e);
+uv_loop_t *bro_relay_loop(struct bro_relay *r);
 
 /* clients.c */
 int bro_server_listen(struct bro_server *srv, struct anvil_err *err);

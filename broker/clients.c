@@ -18,6 +18,7 @@
 #include "lib/list.h"
 #include "lib/cleanup.h"
 #include "lib/log.h"
+#include "policy/cap_scope.h"
 #include "policy/reasons.h"
 
 void bro_client_send(struct bro_client *c, const struct proto_msg *m)
@@ -79,6 +80,31 @@ static void on_client_closed(struct proto_stream *s)
         free(c);
 }
 
+/* What only the broker may write in a run_request: its egress socket (relay.c opens it for a
+ * run granted network; a client's own fd would be a way out the user never approved). And a
+ * capability with hosts is read strictly (policy/cap_scope.h); a plain name is the
+ * supervisor's to deny, as it always was. */
+static int run_request_check(struct bro_client *c, const struct proto_run_request *req)
+{
+        char msg[512];
+        if (req->egress.set) {
+                bro_client_error(c, "bad_request", POL_REASON(msg, sizeof(msg), EGRESS_NOT_CLIENTS),
+                                 "run_request.egress", req->request_id);
+                return -EINVAL;
+        }
+        const struct proto_strv *lists[] = { &req->capabilities_requested, &req->capabilities_approved };
+        static const char *const fields[] = { "run_request.capabilities_requested",
+                                              "run_request.capabilities_approved" };
+        for (size_t l = 0; l < 2; l++)
+                for (size_t i = 0; i < lists[l]->n; i++)
+                        if (strchr(lists[l]->items[i], '=') &&
+                            pol_cap_check(fields[l], lists[l]->items[i], msg, sizeof(msg)) < 0) {
+                                bro_client_error(c, "bad_request", msg, fields[l], req->request_id);
+                                return -EINVAL;
+                        }
+        return 0;
+}
+
 /* Requests for the sandbox: busy beyond BRO_MAX_INFLIGHT or --max-inflight-per-uid, else
  * relayed. Takes over *m. */
 static void sandbox_request(struct bro_client *c, struct proto_msg *m, const char *request_id)
@@ -105,6 +131,8 @@ static void sandbox_request(struct bro_client *c, struct proto_msg *m, const cha
                 bro_client_error(c, "busy", msg, NULL, request_id);
                 goto refused;
         }
+        if (m->type == PROTO_RUN_REQUEST && run_request_check(c, &m->u.run_request) < 0)
+                goto refused;
         bro_relay_start(c, m, fds, n_fds);
         return;
 refused:

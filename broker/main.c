@@ -76,40 +76,45 @@
 
 static void usage(FILE *f)
 {
-        fprintf(f, "usage: anvil-broker --supervisor PATH --listen PATH --state-dir DIR\n"
-                   "  --config FILE       settings read first ([broker], [model]), the options below over\n"
-                   "                      them (default " ANVIL_CONFIG_DEFAULT ", if it exists; /dev/null: none)\n"
-                   "  --supervisor PATH   the supervisor's Unix socket\n"
-                   "  --listen PATH       Unix socket for clients (created 0660)\n"
-                   "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
-                   "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
-                   "  --keep-results N    stored results kept, the newest (1..1000000, 1000)\n"
-                   "  --keep-tasks N      ended tasks kept (result, source, trace), the newest (1..1000000, 1000)\n"
-                   "The web UI (docs/web-api.md; off unless --http is given):\n"
-                   "  --http ADDR:PORT    serve it there, e.g. 127.0.0.1:8700 (loopback unless --http-allow-remote)\n"
-                   "  --web-dir DIR       its files (default: ../share/anvil/web beside this program)\n"
-                   "  --http-allow-remote an address other than loopback (http_allow_remote = yes)\n"
-                   "The model (OpenAI-compatible chat completions; the key from ANVIL_MODEL_KEY or a file):\n"
-                   "  --model-url URL          the API base, e.g. https://api.openai.com/v1\n"
-                   "  --model NAME             the model's name, e.g. gpt-4o-mini\n"
-                   "  --model-key-file PATH    the key, in a file of the broker's user, mode 0600\n"
-                   "  --model-timeout S        per request, 1..3600 (120)\n"
-                   "  --model-max-tokens N     0..1000000 (0: not sent)\n"
-                   "  --model-temperature T    0..2 (not sent unless given)\n"
-                   "  --model-retries N        on 429, 5xx, a refused or reset connection, 0..10 (3)\n"
-                   "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
-                   "connections of one user together):\n"
-                   "  --max-conns N             connections at once, all users (%u)\n"
-                   "  --max-conns-per-uid N     connections at once, per uid (%u)\n"
-                   "  --max-inflight-per-uid N  runs, probes and tasks in flight, per uid (%u; %u per connection)\n"
-                   "  --idle-timeout S          a connection with nothing in flight that sends nothing (%u)\n"
-                   "  --frame-timeout S         a frame begun and not completed; an error frame left unread (%u)\n"
-                   "  --max-partial-bytes N     bytes of frames begun and not completed, per uid (%zu)\n"
-                   "  --max-unread-bytes N      bytes sent and not yet read, per uid (%zu)\n"
-                   "  --help              this text\n"
-                   "  --version           print the version (" ANVIL_VERSION ") and exit\n",
-                BRO_MAX_CONNS_DEFAULT, BRO_MAX_CONNS_PER_UID_DEFAULT, BRO_MAX_INFLIGHT_PER_UID_DEFAULT, BRO_MAX_INFLIGHT,
-                BRO_IDLE_S_DEFAULT, BRO_FRAME_S_DEFAULT, BRO_MAX_PARTIAL_DEFAULT, BRO_MAX_UNREAD_DEFAULT);
+        fprintf(f,
+                "usage: anvil-broker --supervisor PATH --listen PATH --state-dir DIR\n"
+                "  --config FILE       settings read first ([broker], [model]), the options below over\n"
+                "                      them (default " ANVIL_CONFIG_DEFAULT ", if it exists; /dev/null: none)\n"
+                "  --supervisor PATH   the supervisor's Unix socket\n"
+                "  --listen PATH       Unix socket for clients (created 0660)\n"
+                "  --state-dir DIR     stored results in DIR/results (created 0750)\n"
+                "  --socket-group GRP  the group that may use the --listen socket (0660)\n"
+                "  --keep-results N    stored results kept, the newest (1..1000000, 1000)\n"
+                "  --keep-tasks N      ended tasks kept (result, source, trace), the newest (1..1000000, 1000)\n"
+                "  --egress PATH       anvil-egress's control socket: runs granted network go through it\n"
+                "                      (none: network is never granted; docs/egress.md)\n"
+                "  --network on|off    off: network is never granted, whatever is approved (on)\n"
+                "The web UI (docs/web-api.md; off unless --http is given):\n"
+                "  --http ADDR:PORT    serve it there, e.g. 127.0.0.1:8700 (loopback unless --http-allow-remote)\n"
+                "  --web-dir DIR       its files (default: ../share/anvil/web beside this program)\n"
+                "  --http-allow-remote an address other than loopback (http_allow_remote = yes)\n"
+                "The model (OpenAI-compatible chat completions; the key from ANVIL_MODEL_KEY or a file):\n"
+                "  --model-url URL          the API base, e.g. https://api.openai.com/v1\n"
+                "  --model NAME             the model's name, e.g. gpt-4o-mini\n"
+                "  --model-key-file PATH    the key, in a file of the broker's user, mode 0600\n"
+                "  --model-timeout S        per request, 1..3600 (120)\n"
+                "  --model-max-tokens N     0..1000000 (0: not sent)\n"
+                "  --model-temperature T    0..2 (not sent unless given)\n"
+                "  --model-retries N        on 429, 5xx, a refused or reset connection, 0..10 (3)\n"
+                "Bounds on clients (each met is an error frame that names it; per uid: over all the\n"
+                "connections of one user together):\n"
+                "  --max-conns N             connections at once, all users (%u)\n"
+                "  --max-conns-per-uid N     connections at once, per uid (%u)\n"
+                "  --max-inflight-per-uid N  runs, probes and tasks in flight, per uid (%u; %u per connection)\n"
+                "  --idle-timeout S          a connection with nothing in flight that sends nothing (%u)\n"
+                "  --frame-timeout S         a frame begun and not completed; an error frame left unread (%u)\n"
+                "  --max-partial-bytes N     bytes of frames begun and not completed, per uid (%zu)\n"
+                "  --max-unread-bytes N      bytes sent and not yet read, per uid (%zu)\n"
+                "  --help              this text\n"
+                "  --version           print the version (" ANVIL_VERSION ") and exit\n",
+                BRO_MAX_CONNS_DEFAULT, BRO_MAX_CONNS_PER_UID_DEFAULT, BRO_MAX_INFLIGHT_PER_UID_DEFAULT,
+                BRO_MAX_INFLIGHT, BRO_IDLE_S_DEFAULT, BRO_FRAME_S_DEFAULT, BRO_MAX_PARTIAL_DEFAULT,
+                BRO_MAX_UNREAD_DEFAULT);
 }
 
 static int bad_usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -184,6 +189,8 @@ enum {
         O_HTTP,
         O_WEB_DIR,
         O_HTTP_ALLOW_REMOTE,
+        O_EGRESS,
+        O_NETWORK,
         O_TEST_HTTP_TOKEN_S,
         O_TEST_HTTP_SESSION_S,
         O_HELP,
@@ -192,8 +199,14 @@ enum {
 
 /* Each option, and its key in the file: [broker] the option's name with '_', [model] the
  * --model-* option's name without "model-" (--model itself is "name"). */
-#define B(opt, key, id) { opt, "broker", key, id, CFG_ARG }
-#define M(opt, key, id) { opt, "model", key, id, CFG_ARG }
+#define B(opt, key, id)                         \
+        {                                       \
+                opt, "broker", key, id, CFG_ARG \
+        }
+#define M(opt, key, id)                        \
+        {                                      \
+                opt, "model", key, id, CFG_ARG \
+        }
 static const struct cfg_opt opts[] = {
         B("supervisor", "supervisor", O_SUPERVISOR),
         B("listen", "listen", O_LISTEN),
@@ -211,6 +224,8 @@ static const struct cfg_opt opts[] = {
         B("http", "http", O_HTTP),
         B("web-dir", "web_dir", O_WEB_DIR),
         { "http-allow-remote", "broker", "http_allow_remote", O_HTTP_ALLOW_REMOTE, 0 },
+        B("egress", "egress", O_EGRESS),
+        B("network", "network", O_NETWORK),
 #ifdef ANVIL_TEST_BUILD
         /* A login link's life, shortened, for its expiry's test (t_http_login): never in a
          * build users run. */
@@ -244,16 +259,11 @@ static int apply_bound(const struct cfg_src *w, struct bro_bounds *b, struct anv
 {
         unsigned v;
         switch (w->opt->id) {
-        case O_MAX_CONNS:
-                return parse_uint(w, 1, 65536, "", &b->max_conns, err);
-        case O_MAX_CONNS_PER_UID:
-                return parse_uint(w, 1, 65536, "", &b->max_conns_per_uid, err);
-        case O_MAX_INFLIGHT_PER_UID:
-                return parse_uint(w, 1, 65536, "", &b->max_inflight_per_uid, err);
-        case O_IDLE_TIMEOUT:
-                return parse_uint(w, 1, 86400, " of seconds", &b->stream.idle_s, err);
-        case O_FRAME_TIMEOUT:
-                return parse_uint(w, 1, 86400, " of seconds", &b->stream.frame_s, err);
+        case O_MAX_CONNS: return parse_uint(w, 1, 65536, "", &b->max_conns, err);
+        case O_MAX_CONNS_PER_UID: return parse_uint(w, 1, 65536, "", &b->max_conns_per_uid, err);
+        case O_MAX_INFLIGHT_PER_UID: return parse_uint(w, 1, 65536, "", &b->max_inflight_per_uid, err);
+        case O_IDLE_TIMEOUT: return parse_uint(w, 1, 86400, " of seconds", &b->stream.idle_s, err);
+        case O_FRAME_TIMEOUT: return parse_uint(w, 1, 86400, " of seconds", &b->stream.frame_s, err);
         }
         /* At least one read's worth (64 KiB); below 16 MiB + 4 a frame of the largest size
          * cannot be taken in (partial) or waits alone (unread). */
@@ -280,24 +290,19 @@ static int apply_model(struct ctx *x, const struct cfg_src *w, struct anvil_err 
                         return cfg_bad(w, err, "%s", e.msg);
                 return 0;
         }
-        case O_MODEL:
-                return set_string(w, mc->model, sizeof(mc->model), err);
+        case O_MODEL: return set_string(w, mc->model, sizeof(mc->model), err);
         case O_MODEL_KEY_FILE:
                 x->key_file = *w; /* read once everything is known (model_key) */
                 return 0;
-        case O_MODEL_TIMEOUT:
-                return parse_uint(w, 1, BRO_MODEL_TIMEOUT_MAX, " of seconds", &mc->timeout_s, err);
-        case O_MODEL_MAX_TOKENS:
-                return parse_uint(w, 0, BRO_MODEL_MAX_TOKENS_MAX, "", &mc->max_tokens, err);
-        case O_MODEL_RETRIES:
-                return parse_uint(w, 0, BRO_MODEL_RETRIES_MAX, "", &mc->retries, err);
+        case O_MODEL_TIMEOUT: return parse_uint(w, 1, BRO_MODEL_TIMEOUT_MAX, " of seconds", &mc->timeout_s, err);
+        case O_MODEL_MAX_TOKENS: return parse_uint(w, 0, BRO_MODEL_MAX_TOKENS_MAX, "", &mc->max_tokens, err);
+        case O_MODEL_RETRIES: return parse_uint(w, 0, BRO_MODEL_RETRIES_MAX, "", &mc->retries, err);
         case O_MODEL_TEMPERATURE: {
                 const char *arg = w->value;
                 char *end;
                 double t = strspn(arg, "0123456789.") == strlen(arg) && *arg ? strtod(arg, &end) : NAN;
                 if (isnan(t) || *end || t < 0 || t > BRO_MODEL_TEMPERATURE_MAX)
-                        return cfg_bad(w, err, "'%.40s' is not a number within 0..%g", arg,
-                                       BRO_MODEL_TEMPERATURE_MAX);
+                        return cfg_bad(w, err, "'%.40s' is not a number within 0..%g", arg, BRO_MODEL_TEMPERATURE_MAX);
                 mc->temperature = t;
                 return 0;
         }
@@ -310,15 +315,9 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
         struct ctx *x = data;
         struct bro_config *cfg = x->cfg;
         switch (w->opt->id) {
-        case O_SUPERVISOR:
-                cfg->supervisor_path = w->value;
-                return 0;
-        case O_LISTEN:
-                cfg->listen_path = w->value;
-                return 0;
-        case O_STATE_DIR:
-                cfg->state_dir = w->value;
-                return 0;
+        case O_SUPERVISOR: cfg->supervisor_path = w->value; return 0;
+        case O_LISTEN: cfg->listen_path = w->value; return 0;
+        case O_STATE_DIR: cfg->state_dir = w->value; return 0;
         case O_SOCKET_GROUP: {
                 struct anvil_err e = ANVIL_ERR_INIT;
                 if (parse_group(w->value, &cfg->socket_group, &e) < 0)
@@ -341,22 +340,27 @@ static int apply(void *data, const struct cfg_src *w, struct anvil_err *err)
                         return cfg_bad(w, err, "'%.40s' is not yes or no", w->value);
                 cfg->http.allow_remote = !w->value || strcmp(w->value, "yes") == 0;
                 return 0;
-        case O_TEST_HTTP_TOKEN_S:
-                return parse_uint(w, 1, 3600, " of seconds", &cfg->http.token_s, err);
-        case O_TEST_HTTP_SESSION_S:
-                return parse_uint(w, 1, 3600, " of seconds", &cfg->http.session_s, err);
-        case O_KEEP_RESULTS:
-                return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
-        case O_KEEP_TASKS:
-                return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_tasks, err);
+        case O_EGRESS:
+                if (!*w->value)
+                        return cfg_bad(w, err, "the value is empty");
+                cfg->egress_path = w->value; /* connected per run granted network (egress.c) */
+                return 0;
+        case O_NETWORK:
+                if (strcmp(w->value, "on") != 0 && strcmp(w->value, "off") != 0)
+                        return cfg_bad(w, err, "'%.40s' is not on or off", w->value);
+                cfg->network_off = strcmp(w->value, "off") == 0;
+                return 0;
+        case O_TEST_HTTP_TOKEN_S: return parse_uint(w, 1, 3600, " of seconds", &cfg->http.token_s, err);
+        case O_TEST_HTTP_SESSION_S: return parse_uint(w, 1, 3600, " of seconds", &cfg->http.session_s, err);
+        case O_KEEP_RESULTS: return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_results, err);
+        case O_KEEP_TASKS: return parse_uint(w, 1, BRO_KEEP_MAX, "", &cfg->keep_tasks, err);
         case O_MAX_CONNS:
         case O_MAX_CONNS_PER_UID:
         case O_MAX_INFLIGHT_PER_UID:
         case O_IDLE_TIMEOUT:
         case O_FRAME_TIMEOUT:
         case O_MAX_PARTIAL_BYTES:
-        case O_MAX_UNREAD_BYTES:
-                return apply_bound(w, &cfg->bounds, err);
+        case O_MAX_UNREAD_BYTES: return apply_bound(w, &cfg->bounds, err);
         }
         return apply_model(x, w, err);
 }
@@ -414,8 +418,12 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
                 .stream = { .daemon = "broker", .idle_s = BRO_IDLE_S_DEFAULT, .frame_s = BRO_FRAME_S_DEFAULT },
         };
         struct ctx x = { .cfg = cfg };
-        struct cfg_daemon d = { .sections = own_sections, .opts = opts, .n_opts = ELEMENTSOF(opts), .apply = apply,
-                                .ctx = &x, .getopt_messages = false };
+        struct cfg_daemon d = { .sections = own_sections,
+                                .opts = opts,
+                                .n_opts = ELEMENTSOF(opts),
+                                .apply = apply,
+                                .ctx = &x,
+                                .getopt_messages = false };
         struct cfg_result res;
         struct anvil_err err = ANVIL_ERR_INIT;
         int r = cfg_args(&d, argc, argv, &res, &err);
@@ -448,6 +456,8 @@ static int parse_args(int argc, char **argv, struct bro_config *cfg)
         if (cfg->bounds.max_conns_per_uid > cfg->bounds.max_conns)
                 return bad_usage("--max-conns-per-uid %u is over --max-conns %u", cfg->bounds.max_conns_per_uid,
                                  cfg->bounds.max_conns);
+        if (cfg->egress_path && check_socket_path("--egress", cfg->egress_path) < 0)
+                return -1;
         if (strcmp(cfg->supervisor_path, cfg->listen_path) == 0)
                 return bad_usage("--listen and --supervisor are the same path, %s", cfg->listen_path);
         if (model_key(cfg, &x.key_file) < 0)
@@ -587,8 +597,8 @@ int main(int argc, char **argv)
         const struct bro_model_cfg *mc = &srv.cfg.model;
         if (mc->url[0])
                 log_info("model: %s at %s, key %s%s, timeout %u s, %u retries", mc->model, mc->url,
-                         srv.cfg.model_key_source ? "from " : "none", srv.cfg.model_key_source ? srv.cfg.model_key_source : "",
-                         mc->timeout_s, mc->retries);
+                         srv.cfg.model_key_source ? "from " : "none",
+                         srv.cfg.model_key_source ? srv.cfg.model_key_source : "", mc->timeout_s, mc->retries);
         else
                 log_info("model: none set (--model-url)");
         uv_run(srv.loop, UV_RUN_DEFAULT);

@@ -73,6 +73,8 @@ enum bro_obs_class bro_obs_event_class(const char *layer_name, const char *kind_
         case PROTO_LAYER_SECCOMP:
         case PROTO_LAYER_LANDLOCK:
                 return kind == PROTO_KIND_BLOCKED || kind == PROTO_KIND_DROPPED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
+        case PROTO_LAYER_PROXY: /* "blocked at proxy: GET evil.example:80 (host not approved)": final */
+                return kind == PROTO_KIND_BLOCKED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
         case PROTO_LAYER_CGROUP: /* forks refused at the pids limit */
                 return kind == PROTO_KIND_REFUSED ? BRO_OBS_REFUSAL : BRO_OBS_SKIP;
         case PROTO_LAYER_RUNNER: /* "the pre-check refused the tool ...; none of it ran" */
@@ -84,9 +86,8 @@ enum bro_obs_class bro_obs_event_class(const char *layer_name, const char *kind_
                                : BRO_OBS_SKIP;
         case PROTO_LAYER_POLICY: /* "capability network denied: not approved": what the model declared, and what came of it */
                 return kind == PROTO_KIND_CAPABILITY_GRANTED || kind == PROTO_KIND_CAPABILITY_DENIED ? BRO_OBS_NOTE
-                                                                                                   : BRO_OBS_SKIP;
-        default:
-                return BRO_OBS_SKIP;
+                                                                                                     : BRO_OBS_SKIP;
+        default: return BRO_OBS_SKIP;
         }
 }
 
@@ -121,15 +122,11 @@ int bro_obs_from_result(const struct proto_run_result *res, struct bro_obs_run *
                 }
                 switch (bro_obs_event_class(e[i].layer, e[i].kind)) {
                 case BRO_OBS_REFUSAL:
-                        refusals[obs->n_refusals++] = (struct bro_obs_refusal){
-                                e[i].layer, e[i].message, e[i].line.set ? e[i].line.v : 0
-                        };
+                        refusals[obs->n_refusals++] =
+                                (struct bro_obs_refusal){ e[i].layer, e[i].message, e[i].line.set ? e[i].line.v : 0 };
                         break;
-                case BRO_OBS_NOTE:
-                        notes[obs->n_notes++] = e[i].message;
-                        break;
-                case BRO_OBS_SKIP:
-                        break;
+                case BRO_OBS_NOTE: notes[obs->n_notes++] = e[i].message; break;
+                case BRO_OBS_SKIP: break;
                 }
         }
         obs->refusals = refusals;
@@ -628,7 +625,8 @@ static char *prompt_at(const struct bro_prompt_in *in, int level)
         struct bro_tb b = { 0 };
         /* Where the inputs are, as the tool writes it; it goes into a Python string of the
          * example, so it must be a plain path. */
-        const char *dir = in->inputs_dir && plain_path(in->inputs_dir, BRO_PROMPT_PATH_MAX) ? in->inputs_dir : "./inputs";
+        const char *dir =
+                in->inputs_dir && plain_path(in->inputs_dir, BRO_PROMPT_PATH_MAX) ? in->inputs_dir : "./inputs";
         const char *first = in->n_inputs && in->inputs ? in->inputs[0].name : NULL;
         struct bro_tb ex = { 0 };
         bro_tb_str(&ex, dir);
@@ -651,8 +649,23 @@ static char *prompt_at(const struct bro_prompt_in *in, int level)
         _cleanup_free_ char *writes = join_names(in->write_roots, in->write_roots ? in->n_write_roots : 0,
                                                  BRO_PROMPT_PATH_MAX, BRO_PROMPT_ROOTS_SHOWN);
         _cleanup_free_ char *possible = join_names(caps, n_caps, BRO_CAP_NAME_MAX, PROTO_CAPS_MAX);
-        _cleanup_free_ char *approved = join_names(in->caps_approved, in->caps_approved ? in->n_caps_approved : 0,
-                                                   BRO_CAP_NAME_MAX, PROTO_CAPS_MAX);
+        /* the names approved: network=HOSTS is network (its hosts are said below) */
+        char names[PROTO_CAPS_MAX][BRO_CAP_NAME_MAX + 1];
+        const char *shown[PROTO_CAPS_MAX];
+        size_t n_shown = 0;
+        for (size_t i = 0; in->caps_approved && i < in->n_caps_approved && n_shown < PROTO_CAPS_MAX; i++) {
+                size_t len = strcspn(in->caps_approved[i], "=");
+                snprintf(names[n_shown], sizeof(names[n_shown]), "%.*s",
+                         (int)(len > BRO_CAP_NAME_MAX ? BRO_CAP_NAME_MAX : len), in->caps_approved[i]);
+                bool seen = false;
+                for (size_t k = 0; k < n_shown; k++)
+                        seen |= strcmp(shown[k], names[n_shown]) == 0;
+                if (!seen) {
+                        shown[n_shown] = names[n_shown];
+                        n_shown++;
+                }
+        }
+        _cleanup_free_ char *approved = join_names(shown, n_shown, BRO_CAP_NAME_MAX, PROTO_CAPS_MAX);
         if (!example || !reads || !writes || !possible || !approved)
                 return NULL;
 
@@ -669,6 +682,11 @@ static char *prompt_at(const struct bro_prompt_in *in, int level)
         BRO_TB_TEXT(&b, PROMPT_REFUSALS);
         bro_tb_str(&b, "\n\n");
         BRO_TB_TEXT(&b, PROMPT_CAPS, possible, approved);
+        bro_tb_str(&b, "\n\n");
+        if (in->net_hosts && in->net_hosts[0])
+                BRO_TB_TEXT(&b, PROMPT_NETWORK, in->net_hosts);
+        else
+                BRO_TB_TEXT(&b, PROMPT_NO_NETWORK);
         bro_tb_str(&b, "\n\n");
 
         struct bro_tb task = { 0 };

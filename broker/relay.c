@@ -18,7 +18,9 @@
 #include "lib/fd.h"
 #include "lib/log.h"
 #include "lib/startup.h"
+#include "policy/cap_scope.h"
 #include "policy/reasons.h"
+#include "proto/names.h"
 
 /* ---- ending a request: exactly one log line, one last frame ---- */
 
@@ -40,6 +42,9 @@ static void relay_end(struct bro_relay *r, const char *fmt, ...)
         va_end(ap);
         log_info("request #%" PRIu64 ": ended after %" PRIu64 " ms: %s", r->seq, now_ms() - r->t0, what);
 }
+
+static void connect_supervisor(struct bro_relay *r);
+static void finish_result(struct bro_relay *r, struct proto_msg *m);
 
 static void relay_forward(struct bro_relay *r, const struct proto_msg *m)
 {
@@ -71,6 +76,8 @@ static void relay_maybe_free(struct bro_relay *r)
         if (!r->stream_closed || r->store_pending)
                 return;
         LIST_REMOVE(r);
+        bro_egress_free(r->egress);
+        free(r->net_scope);
         if (r->req_held)
                 proto_msg_free(&r->req);
         for (size_t i = 0; i < r->n_fds; i++)
@@ -117,8 +124,8 @@ static void send_cancel(struct bro_relay *r, const char *request_id)
 static void deliver_result(struct bro_relay *r, struct proto_msg *m)
 {
         const struct proto_run_result *res = &m->u.run_result;
-        relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "",
-                  res->killed ? res->killed : "", res->run_id);
+        relay_end(r, "run_result %s%s%s, run %s", res->status, res->killed ? ", " : "", res->killed ? res->killed : "",
+                  res->run_id);
         if (r->owner.data) {
                 void *data = r->owner.data;
                 r->owner.data = NULL;
@@ -141,21 +148,242 @@ static void hash_inline(struct bro_relay *r, struct proto_msg *m)
 {
         char failed[PROTO_PATH_MAX + 128];
         if (bro_hash_artifacts(&m->u.run_result, failed, sizeof(failed)) < 0 || failed[0])
-                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq,
-                          m->u.run_result.run_id, failed[0] ? failed : "out of memory");
+                log_error("request #%" PRIu64 ": run %s: an artifact is not hashed: %s", r->seq, m->u.run_result.run_id,
+                          failed[0] ? failed : "out of memory");
+}
+
+/* ---- network: the broker's word on it (issue 17; docs/egress.md) ----
+ *
+ * The broker decides network, with its hosts: granted = requested ∩ approved ∩ the server's
+ * policy (policy/cap_scope.h, --network, --egress), then the proxy's run opened (egress.c).
+ * The supervisor is sent names alone (a capability's hosts are the proxy's to enforce, not
+ * root's to parse), network approved only when the broker granted it and an egress fd goes
+ * with it; it still decides and records every capability, and its events about network are
+ * given the broker's words here: the hosts granted, or why not. */
+
+static bool strv_has(const struct proto_strv *v, const char *s)
+{
+        for (size_t i = 0; i < v->n; i++)
+                if (strcmp(v->items[i], s) == 0)
+                        return true;
+        return false;
+}
+
+/* Each capability cut to its name, once; network dropped unless keep_network. In place. */
+static void names_only(struct proto_strv *v, bool keep_network)
+{
+        size_t k = 0;
+        for (size_t i = 0; i < v->n; i++) {
+                char *eq = strchr(v->items[i], '=');
+                if (eq)
+                        *eq = '\0';
+                struct proto_strv seen = { v->items, k };
+                if ((!keep_network && strcmp(v->items[i], "network") == 0) || strv_has(&seen, v->items[i])) {
+                        free(v->items[i]);
+                        continue;
+                }
+                v->items[k++] = v->items[i];
+        }
+        v->n = k;
+}
+
+static void net_denied(struct bro_relay *r, enum pol_why why)
+{
+        r->net_why = why;
+        names_only(&r->req.u.run_request.capabilities_approved, false);
+        log_info("request #%" PRIu64 ": network denied: %s", r->seq, pol_why_text(why));
+}
+
+static void net_decide(struct bro_relay *r)
+{
+        struct proto_run_request *req = &r->req.u.run_request;
+        const struct proto_strv *rq = &req->capabilities_requested, *ap = &req->capabilities_approved;
+        r->net_asked = pol_net_listed((const char *const *)rq->items, rq->n);
+        enum pol_why why = POL_WHY_CAP_NOT_APPROVED; /* out of memory: nothing granted */
+        if (r->net_asked && (r->net_scope = malloc(sizeof(*r->net_scope))))
+                why = pol_net_resolve((const char *const *)rq->items, rq->n, (const char *const *)ap->items, ap->n,
+                                      !r->srv->cfg.network_off, r->net_scope);
+        if (why == POL_WHY_NONE && !r->srv->cfg.egress_path)
+                why = POL_WHY_CAP_EGRESS_NONE;
+        names_only(&req->capabilities_requested, true);
+        if (!r->net_asked || why != POL_WHY_NONE)
+                net_denied(r, why);
+        else
+                names_only(&req->capabilities_approved, true);
+}
+
+void bro_relay_egress_opened(struct bro_relay *r, struct bro_egress *e, int fd, enum pol_why why)
+{
+        if (fd >= 0 && r->n_fds >= PROTO_INPUTS_MAX) { /* no room beside the inputs' fds */
+                (void)close(fd);
+                fd = -1;
+                why = POL_WHY_CAP_EGRESS_REFUSED;
+        }
+        if (fd < 0) {
+                bro_egress_free(e);
+                r->egress = NULL;
+                net_denied(r, why);
+        } else {
+                r->req.u.run_request.egress = (struct proto_opt_int){ .set = true, .v = (int64_t)r->n_fds };
+                r->fds[r->n_fds++] = fd;
+        }
+        if (!r->stream.closing && r->req_held)
+                connect_supervisor(r); /* B2, now */
+}
+
+/* The supervisor's event about network, in the broker's words. */
+static void net_rewrite(struct bro_relay *r, struct proto_event *ev)
+{
+        if (!r->net_asked || !ev->layer || strcmp(ev->layer, "policy") != 0 || !ev->op ||
+            strcmp(ev->op, "network") != 0)
+                return;
+        char msg[PROTO_EV_MESSAGE_MAX], hosts[PROTO_EV_MESSAGE_MAX - 64];
+        char *m = NULL, *why = NULL;
+        if (ev->kind && strcmp(ev->kind, "capability_granted") == 0 && r->net_why == POL_WHY_NONE && r->net_scope)
+                m = strdup(POL_REASON(msg, sizeof(msg), CAP_GRANTED_HOSTS,
+                                      pol_scope_text(r->net_scope, hosts, sizeof(hosts))));
+        else if (ev->kind && strcmp(ev->kind, "capability_denied") == 0 && r->net_why != POL_WHY_NONE) {
+                m = strdup(POL_REASON(msg, sizeof(msg), CAP_DENIED, "network", pol_why_text(r->net_why)));
+                why = strdup(pol_why_text(r->net_why));
+                if (why) {
+                        free(ev->reason);
+                        ev->reason = why;
+                }
+        }
+        if (m) {
+                free(ev->message);
+                ev->message = m;
+        }
+}
+
+void bro_relay_egress_event(struct bro_relay *r, const struct proto_event *ev)
+{
+        if (!r->run_id[0])
+                return; /* kept for the result; no frame names a run before the supervisor did */
+        struct proto_msg m = { .type = PROTO_RUN_EVENT };
+        m.u.run_event.request_id = r->request_id;
+        m.u.run_event.run_id = r->run_id;
+        m.u.run_event.event = *ev;
+        relay_forward(r, &m);
+}
+
+uv_loop_t *bro_relay_loop(struct bro_relay *r)
+{
+        return r->srv->loop;
+}
+
+static void free_connections(struct proto_array *a)
+{
+        for (size_t i = 0; i < a->n; i++) {
+                struct proto_connection *c = (struct proto_connection *)a->items + i;
+                free(c->host);
+                free(c->address);
+        }
+        free(a->items);
+        a->items = NULL;
+        a->n = 0;
+}
+
+/* An event of the broker's in the result, if there is room. */
+static void add_event(struct proto_run_result *res, const char *layer, const char *kind, const char *reason,
+                      const char *message)
+{
+        struct proto_event *ev = res->events.n < PROTO_EVENTS_MAX ? proto_array_push(&res->events, sizeof(*ev)) : NULL;
+        if (!ev)
+                return;
+        ev->t_ms = res->wall_ms;
+        ev->layer = strdup(layer);
+        ev->kind = strdup(kind);
+        ev->reason = strdup(reason);
+        ev->message = strdup(message);
+}
+
+/* The result's network, the broker's: its events reworded, the proxy's events after the
+ * supervisor's (two places kept for the notes below), its connections, the hosts. */
+static void net_result(struct bro_relay *r, struct proto_run_result *res)
+{
+        if (!r->net_asked)
+                return;
+        struct proto_event *evs = res->events.items;
+        for (size_t i = 0; i < res->events.n; i++)
+                net_rewrite(r, &evs[i]);
+        if (strv_has(&res->capabilities.granted, "network") && r->net_scope && r->net_why == POL_WHY_NONE) {
+                /* beside the supervisor's facts' line (render.c: granted, only through the proxy) */
+                for (size_t i = 0; i < r->net_scope->n_hosts + r->net_scope->n_ranges; i++)
+                        (void)proto_strv_push(&res->blast_radius.hosts,
+                                              i < r->net_scope->n_hosts
+                                                      ? r->net_scope->hosts[i].text
+                                                      : r->net_scope->ranges[i - r->net_scope->n_hosts].text);
+        }
+        if (!r->egress)
+                return;
+        struct bro_egress_record *rec = bro_egress_record(r->egress);
+        uint64_t dropped = rec->dropped;
+        struct proto_event *pe = rec->events.items;
+        for (size_t i = 0; i < rec->events.n; i++) {
+                struct proto_event *ev =
+                        res->events.n < PROTO_EVENTS_MAX - 2 ? proto_array_push(&res->events, sizeof(*ev)) : NULL;
+                if (!ev) {
+                        dropped++;
+                        continue;
+                }
+                *ev = pe[i];
+                memset(&pe[i], 0, sizeof(pe[i])); /* moved */
+        }
+        char msg[256];
+        if (rec->gone)
+                add_event(res, "proxy", "blocked", "proxy_gone", POL_REASON(msg, sizeof(msg), PROXY_GONE));
+        if (dropped)
+                add_event(res, "proxy", "events_dropped", "events_dropped",
+                          POL_REASON(msg, sizeof(msg), EVENTS_DROPPED, (unsigned long long)dropped));
+        res->connections = rec->conns;
+        memset(&rec->conns, 0, sizeof(rec->conns)); /* moved */
+}
+
+void bro_relay_egress_done(struct bro_relay *r, struct bro_egress *e)
+{
+        (void)e;
+        struct proto_msg *m = r->held_result;
+        r->held_result = NULL;
+        r->store_pending = false;
+        if (!m)
+                return;
+        finish_result(r, m); /* net_result takes what it needs first */
+        free(m);
+        bro_egress_free(r->egress);
+        r->egress = NULL;
+        relay_maybe_free(r);
 }
 
 static void on_run_result(struct bro_relay *r, struct proto_msg *m)
 {
+        struct proto_run_result *res = &m->u.run_result;
+        learn_run_id(r, res->run_id);
+        r->done = true;
+        proto_stream_close(&r->stream); /* nothing else comes for this request */
+        /* not_stored, connections and hosts are the broker's word alone. */
+        free(res->not_stored);
+        res->not_stored = NULL;
+        free_connections(&res->connections);
+        proto_strv_free(&res->blast_radius.hosts);
+        /* E4: the proxy's run closed, and its last events in, before the result is stored. */
+        if (r->egress && (r->held_result = malloc(sizeof(*m)))) {
+                *r->held_result = *m;
+                r->store_pending = true; /* r is kept until the result is stored */
+                if (bro_egress_close(r->egress))
+                        return;
+                bro_relay_egress_done(r, r->egress);
+                return;
+        }
+        finish_result(r, m);
+}
+
+static void finish_result(struct bro_relay *r, struct proto_msg *m)
+{
         struct anvil_err err = ANVIL_ERR_INIT;
         struct proto_run_result *res = &m->u.run_result;
         const char *run_id = res->run_id;
-        learn_run_id(r, run_id);
-        r->done = true;
-        proto_stream_close(&r->stream); /* nothing else comes for this request */
-        /* not_stored is the broker's word alone. */
-        free(res->not_stored);
-        res->not_stored = NULL;
+        net_result(r, res);
         /* The supervisor killed the run because the broker's stop asked it to: that is why it
          * was killed (its events still record the supervisor's cancel). A run that ended on
          * its own before the cancel came keeps its own status. */
@@ -197,6 +425,7 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 if (r->kind != PROTO_RUN_REQUEST)
                         break;
                 learn_run_id(r, m->u.run_event.run_id);
+                net_rewrite(r, &m->u.run_event.event);
                 relay_forward(r, m);
                 if (r->cancel_pending) {
                         r->cancel_pending = false;
@@ -242,11 +471,9 @@ static void on_supervisor_msg(struct bro_relay *r, struct proto_msg *m)
                 proto_stream_close(&r->stream);
                 proto_msg_free(m);
                 return;
-        default:
-                break;
+        default: break;
         }
-        snprintf(why, sizeof(why), "a %s frame in reply to a %s", proto_type_name(m->type),
-                 proto_type_name(r->kind));
+        snprintf(why, sizeof(why), "a %s frame in reply to a %s", proto_type_name(m->type), proto_type_name(r->kind));
         proto_msg_free(m);
         relay_malformed(r, why);
 }
@@ -279,6 +506,15 @@ static void on_supervisor_closed(struct proto_stream *s)
 }
 
 /* B2 -> B3. */
+static void on_connected(uv_connect_t *req, int status);
+
+static void connect_supervisor(struct bro_relay *r)
+{
+        r->connect.data = r;
+        /* libuv 1.44 reports every failure, even an immediate one, through on_connected. */
+        uv_pipe_connect(&r->connect, &r->stream.pipe, r->srv->cfg.supervisor_path, on_connected);
+}
+
 static void on_connected(uv_connect_t *req, int status)
 {
         struct bro_relay *r = req->data;
@@ -443,9 +679,18 @@ static struct bro_relay *relay_new(struct bro_server *srv, struct bro_client *c,
         log_info("request #%" PRIu64 ": %s%s%s%s from %s, started", r->seq, proto_type_name(r->kind),
                  r->request_id ? " '" : "", r->request_id ? r->request_id : "", r->request_id ? "'" : "",
                  c ? c->stream.name : "a task");
-        r->connect.data = r;
-        /* libuv 1.44 reports every failure, even an immediate one, through on_connected. */
-        uv_pipe_connect(&r->connect, &r->stream.pipe, srv->cfg.supervisor_path, on_connected);
+        if (r->kind == PROTO_RUN_REQUEST)
+                net_decide(r);
+        if (r->net_asked && r->net_why == POL_WHY_NONE) {
+                /* E1: the proxy's run first; the request is sent once it is open (or not). */
+                char id[PROTO_ID_MAX + 1];
+                enum pol_why net;
+                snprintf(id, sizeof(id), "broker-%ld-%" PRIu64, (long)getpid(), r->seq);
+                if ((r->egress = bro_egress_open(r, srv->cfg.egress_path, id, r->net_scope, &net)))
+                        return r;
+                net_denied(r, net);
+        }
+        connect_supervisor(r);
         return r;
 }
 
@@ -455,15 +700,16 @@ void bro_relay_cancel(struct bro_client *c, const struct proto_cancel *cancel)
         for (struct bro_relay *r = c->relays; r && !found; r = r->next) {
                 if (r->ended || r->done)
                         continue;
-                if (cancel->run_id ? (r->run_id[0] && strcmp(r->run_id, cancel->run_id) == 0)
-                                   : (cancel->request_id && r->request_id && strcmp(r->request_id, cancel->request_id) == 0))
+                if (cancel->run_id
+                            ? (r->run_id[0] && strcmp(r->run_id, cancel->run_id) == 0)
+                            : (cancel->request_id && r->request_id && strcmp(r->request_id, cancel->request_id) == 0))
                         found = r;
         }
         if (!found) {
-                const char *msg = cancel->run_id
-                                          ? "cancel.run_id: no request in flight on this connection has this run_id"
-                                          : "cancel.run_id: no request in flight on this connection has this request_id "
-                                            "(give run_id or request_id)";
+                const char *msg =
+                        cancel->run_id ? "cancel.run_id: no request in flight on this connection has this run_id"
+                                       : "cancel.run_id: no request in flight on this connection has this request_id "
+                                         "(give run_id or request_id)";
                 bro_client_error(c, "bad_request", msg, "cancel.run_id", cancel->request_id);
                 return;
         }
@@ -491,7 +737,8 @@ void bro_relays_client_gone(struct bro_client *c)
         while ((r = c->relays)) {
                 LIST_REMOVE(r);
                 r->client = NULL;
-                relay_end(r, "abandoned, the client has gone%s", r->store_pending ? " (the result is still stored)" : "");
+                relay_end(r, "abandoned, the client has gone%s",
+                          r->store_pending ? " (the result is still stored)" : "");
                 proto_stream_close(&r->stream);
         }
 }
@@ -606,7 +853,8 @@ void bro_stop_now(struct bro_server *srv, const char *why)
         for (struct bro_relay *r = srv->owned; r; r = r->next)
                 proto_stream_close(&r->stream);
         log_info("stopping at once: %s; %u requests in flight abandoned (closing their connections to the supervisor "
-                 "makes it kill their runs)", why, n);
+                 "makes it kill their runs)",
+                 why, n);
 }
 
 void bro_stop_close(struct bro_server *srv)

@@ -19,6 +19,7 @@
 #include <strings.h>
 
 #include "lib/utf8.h"
+#include "policy/cap_scope.h"
 #include "policy/reasons.h"
 #include "broker/textbuf.h"
 
@@ -71,7 +72,13 @@ static bool all_blank(const char *s, size_t i, size_t end)
 /* ---- openers and closers ---- */
 
 /* <code> blocks, ```py (and the other Python tags), ``` untagged, other languages */
-enum blk_kind { BLK_TAG, BLK_PY, BLK_UNTAGGED, BLK_OTHER, BLK_KINDS };
+enum blk_kind {
+        BLK_TAG,
+        BLK_PY,
+        BLK_UNTAGGED,
+        BLK_OTHER,
+        BLK_KINDS
+};
 
 struct opener {
         bool fence; /* else <code> */
@@ -164,7 +171,12 @@ static bool think_line(const char *s, const struct line *l)
  * as CommonMark would, and the scanner stops looking at strings for the rest of the reply
  * ("plain"): so each byte is lexed at most once and scanned plainly at most once more. */
 
-enum lex { LEX_CODE, LEX_COMMENT, LEX_STR1, LEX_STR3 };
+enum lex {
+        LEX_CODE,
+        LEX_COMMENT,
+        LEX_STR1,
+        LEX_STR3
+};
 
 struct lexer {
         enum lex st;
@@ -750,14 +762,39 @@ static int caps_names(json_t *list, const char *raw, size_t raw_len, struct prot
                 return -EINVAL;
         size_t i;
         json_t *v;
-        json_array_foreach(list, i, v) {
+        json_array_foreach(list, i, v)
+        {
                 const char *name = json_string_value(v);
                 size_t n = name ? json_string_length(v) : 0;
-                if (n == 0 || n > BRO_CAP_NAME_MAX || strlen(name) != n)
-                        return -EINVAL;
-                for (size_t k = 0; k < n; k++)
-                        if (!cap_char(name[k]))
+                char scoped[PROTO_PATH_MAX], msg[16];
+                /* network with its hosts: "network=HOST,..." or {"network": [HOST, ...]} */
+                json_t *hosts = json_object_get(v, "network");
+                if (json_is_object(v) && json_object_size(v) == 1 && json_is_array(hosts) &&
+                    json_array_size(hosts) <= POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX) {
+                        const char *items[POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX];
+                        size_t k;
+                        json_t *h;
+                        json_array_foreach(hosts, k, h)
+                        {
+                                if (!json_is_string(h))
+                                        return -EINVAL;
+                                items[k] = json_string_value(h);
+                        }
+                        if (pol_cap_join(items, json_array_size(hosts), scoped, sizeof(scoped)) < 0)
                                 return -EINVAL;
+                        name = scoped;
+                        n = strlen(scoped);
+                }
+                if (name && n == strlen(name) && n < PROTO_PATH_MAX && strchr(name, '=')) {
+                        if (pol_cap_check("capabilitiesRequested", name, msg, sizeof(msg)) < 0)
+                                return -EINVAL;
+                } else {
+                        if (n == 0 || n > BRO_CAP_NAME_MAX || strlen(name) != n)
+                                return -EINVAL;
+                        for (size_t k = 0; k < n; k++)
+                                if (!cap_char(name[k]))
+                                        return -EINVAL;
+                }
                 if (listed(out, name, n))
                         continue;
                 if (out->n >= PROTO_CAPS_MAX)

@@ -193,8 +193,10 @@ struct bro_prompt_in {
         const char *const *caps_possible; /* what may be requested; none given: every capability
                                            * the server could grant (not "process") */
         size_t n_caps_possible;
-        const char *const *caps_approved; /* what the user approved for this task */
+        const char *const *caps_approved; /* what the user approved for this task (names
+                                           * shown, a scope cut off) */
         size_t n_caps_approved;
+        const char *net_hosts; /* the hosts network may reach ("a.example, *.b.example"), NULL: none */
 };
 
 /* Bounds of what goes into the prompt from the inputs (untrusted). */

@@ -44,6 +44,7 @@
 #include "lib/cleanup.h"
 #include "lib/fd.h"
 #include "lib/utf8.h"
+#include "policy/cap_scope.h"
 #include "policy/limits.h"
 #include "policy/rules.h"
 #include "proto/json.h"
@@ -141,12 +142,17 @@ static void help_run(void)
                POL_WALL_S_MIN, POL_WALL_S_MAX, POL_WALL_S_DEFAULT, POL_CPU_S_MIN, POL_CPU_S_MAX, POL_CPU_S_DEFAULT,
                POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX, POL_MEMORY_MB_DEFAULT);
         printf("  --cap NAME          request and approve a capability (at most %d); whether it is granted\n"
-               "                      is the server's policy, which says why not. Today:\n",
+               "                      is the server's policy, which says why not:\n"
+               "                        network: only with its hosts, --cap network=HOST,... (api.example.com,\n"
+               "                          *.github.com, HOST:PORT; ADDRESS/PREFIX lets them resolve into a\n"
+               "                          private range): those hosts through anvil-egress, no other, if the\n"
+               "                          broker allows network; \"network\" with no host grants nothing\n",
                PROTO_CAPS_MAX);
         for (int c = 0; c < _POL_CAP_MAX; c++) {
                 enum pol_why w = pol_cap_server_policy((enum pol_cap)c);
-                printf("                        %s: %s\n", pol_cap_name((enum pol_cap)c),
-                       w == POL_WHY_NONE ? "granted when approved" : pol_why_text(w));
+                if (c != POL_CAP_NETWORK)
+                        printf("                        %s: %s\n", pol_cap_name((enum pol_cap)c),
+                               w == POL_WHY_NONE ? "granted when approved" : pol_why_text(w));
         }
         printf("  --variables FILE.json  a JSON object of at most %u bytes: the tool's variables (an\n"
                "                      agent's state from the step before)\n"
@@ -191,7 +197,8 @@ static void help_submit(void)
         printf("\nTASK.json (docs/agent.md), every key known:\n"
                "  task                   the task's sentence (required)\n"
                "  inputs                 file paths, relative to TASK.json's directory (at most %d)\n"
-               "  capabilities_approved  capability names the tools may be granted (at most %d)\n"
+               "  capabilities_approved  capabilities the tools may be granted (at most %d): names, or\n"
+               "                         {\"network\": [HOST, ...]} (or \"network=HOST,...\") for its hosts\n"
                "  max_steps              1..%d (default %d)\n"
                "  time_budget_s          1..%d (default %d)\n"
                "  model                  {\"url\", \"name\"}: another model than the broker's own\n",
@@ -268,7 +275,6 @@ static int parse_seconds(const char *s, uint64_t max, uint64_t *out)
         return 0;
 }
 
-
 /* ---- human output ---- */
 
 static void print_event(const struct proto_event *e)
@@ -335,11 +341,11 @@ static void print_variables(const struct proto_run_result *r)
 /* What a run showed as it went (run_request.stream_output): its events and the tool's output,
  * line by line, then its summary without them. */
 struct live_view {
-        bool json, events;     /* --json: one RunResult at the end; --events: JSON lines */
-        bool header;           /* "trace:" printed */
-        size_t n_events;       /* run_event frames shown: the first of the result's events */
+        bool json, events; /* --json: one RunResult at the end; --events: JSON lines */
+        bool header;       /* "trace:" printed */
+        size_t n_events;   /* run_event frames shown: the first of the result's events */
         bool out_shown, err_shown;
-        char *line[2];         /* an unfinished line of stdout, of stderr */
+        char *line[2]; /* an unfinished line of stdout, of stderr */
         size_t line_len[2];
 };
 
@@ -364,11 +370,13 @@ static void print_human(const struct proto_run_result *r, const struct live_view
         if (!live || !live->out_shown)
                 print_block("stdout", r->out_text, r->stdout_truncated, r->stdout_bytes);
         else if (r->stdout_truncated)
-                printf("stdout: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stdout_bytes, strlen(r->out_text));
+                printf("stdout: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stdout_bytes,
+                       strlen(r->out_text));
         if (!live || !live->err_shown)
                 print_block("stderr", r->err_text, r->stderr_truncated, r->stderr_bytes);
         else if (r->stderr_truncated)
-                printf("stderr: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stderr_bytes, strlen(r->err_text));
+                printf("stderr: truncated: %" PRIu64 " bytes written, %zu kept\n", r->stderr_bytes,
+                       strlen(r->err_text));
         if (r->final_answer)
                 printf("final answer: %s\n", r->final_answer);
         print_variables(r);
@@ -376,8 +384,8 @@ static void print_human(const struct proto_run_result *r, const struct live_view
         if (r->artifacts.n)
                 printf("artifacts:\n");
         for (size_t i = 0; i < r->artifacts.n; i++)
-                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", r->artifacts_dir ? r->artifacts_dir : ".", a[i].path,
-                       a[i].bytes, a[i].sha256);
+                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", r->artifacts_dir ? r->artifacts_dir : ".",
+                       a[i].path, a[i].bytes, a[i].sha256);
         /* What the tool could have done, beside what it did. */
         const struct proto_blast_radius *b = &r->blast_radius;
         printf("blast radius (%s):\n", r->isolation.tier);
@@ -393,8 +401,8 @@ static void print_human(const struct proto_run_result *r, const struct live_view
         printf("  limits:   wall %" PRIu64 " s (used %.1f s), cpu %" PRIu64 " s (used %.1f s), memory %" PRIu64
                " MB (peak %.1f MB), output %" PRIu64 " bytes per stream, files %" PRIu64 " bytes, %" PRIu64
                " processes and threads\n",
-               l->wall_s, (double)r->wall_ms / 1000.0, l->cpu_s, (double)r->cpu_ms / 1000.0, l->memory_mb, r->peak_rss_mb,
-               l->output_bytes, l->files_bytes, l->pids);
+               l->wall_s, (double)r->wall_ms / 1000.0, l->cpu_s, (double)r->cpu_ms / 1000.0, l->memory_mb,
+               r->peak_rss_mb, l->output_bytes, l->files_bytes, l->pids);
         if (r->capabilities.denied.n) {
                 printf("capabilities denied:");
                 for (size_t i = 0; i < r->capabilities.denied.n; i++)
@@ -458,8 +466,7 @@ static int check_frame(const struct proto_msg *m, const char *what, const struct
         const struct proto_input *in = inputs->items;
         for (size_t i = 0; i < inputs->n; i++)
                 bytes += in[i].data.len;
-        return die_usage("%s does not fit in one frame of %u bytes: its %zu input file%s hold %" PRIu64
-                         " bytes (%s)",
+        return die_usage("%s does not fit in one frame of %u bytes: its %zu input file%s hold %" PRIu64 " bytes (%s)",
                          what, PROTO_FRAME_MAX, inputs->n, inputs->n == 1 ? "" : "s", bytes, err.msg);
 }
 
@@ -529,7 +536,7 @@ static int run_exit(const struct proto_run_result *r)
                 return EXIT_BLOCKED;
         if (strcmp(st, "killed") == 0 || r->killed)
                 return r->killed && strcmp(r->killed, pol_reason_format(POL_KILLED_TIMEOUT)) == 0 ? EXIT_TIMEOUT
-                                                                                                     : EXIT_KILLED;
+                                                                                                  : EXIT_KILLED;
         if (r->exit_code.set) {
                 int64_t v = r->exit_code.v;
                 return v >= 1 && v <= 255 && !(v >= EXIT_ANVIL_MIN && v <= EXIT_ANVIL_MAX) ? (int)v : 1;
@@ -689,13 +696,17 @@ static int set_tool_args(int n, char **words, struct proto_strv *args)
 static int cmd_run(int argc, char **argv)
 {
         static const struct option opts[] = {
-                { "input", required_argument, NULL, 'i' }, { "timeout", required_argument, NULL, 't' },
-                { "cpu", required_argument, NULL, 'c' },   { "memory", required_argument, NULL, 'm' },
-                { "cap", required_argument, NULL, 'p' },   { "json", no_argument, NULL, 'j' },
+                { "input", required_argument, NULL, 'i' },
+                { "timeout", required_argument, NULL, 't' },
+                { "cpu", required_argument, NULL, 'c' },
+                { "memory", required_argument, NULL, 'm' },
+                { "cap", required_argument, NULL, 'p' },
+                { "json", no_argument, NULL, 'j' },
                 { "variables", required_argument, NULL, 'v' },
                 { "output", required_argument, NULL, 'o' },
                 { "events", no_argument, NULL, 'e' },
-                { "help", no_argument, NULL, 'h' },        { 0 },
+                { "help", no_argument, NULL, 'h' },
+                { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         struct proto_run_request *req = &m.u.run_request;
@@ -714,9 +725,7 @@ static int cmd_run(int argc, char **argv)
         optind = 1;
         while ((c = getopt_long(tool_args, argv, "o:h", opts, NULL)) != -1) {
                 switch (c) {
-                case 'o':
-                        ctl_out_dir = optarg;
-                        break;
+                case 'o': ctl_out_dir = optarg; break;
                 case 'i': {
                         if (req->inputs.n >= PROTO_INPUTS_MAX) {
                                 rc = die_usage("at most %d --input files", PROTO_INPUTS_MAX);
@@ -732,22 +741,23 @@ static int cmd_run(int argc, char **argv)
                 }
                 case 't':
                         if (parse_seconds(optarg, POL_WALL_S_MAX, &req->limits.wall_s) < 0) {
-                                rc = die_usage("--timeout: expected whole seconds, %d..%d, not '%s'", POL_WALL_S_MIN, POL_WALL_S_MAX,
-                                               optarg);
+                                rc = die_usage("--timeout: expected whole seconds, %d..%d, not '%s'", POL_WALL_S_MIN,
+                                               POL_WALL_S_MAX, optarg);
                                 goto out;
                         }
                         break;
                 case 'c':
                         if (parse_seconds(optarg, POL_CPU_S_MAX, &req->limits.cpu_s) < 0) {
-                                rc = die_usage("--cpu: expected whole seconds, %d..%d, not '%s'", POL_CPU_S_MIN, POL_CPU_S_MAX, optarg);
+                                rc = die_usage("--cpu: expected whole seconds, %d..%d, not '%s'", POL_CPU_S_MIN,
+                                               POL_CPU_S_MAX, optarg);
                                 goto out;
                         }
                         break;
                 case 'm':
                         if (parse_seconds(optarg, POL_MEMORY_MB_MAX, &req->limits.memory_mb) < 0 ||
                             req->limits.memory_mb < POL_MEMORY_MB_MIN) {
-                                rc = die_usage("--memory: expected megabytes, %d..%d, not '%s'", POL_MEMORY_MB_MIN, POL_MEMORY_MB_MAX,
-                                               optarg);
+                                rc = die_usage("--memory: expected megabytes, %d..%d, not '%s'", POL_MEMORY_MB_MIN,
+                                               POL_MEMORY_MB_MAX, optarg);
                                 goto out;
                         }
                         break;
@@ -755,9 +765,9 @@ static int cmd_run(int argc, char **argv)
                         /* The user at the command line asks for it and approves it: whether it
                          * is granted is then the server's policy, which says why not. A name
                          * that is no capability is a typo, refused as task.json's is. */
-                        if (pol_cap_from_name(optarg) < 0) {
-                                char msg[256];
-                                rc = die_usage("%s", pol_cap_unknown("--cap", optarg, msg, sizeof(msg)));
+                        char msg[512];
+                        if (pol_cap_check("--cap", optarg, msg, sizeof(msg)) < 0) {
+                                rc = die_usage("%s", msg);
                                 goto out;
                         }
                         if (req->capabilities_requested.n >= PROTO_CAPS_MAX ||
@@ -767,12 +777,8 @@ static int cmd_run(int argc, char **argv)
                                 goto out;
                         }
                         break;
-                case 'j':
-                        view.json = true;
-                        break;
-                case 'e':
-                        view.events = true;
-                        break;
+                case 'j': view.json = true; break;
+                case 'e': view.events = true; break;
                 case 'v':
                         free(req->variables);
                         req->variables = NULL;
@@ -783,9 +789,7 @@ static int cmd_run(int argc, char **argv)
                         help_run();
                         rc = 0;
                         goto out;
-                default:
-                        usage(stderr);
-                        goto out;
+                default: usage(stderr); goto out;
                 }
         }
         if (optind != tool_args - 1) {
@@ -873,7 +877,9 @@ static int on_probe_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 /* The isolation probe: each mechanism, available / probed / in force, with its evidence. */
 static int cmd_probe(int argc, char **argv)
 {
-        static const struct option opts[] = { { "json", no_argument, NULL, 'j' }, { "help", no_argument, NULL, 'h' }, { 0 } };
+        static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
+                                              { "help", no_argument, NULL, 'h' },
+                                              { 0 } };
         bool json = false;
         int c;
         optind = 1;
@@ -993,7 +999,8 @@ static void print_task_result(const struct proto_task_result *r)
                 printf("note: %s\n", r->trace_incomplete);
         const struct proto_task_step *s = r->steps.items;
         for (size_t i = 0; i < r->steps.n; i++)
-                printf("  action %zu: run %s: %s\n", i + 1, s[i].run.run_id, s[i].run.killed ? s[i].run.killed : s[i].run.status);
+                printf("  action %zu: run %s: %s\n", i + 1, s[i].run.run_id,
+                       s[i].run.killed ? s[i].run.killed : s[i].run.status);
         if (!r->deliverable)
                 return;
         const char *dir = NULL;
@@ -1003,10 +1010,39 @@ static void print_task_result(const struct proto_task_result *r)
         printf("deliverable: the action of run %s\n", r->deliverable->run_id);
         const struct proto_artifact *a = r->deliverable->artifacts.items;
         for (size_t i = 0; i < r->deliverable->artifacts.n; i++)
-                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", dir ? dir : ".", a[i].path, a[i].bytes, a[i].sha256);
+                printf("  %s/%s  (%" PRIu64 " bytes, sha256 %s)\n", dir ? dir : ".", a[i].path, a[i].bytes,
+                       a[i].sha256);
 }
 
 /* task.json (docs/agent.md): strictly, every key known and typed; inputs relative to its directory. */
+/* A capability of task.json: its name, or {"network": [HOST, ...]} written as network=HOST,...
+ * (policy/cap_scope.h), then checked as --cap is. */
+static int task_cap(json_t *v, char **out)
+{
+        if (json_is_string(v)) {
+                if (!*json_string_value(v) || strlen(json_string_value(v)) >= PROTO_PATH_MAX)
+                        return -EINVAL;
+                return (*out = strdup(json_string_value(v))) ? 0 : -ENOMEM;
+        }
+        json_t *hosts = json_object_get(v, "network");
+        if (!json_is_object(v) || json_object_size(v) != 1 || !json_is_array(hosts) ||
+            json_array_size(hosts) > POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX)
+                return -EINVAL;
+        const char *items[POL_SCOPE_HOSTS_MAX + POL_SCOPE_RANGES_MAX];
+        size_t i;
+        json_t *h;
+        json_array_foreach(hosts, i, h)
+        {
+                if (!json_is_string(h))
+                        return -EINVAL;
+                items[i] = json_string_value(h);
+        }
+        char buf[PROTO_PATH_MAX];
+        if (pol_cap_join(items, json_array_size(hosts), buf, sizeof(buf)) < 0)
+                return -EINVAL;
+        return (*out = strdup(buf)) ? 0 : -ENOMEM;
+}
+
 static int read_task_file(const char *path, struct proto_task_submit *sub)
 {
         json_error_t je;
@@ -1031,7 +1067,8 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
         }
         const char *key;
         json_t *v;
-        json_object_foreach(j, key, v) {
+        json_object_foreach(j, key, v)
+        {
                 if (strcmp(key, "task") == 0) {
                         if (!json_is_string(v) || !*json_string_value(v)) {
                                 fprintf(stderr, "anvilctl: %s: \"task\" must be a non-empty string\n", path);
@@ -1040,20 +1077,22 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                         sub->task = strdup(json_string_value(v));
                 } else if (strcmp(key, "inputs") == 0) {
                         if (!json_is_array(v) || json_array_size(v) > PROTO_INPUTS_MAX) {
-                                fprintf(stderr, "anvilctl: %s: \"inputs\" must be a list of at most %d file paths\n", path,
-                                        PROTO_INPUTS_MAX);
+                                fprintf(stderr, "anvilctl: %s: \"inputs\" must be a list of at most %d file paths\n",
+                                        path, PROTO_INPUTS_MAX);
                                 goto out;
                         }
                         size_t i;
                         json_t *p;
-                        json_array_foreach(v, i, p) {
+                        json_array_foreach(v, i, p)
+                        {
                                 if (!json_is_string(p) || !*json_string_value(p)) {
                                         fprintf(stderr, "anvilctl: %s: inputs[%zu] must be a file path\n", path, i);
                                         goto out;
                                 }
                                 const char *ip = json_string_value(p);
                                 char full[PATH_MAX];
-                                if (snprintf(full, sizeof(full), "%s/%s", ip[0] == '/' ? "" : base, ip) >= (int)sizeof(full)) {
+                                if (snprintf(full, sizeof(full), "%s/%s", ip[0] == '/' ? "" : base, ip) >=
+                                    (int)sizeof(full)) {
                                         fprintf(stderr, "anvilctl: %s: inputs[%zu]: the path is too long\n", path, i);
                                         goto out;
                                 }
@@ -1065,17 +1104,29 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                         size_t i;
                         json_t *p;
                         if (!json_is_array(v) || json_array_size(v) > PROTO_CAPS_MAX) {
-                                fprintf(stderr, "anvilctl: %s: \"capabilities_approved\" must be a list of at most %d names\n",
+                                fprintf(stderr,
+                                        "anvilctl: %s: \"capabilities_approved\" must be a list of at most %d names\n",
                                         path, PROTO_CAPS_MAX);
                                 goto out;
                         }
-                        json_array_foreach(v, i, p) {
-                                if (!json_is_string(p) || !*json_string_value(p) || strlen(json_string_value(p)) > 32) {
-                                        fprintf(stderr, "anvilctl: %s: capabilities_approved[%zu] must be a capability name\n",
-                                                path, i);
+                        json_array_foreach(v, i, p)
+                        {
+                                char field[64], msg[512];
+                                _cleanup_free_ char *cap = NULL;
+                                snprintf(field, sizeof(field), "capabilities_approved[%zu]", i);
+                                if (task_cap(p, &cap) < 0) {
+                                        fprintf(stderr,
+                                                "anvilctl: %s: %s must be a capability name or "
+                                                "{\"network\": [HOST, ...]}\n",
+                                                path, field);
                                         goto out;
                                 }
-                                (void)proto_strv_push(&sub->capabilities_approved, json_string_value(p));
+                                /* hosts are read here; a plain name is the broker's to refuse, as it was */
+                                if (strchr(cap, '=') && pol_cap_check(field, cap, msg, sizeof(msg)) < 0) {
+                                        fprintf(stderr, "anvilctl: %s: %s\n", path, msg);
+                                        goto out;
+                                }
+                                (void)proto_strv_push(&sub->capabilities_approved, cap);
                         }
                 } else if (strcmp(key, "max_steps") == 0 || strcmp(key, "time_budget_s") == 0) {
                         bool steps = key[0] == 'm';
@@ -1088,18 +1139,21 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                         *(steps ? &sub->max_steps : &sub->time_budget_s) = (uint64_t)json_integer_value(v);
                 } else if (strcmp(key, "model") == 0) {
                         if (!json_is_object(v)) {
-                                fprintf(stderr, "anvilctl: %s: \"model\" must be an object {\"url\", \"name\"}\n", path);
+                                fprintf(stderr, "anvilctl: %s: \"model\" must be an object {\"url\", \"name\"}\n",
+                                        path);
                                 goto out;
                         }
                         sub->model = calloc(1, sizeof(*sub->model));
                         const char *mk;
                         json_t *mv;
-                        json_object_foreach(v, mk, mv) {
+                        json_object_foreach(v, mk, mv)
+                        {
                                 bool url = strcmp(mk, "url") == 0;
                                 if (strcmp(mk, "key") == 0) {
                                         fprintf(stderr,
                                                 "anvilctl: %s: model.key: a task never carries a key: the broker's own "
-                                                "(ANVIL_MODEL_KEY or --model-key-file) goes to the broker's --model-url only\n",
+                                                "(ANVIL_MODEL_KEY or --model-key-file) goes to the broker's "
+                                                "--model-url only\n",
                                                 path);
                                         goto out;
                                 }
@@ -1108,7 +1162,8 @@ static int read_task_file(const char *path, struct proto_task_submit *sub)
                                         goto out;
                                 }
                                 if (!json_is_string(mv) || !*json_string_value(mv)) {
-                                        fprintf(stderr, "anvilctl: %s: model.%s must be a non-empty string\n", path, mk);
+                                        fprintf(stderr, "anvilctl: %s: model.%s must be a non-empty string\n", path,
+                                                mk);
                                         goto out;
                                 }
                                 *(url ? &sub->model->url : &sub->model->name) = strdup(json_string_value(mv));
@@ -1186,7 +1241,7 @@ static void arm_cancel(int fd, const char *task_id)
  * TaskResult (submit) or the trace's end (trace). */
 struct task_view {
         bool json, verbose, replay;
-        bool events; /* --events: each frame as a JSON line, as it comes */
+        bool events;           /* --events: each frame as a JSON line, as it comes */
         struct live_view live; /* an action's output, line by line (run_stdout, run_stderr) */
 };
 
@@ -1256,12 +1311,11 @@ static int on_task_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
 
 static int cmd_submit(int argc, char **argv)
 {
-        static const struct option opts[] = { { "json", no_argument, NULL, 'j' },
-                                               { "events", no_argument, NULL, 'e' },
-                                               { "verbose", no_argument, NULL, 'v' },
-                                               { "output", required_argument, NULL, 'o' },
-                                               { "help", no_argument, NULL, 'h' },
-                                               { 0 } };
+        static const struct option opts[] = {
+                { "json", no_argument, NULL, 'j' },    { "events", no_argument, NULL, 'e' },
+                { "verbose", no_argument, NULL, 'v' }, { "output", required_argument, NULL, 'o' },
+                { "help", no_argument, NULL, 'h' },    { 0 }
+        };
         bool json = false, verbose = false, events = false;
         int c;
         optind = 1;
@@ -1322,7 +1376,7 @@ static int cmd_trace(int argc, char **argv)
         if (argc != 2 || argv[1][0] == '-')
                 return die_usage("trace: expected one TASK_ID or RUN_ID");
         if (argv[1][0] >= '0' && argv[1][0] <= '9') /* run ids begin with their time */
-                return ctl_trace_run(argv[1]); /* a run's events, from its stored result */
+                return ctl_trace_run(argv[1]);      /* a run's events, from its stored result */
         struct proto_msg m = { .type = PROTO_TRACE_REQUEST };
         char rid[32];
         snprintf(rid, sizeof(rid), "ctl-%d", (int)getpid());

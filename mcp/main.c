@@ -30,6 +30,7 @@
 #include "lib/err.h"
 #include "lib/fd.h"
 #include "mcp/mcp.h"
+#include "policy/cap_scope.h"
 #include "policy/rules.h"
 
 #ifndef ANVIL_VERSION
@@ -549,7 +550,8 @@ static void help(void)
                "\nOptions:\n"
                "  --approve CAP  approve capability CAP for the runs of this session: a run_python that\n"
                "                 requests it is then granted it if the server's policy allows it\n"
-               "                 (network, process); one requested and not approved is denied, and the\n"
+               "                 (network=HOST,..., the hosts it may reach; process); one requested and not\n"
+               "                 approved is denied, and the\n"
                "                 result says so. Repeat for each. Default: none approved.\n"
                "  -h, --help     this text\n"
                "  --version      print the version and exit\n"
@@ -574,10 +576,9 @@ int main(int argc, char **argv)
                         printf("anvil-mcp " ANVIL_VERSION "\n");
                         return 0;
                 } else if (c == 'a') {
-                        if (pol_cap_from_name(optarg) < 0) {
-                                char msg[256];
-                                fprintf(stderr, "anvil-mcp: %s\n",
-                                        pol_cap_unknown("--approve", optarg, msg, sizeof(msg)));
+                        char msg[512];
+                        if (pol_cap_check("--approve", optarg, msg, sizeof(msg)) < 0) { /* network=HOST,... too */
+                                fprintf(stderr, "anvil-mcp: %s\n", msg);
                                 return 2;
                         }
                         if (mcp_approved.n >= PROTO_CAPS_MAX || proto_strv_push(&mcp_approved, optarg) < 0)

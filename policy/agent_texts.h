@@ -141,6 +141,13 @@
                        "capability is granted only if the user approved it and the server allows " \
                        "it; one that is not granted fails at the operation, and that refusal is " \
                        "final like any other. Declare nothing the task does not need.")         \
+        /* the hosts network may reach (approved, and the server allows network), ", " between */ \
+        X(PROMPT_NETWORK, "Network: if you declare network, your code may reach these hosts and no " \
+                          "other: %s. Use urllib or requests as usual (the sandbox's proxy, in "   \
+                          "HTTP_PROXY and HTTPS_PROXY, takes each request there); any other host is " \
+                          "refused at the proxy, and that refusal is final like any other.")    \
+        X(PROMPT_NO_NETWORK, "Network: no host is approved for this task: your code can reach none, " \
+                             "whatever it declares.")                                           \
         /* the task's text (sanitized, bounded) */                                              \
         X(PROMPT_TASK, "The task:\n%s")                                                        \
         /* The first user message: the task itself is in the system prompt, once. */              \

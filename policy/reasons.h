@@ -288,6 +288,19 @@
          * "task_submit.capabilities_approved"), the name as shown (pol_var_show), the names  \
          * there are, parted by ", " */                                                        \
         X(CAP_NOT_A_CAPABILITY, "%s: '%s' is not a capability (there are: %s)")                 \
+        /* a capability's hosts (policy/cap_scope.c): where they were given, then as CAP_     \
+         * NOT_A_CAPABILITY; the item as shown; CAP_SCOPE_TOO_MANY: the limit (unsigned), what */ \
+        X(CAP_SCOPE_NOT_NETWORK, "%s: '%s' names hosts, and only network takes them")           \
+        X(CAP_SCOPE_BAD, "%s: '%s' is not a host (a name, *.domain, an IPv4 address or [IPv6], each with " \
+                         ":PORT or not) nor an address range (ADDRESS/PREFIX)")                 \
+        X(CAP_SCOPE_TOO_MANY, "%s: more than %u %s")                                            \
+        /* the broker's word on network (relay.c): the granted hosts parted by ", " */         \
+        X(CAP_GRANTED_HOSTS, "capability network granted for %s")                               \
+        X(EGRESS_NOT_CLIENTS, "run_request.egress: the broker's to set (it opens the run's egress socket for " \
+                              "network granted), never a client's")                             \
+        /* anvil-egress's control connection ended before the run did (relay.c) */             \
+        X(PROXY_GONE, "cut at proxy: the egress proxy ended during the run (its connections were cut; nothing " \
+                      "more was reachable)")                                                     \
         /* A result sent to its client but not stored (run_result.not_stored,                  \
          * task_result.not_stored): the file (results/<run_id>.json), the system's error */     \
         X(NOT_STORED, "the broker could not store this result: %s could not be written (%s)")  \
@@ -378,6 +391,13 @@
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \
         X(CAP_UNKNOWN, "unknown capability")                                                    \
+        /* network's hosts (policy/cap_scope.c, the broker) */                                  \
+        X(CAP_NET_FORBIDDEN, "the server's configuration forbids network")                      \
+        X(CAP_NO_HOSTS, "no host was approved for it")                                          \
+        X(CAP_HOSTS_NOT_APPROVED, "none of the hosts asked for is approved")                    \
+        X(CAP_EGRESS_NONE, "the server has no egress proxy configured")                         \
+        X(CAP_EGRESS_DOWN, "the egress proxy cannot be reached")                                \
+        X(CAP_EGRESS_REFUSED, "the egress proxy refused the run")                               \
         X(SECCOMP_NETWORK, "network denied by seccomp")                                         \
         X(SECCOMP_PROCESS, "process creation denied by seccomp")                                \
         X(SECCOMP_DEBUG, "access to other processes denied by seccomp")                         \

@@ -121,7 +121,8 @@ static SCHEMA(capabilities_s, struct proto_capabilities, "capabilities", capabil
 static const struct proto_field blast_radius_f[] = {
         F(struct proto_blast_radius, read, "read", PF_STRV, REQ, 64, NULL),
         F(struct proto_blast_radius, write, "write", PF_STRV, REQ, 64, NULL),
-        F(struct proto_blast_radius, network, "network", PF_STR, REQ, EV_SHORT, NULL),
+        F(struct proto_blast_radius, network, "network", PF_STR, REQ, EV_OP, NULL), /* a granted run's is long */
+        F(struct proto_blast_radius, hosts, "hosts", PF_STRV, OPT, 80, NULL),
         F(struct proto_blast_radius, processes, "processes", PF_STR, REQ, EV_SHORT, NULL),
         F(struct proto_blast_radius, limits, "limits", PF_STRUCT, REQ, 0, &limits_s),
 };
@@ -143,6 +144,15 @@ static const struct proto_field variable_dropped_f[] = {
         F(struct proto_variable_dropped, reason, "reason", PF_STR, REQ, PROTO_REASON_MAX, NULL),
 };
 SCHEMA(proto_variable_dropped_schema, struct proto_variable_dropped, "variable_dropped", variable_dropped_f);
+
+static const struct proto_field connection_f[] = {
+        F(struct proto_connection, host, "host", PF_STR, REQ, 256, NULL),
+        F(struct proto_connection, port, "port", PF_UINT, REQ, 65535, NULL),
+        F(struct proto_connection, address, "address", PF_STR, REQ, 64, NULL),
+        F(struct proto_connection, bytes_out, "bytes_out", PF_UINT, REQ, 0, NULL),
+        F(struct proto_connection, bytes_in, "bytes_in", PF_UINT, REQ, 0, NULL),
+};
+static SCHEMA(connection_s, struct proto_connection, "connection", connection_f);
 
 static const struct proto_field blast_facts_f[] = {
         F(struct proto_blast_facts, direct, "direct", PF_BOOL, REQ, 0, NULL),
@@ -186,6 +196,7 @@ static const struct proto_field run_result_f[] = {
         F(struct proto_run_result, variables_dropped, "variables_dropped", PF_ARRAY, OPT, PROTO_VARIABLES_DROPPED_MAX,
           &proto_variable_dropped_schema),
         F(struct proto_run_result, final_answer, "final_answer", PF_STR, OPT, PROTO_FINAL_ANSWER_MAX, NULL),
+        F(struct proto_run_result, connections, "connections", PF_ARRAY, OPT, PROTO_CONNECTIONS_MAX, &connection_s),
         F(struct proto_run_result, not_stored, "not_stored", PF_STR, OPT, EV_MESSAGE, NULL),
         FI(struct proto_run_result, blast_facts, "blast_facts", &proto_blast_facts_schema),
 };

@@ -22,11 +22,11 @@
 #define PROTO_VERSION 1
 #define PROTO_FRAME_MAX (16u * 1024 * 1024)
 #define PROTO_VALUES_MAX (1u << 18) /* bounds msgpack-c's allocation per frame to a few MB */
-#define PROTO_DEPTH_MAX 8 /* deepest legitimate message (task_result) has 6 levels */
+#define PROTO_DEPTH_MAX 8           /* deepest legitimate message (task_result) has 6 levels */
 
 #define PROTO_SOURCE_MAX (1024u * 1024)
-#define PROTO_VARIABLES_MAX (1024u * 1024) /* a JSON object as text, in and out */
-#define PROTO_VARIABLES_DROPPED_MAX 100     /* variables not kept, listed (all are counted) */
+#define PROTO_VARIABLES_MAX (1024u * 1024)   /* a JSON object as text, in and out */
+#define PROTO_VARIABLES_DROPPED_MAX 100      /* variables not kept, listed (all are counted) */
 #define PROTO_FINAL_ANSWER_MAX (256u * 1024) /* a JSON value as text */
 /* A runner_event frame holds an event and at most the variables with their dropped list, or
  * a final answer: the supervisor reads frames of fd 3 up to this size. */
@@ -55,29 +55,29 @@
 #define PROTO_EV_TRACEBACK_MAX 16384
 
 /* One list, from which the type enum, the type names and the schema table are made. */
-#define PROTO_MESSAGES(X)                \
-        X(HELLO, hello)                  \
-        X(RUN_REQUEST, run_request)      \
-        X(RUN_EVENT, run_event)          \
-        X(RUN_RESULT, run_result)        \
-        X(PROBE_REQUEST, probe_request)  \
-        X(PROBE_RESULT, probe_result)    \
-        X(TASK_SUBMIT, task_submit)      \
-        X(TASK_EVENT, task_event)        \
-        X(TASK_RESULT, task_result)      \
-        X(TRACE_REQUEST, trace_request)  \
+#define PROTO_MESSAGES(X)                     \
+        X(HELLO, hello)                       \
+        X(RUN_REQUEST, run_request)           \
+        X(RUN_EVENT, run_event)               \
+        X(RUN_RESULT, run_result)             \
+        X(PROBE_REQUEST, probe_request)       \
+        X(PROBE_RESULT, probe_result)         \
+        X(TASK_SUBMIT, task_submit)           \
+        X(TASK_EVENT, task_event)             \
+        X(TASK_RESULT, task_result)           \
+        X(TRACE_REQUEST, trace_request)       \
         X(ARTIFACT_REQUEST, artifact_request) \
-        X(ARTIFACT_DATA, artifact_data)  \
-        X(ARTIFACT_END, artifact_end)    \
-        X(LIST_REQUEST, list_request)    \
-        X(LIST_RESULT, list_result)      \
-        X(SHOW_REQUEST, show_request)    \
-        X(CANCEL, cancel)                \
-        X(ERROR, error)                  \
-        X(RUN_SPEC, run_spec)            \
-        X(RUNNER_EVENT, runner_event)    \
-        X(RUN_OUTPUT, run_output)        \
-        X(UI_LOGIN, ui_login)            \
+        X(ARTIFACT_DATA, artifact_data)       \
+        X(ARTIFACT_END, artifact_end)         \
+        X(LIST_REQUEST, list_request)         \
+        X(LIST_RESULT, list_result)           \
+        X(SHOW_REQUEST, show_request)         \
+        X(CANCEL, cancel)                     \
+        X(ERROR, error)                       \
+        X(RUN_SPEC, run_spec)                 \
+        X(RUNNER_EVENT, runner_event)         \
+        X(RUN_OUTPUT, run_output)             \
+        X(UI_LOGIN, ui_login)                 \
         X(UI_LINK, ui_link)
 
 enum proto_type {
@@ -136,10 +136,10 @@ struct proto_run_request {
         struct proto_limits limits;
         struct proto_strv capabilities_requested;
         struct proto_strv capabilities_approved;
-        char *variables; /* optional JSON text, for agent steps */
-        bool save_source; /* an agent step: the source saved as artifacts/tool.py (POL_SOURCE_ARTIFACT)
+        char *variables;        /* optional JSON text, for agent steps */
+        bool save_source;       /* an agent step: the source saved as artifacts/tool.py (POL_SOURCE_ARTIFACT)
                            * when the tool ends well having written an artifact */
-        char *tool_name;  /* optional, the client's name for the tool ("report.py"): the broker
+        char *tool_name;        /* optional, the client's name for the tool ("report.py"): the broker
                            * keeps it for `anvilctl runs` and does not pass it on */
         struct proto_strv args; /* the tool's sys.argv[1:] (pol_args_check) */
         /* The client follows the run: what the tool writes comes as run_output frames, as it
@@ -200,6 +200,7 @@ struct proto_blast_radius {
         struct proto_strv read;  /* paths inside the jail the tool could read */
         struct proto_strv write; /* paths inside the jail the tool could write */
         char *network;
+        struct proto_strv hosts; /* network granted: its hosts and ranges (the broker's) */
         char *processes;
         struct proto_limits limits; /* as applied to this run, beside the observed peaks */
 };
@@ -227,17 +228,26 @@ struct proto_variable_dropped {
  * renders the rest of read, write, network and processes from them and the limits
  * (broker/render.c), then drops them. Prose is not the root daemon's work. */
 struct proto_blast_facts {
-        bool direct;              /* on the host's paths: no namespaces, no tmpfs */
-        char *workdir;            /* where inputs/ and artifacts/ are, as the tool sees it */
-        char *tmp;                /* its /tmp, as the tool sees it */
-        uint64_t inputs;          /* regular files in inputs/ */
-        uint64_t inputs_bytes;    /* their size */
-        uint64_t landlock_abi;    /* the ABI in force (applied and seen enforced), 0: none */
-        bool seccomp_verified;    /* verified from outside for this run (S6a) */
-        bool netns, pidns;        /* namespaces of its own, verified */
-        bool pids_unbounded;      /* neither a pids cgroup nor RLIMIT_NPROC */
-        bool egress;              /* network granted: the egress socket bound in, the relay (docs/egress.md) */
+        bool direct;           /* on the host's paths: no namespaces, no tmpfs */
+        char *workdir;         /* where inputs/ and artifacts/ are, as the tool sees it */
+        char *tmp;             /* its /tmp, as the tool sees it */
+        uint64_t inputs;       /* regular files in inputs/ */
+        uint64_t inputs_bytes; /* their size */
+        uint64_t landlock_abi; /* the ABI in force (applied and seen enforced), 0: none */
+        bool seccomp_verified; /* verified from outside for this run (S6a) */
+        bool netns, pidns;     /* namespaces of its own, verified */
+        bool pids_unbounded;   /* neither a pids cgroup nor RLIMIT_NPROC */
+        bool egress;           /* network granted: the egress socket bound in, the relay (docs/egress.md) */
 };
+
+/* A connection anvil-egress made for the run (its "allowed" event), as the broker heard it. */
+struct proto_connection {
+        char *host;
+        uint64_t port;
+        char *address;
+        uint64_t bytes_out, bytes_in;
+};
+#define PROTO_CONNECTIONS_MAX 256
 
 struct proto_run_result {
         char *request_id;
@@ -268,6 +278,8 @@ struct proto_run_result {
          * every event after "started": the next run decodes it again, strictly, in its jail. */
         char *variables;
         struct proto_array variables_dropped; /* of struct proto_variable_dropped */
+        struct proto_array connections;       /* of struct proto_connection: the broker's, never the
+                                         * supervisor's (dropped if it sends one) */
         /* The value of the tool's last final_answer(value), as JSON text; NULL if it gave none
          * or was killed. */
         char *final_answer;
@@ -295,23 +307,23 @@ struct proto_mechanism {
  * the probe tool's attempts are its own words ("ok", an errno name, "" for no answer), read
  * from where the tool ran: untrusted, bounded, only formatted in. */
 struct proto_probe_facts {
-        char *start_failure;      /* the probe could not be started: why; nothing else is set */
-        bool jail_ran;            /* its jail ran it to a result */
-        char *jail_failure;       /* else why not */
-        bool interp;              /* it reported */
+        char *start_failure; /* the probe could not be started: why; nothing else is set */
+        bool jail_ran;       /* its jail ran it to a result */
+        char *jail_failure;  /* else why not */
+        bool interp;         /* it reported */
         bool direct;
-        char *no_userns;          /* direct: why no user namespace */
+        char *no_userns; /* direct: why no user namespace */
         char *jail_write, *jail_read, *jail_unlisted, *jail_connect;
         char *control_write, *control_read, *control_unlisted, *control_connect;
         uint64_t port;
-        uint64_t accepted_jail, accepted_control; /* connections the listener counted */
-        char *jail_target;        /* where the write outside was tried */
-        char *canary;             /* the host file the read was tried on */
-        char *seccomp_refusal;    /* the seccomp event's message, "" none */
-        char *landlock_refusal;   /* the Landlock denial explained, "" none */
+        uint64_t accepted_jail, accepted_control;                        /* connections the listener counted */
+        char *jail_target;                                               /* where the write outside was tried */
+        char *canary;                                                    /* the host file the read was tried on */
+        char *seccomp_refusal;                                           /* the seccomp event's message, "" none */
+        char *landlock_refusal;                                          /* the Landlock denial explained, "" none */
         char *seccomp_mech, *landlock_mech, *cgroup_mech, *rlimits_mech; /* as the jail reported
                                                                               each in force, "" */
-        bool seccomp_loaded;      /* the filter was loaded */
+        bool seccomp_loaded;                                             /* the filter was loaded */
         uint64_t kernel_landlock_abi;
         char *audit_off;          /* why Landlock's denials are not explained, or NULL */
         char *cgroup_description; /* the supervisor's cgroup mode, said */
@@ -320,7 +332,7 @@ struct proto_probe_facts {
 struct proto_probe_result {
         char *request_id;
         char *tier;
-        struct proto_array mechanisms; /* of struct proto_mechanism */
+        struct proto_array mechanisms;   /* of struct proto_mechanism */
         struct proto_probe_facts *facts; /* internal: the broker renders and drops it */
 };
 
@@ -334,8 +346,8 @@ struct proto_task_submit {
         char *task;
         struct proto_array inputs; /* of struct proto_input */
         struct proto_strv capabilities_approved;
-        uint64_t max_steps;     /* 0: the broker's default */
-        uint64_t time_budget_s; /* 0: the broker's default */
+        uint64_t max_steps;        /* 0: the broker's default */
+        uint64_t time_budget_s;    /* 0: the broker's default */
         struct proto_model *model; /* optional */
 };
 
@@ -410,8 +422,8 @@ struct proto_list_request {
 struct proto_list_entry {
         char *id;
         char *status;
-        char *time;  /* when it was stored, UTC, ISO 8601 */
-        char *tool;  /* the tool's name, a task's first words; "" unknown */
+        char *time;               /* when it was stored, UTC, ISO 8601 */
+        char *tool;               /* the tool's name, a task's first words; "" unknown */
         struct proto_opt_int uid; /* its owner; null: stored before owners were (root's only) */
 };
 
@@ -457,25 +469,25 @@ struct proto_error {
 struct proto_run_spec {
         char *source;
         char *variables;
-        char *workdir;                        /* shown as "./" in messages */
-        struct proto_strv read_roots;         /* where a tool's data may be read */
-        struct proto_strv write_roots;        /* and written */
-        char *scratch;                        /* the private /tmp: read and written besides */
+        char *workdir;                 /* shown as "./" in messages */
+        struct proto_strv read_roots;  /* where a tool's data may be read */
+        struct proto_strv write_roots; /* and written */
+        char *scratch;                 /* the private /tmp: read and written besides */
         struct proto_strv capabilities_granted;
-        char *platform_processor;             /* `uname -p`, run outside the jail (pre-warm) */
-        char *platform_file;                  /* `file -b` of the interpreter, likewise */
-        bool test_no_python_layers;           /* no pre-check, no audit hook: test builds, and the
+        char *platform_processor;   /* `uname -p`, run outside the jail (pre-warm) */
+        char *platform_file;        /* `file -b` of the interpreter, likewise */
+        bool test_no_python_layers; /* no pre-check, no audit hook: test builds, and the
                                                  supervisor's own probe runs */
-        char *test_break;                     /* test builds: a kernel layer the runner leaves out */
-        bool expect_seccomp;                  /* the tier promises it: refuse the run without it */
-        bool direct;                          /* no namespaces (the landlock+seccomp rung): the
+        char *test_break;           /* test builds: a kernel layer the runner leaves out */
+        bool expect_seccomp;        /* the tier promises it: refuse the run without it */
+        bool direct;                /* no namespaces (the landlock+seccomp rung): the
                                                  runner does not look for them */
-        uint64_t landlock_abi;                /* Landlock ABI the jail is restricted with, 0: none;
+        uint64_t landlock_abi;      /* Landlock ABI the jail is restricted with, 0: none;
                                                  the runner checks it is enforced (R6) */
-        bool save_source;                     /* run_request.save_source: the runner writes the
+        bool save_source;           /* run_request.save_source: the runner writes the
                                                  source to write_roots[0]/tool.py (R9b) */
-        struct proto_strv args;               /* run_request.args: the tool's sys.argv[1:] */
-        bool warm;                            /* a warm jail's first half: after R6 the runner
+        struct proto_strv args;     /* run_request.args: the tool's sys.argv[1:] */
+        bool warm;                  /* a warm jail's first half: after R6 the runner
                                                  imports the data stack and waits for a second
                                                  run_spec, of which it takes only source,
                                                  variables, args and save_source */
@@ -522,8 +534,8 @@ void proto_error_msg(struct proto_msg *m, const char *code, const char *message,
                      const char *request_id);
 
 /* Builds and encodes an error frame. */
-int proto_encode_error(const char *code, const char *message, const char *field,
-                       const char *request_id, uint8_t **out, size_t *out_len);
+int proto_encode_error(const char *code, const char *message, const char *field, const char *request_id, uint8_t **out,
+                       size_t *out_len);
 
 /* The field path an error message starts with ("run_request.limits.wall_s"), copied into
  * buf; empty when the error is about the frame as a whole. */
@@ -542,8 +554,7 @@ void proto_reader_free(struct proto_reader *r);
 int proto_reader_feed(struct proto_reader *r, const void *data, size_t n, struct anvil_err *err);
 /* 1: payload and len describe the next frame, valid until the next call; 0: need more bytes;
  * <0: the stream is corrupt (a length over the limit, or zero). */
-int proto_reader_next(struct proto_reader *r, const uint8_t **payload, size_t *len,
-                      struct anvil_err *err);
+int proto_reader_next(struct proto_reader *r, const uint8_t **payload, size_t *len, struct anvil_err *err);
 /* True if bytes of an unfinished frame are buffered (a truncated frame at end of stream). */
 bool proto_reader_partial(const struct proto_reader *r);
 

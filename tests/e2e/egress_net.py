@@ -5,7 +5,7 @@ Nothing here is reachable from outside that namespace.
 
 usage: egress_net.py ZONE_JSON CERT KEY LOG
 ZONE_JSON: {"names": {"web.test": ["11.0.0.10"], ...}, "http": ["11.0.0.10", ...],
-            "tls": ["11.0.0.10"], "slow": ["11.0.0.10:8081"]}
+            "tls": ["11.0.0.10"], "slow": ["11.0.0.10:8081"], "dns": ["127.0.0.1"] (optional)}
 Each server answers GET / with "hello from HOST (ADDR)", /redirect?to=URL with a 302 there,
 /big?n=N with N bytes; the slow one accepts and never answers."""
 import http.server
@@ -44,9 +44,9 @@ def dns_answer(q):
     return hdr + question + b"".join(answers)
 
 
-def dns_server():
+def dns_server(addr="127.0.0.1"):
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind(("127.0.0.1", 53))
+    s.bind((addr, 53))
     while True:
         q, peer = s.recvfrom(512)
         try:
@@ -126,7 +126,10 @@ def slow(addr, port):
         held.append(s.accept()[0])  # held open, never answered
 
 
-threading.Thread(target=dns_server, daemon=True).start()
+# "dns": the addresses it answers on (127.0.0.1 unless given): a proxy run without a mount
+# namespace of its own asks the host's resolv.conf's nameserver, given to the namespace too
+for a in zone.get("dns", ["127.0.0.1"]):
+    threading.Thread(target=dns_server, args=(a,), daemon=True).start()
 for a in zone.get("http", []):
     serve(a, 80, False)
 for a in zone.get("tls", []):

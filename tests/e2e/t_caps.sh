@@ -45,7 +45,7 @@ expect_eq "requested" network "$(j '.capabilities.requested | join(",")')"
 expect_eq "granted" "" "$(j '.capabilities.granted | join(",")')"
 expect_eq "denied" network "$(j '.capabilities.denied | join(",")')"
 expect_eq "the server's reason, on the record" \
-        "capability network denied: the server grants no network until egress through the broker exists" \
+        "capability network denied: no host was approved for it" \
         "$(j '.events[] | select(.kind == "capability_denied") | .message')"
 expect_eq "the refusal at the operation" \
         "blocked at runtime: socket.socket(AF_INET, SOCK_STREAM) (network denied by policy (capability not granted))" \

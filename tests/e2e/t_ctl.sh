@@ -63,7 +63,7 @@ echo "ok: control: the same run with a valid socket and options exits 0"
 run_json "$T/ok.py" --timeout 5 --memory 128
 schema_keys="request_id run_id status exit_code signal killed isolation events stdout stdout_truncated
 stdout_bytes stderr stderr_truncated stderr_bytes artifacts_dir artifacts peak_rss_mb cpu_ms wall_ms
-capabilities blast_radius cgroup variables variables_dropped final_answer not_stored"
+capabilities blast_radius cgroup variables variables_dropped final_answer connections not_stored"
 want=$(tr ' ' '\n' <<<"$schema_keys" | grep . | sort | paste -sd' ')
 # The list above is the schema's: checked against proto/messages.c so the two cannot drift.
 from_source=$(sed -n '/^static const struct proto_field run_result_f\[\] = {/,/^};/p' "$TOP/proto/messages.c" |

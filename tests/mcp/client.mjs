@@ -188,7 +188,7 @@ has("anvil-mcp's log", log(), "cancelled by the host: the test cancels it");
     const { client: c2 } = await connect(["--approve", "network"]);
     const r = await c2.callTool({ name: "run_python", arguments: { code: "print(1)", capabilities: ["network"] } });
     has("a capability approved: the server's policy decides", r.content[0].text,
-        "policy: capability network denied: the server grants no network until egress through the broker exists\n");
+        "policy: capability network denied: no host was approved for it\n");
     await c2.close();
 }
 

@@ -952,11 +952,39 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_TASK_NO_DELIVERABLE_LAST:
                 POL_REASON(buf, size, TASK_NO_DELIVERABLE_LAST, "run-42", "KeyError: 'amount'");
                 return;
-        case POL_TASK_CANCELLED: POL_REASON(buf, size, TASK_CANCELLED, "the client"); return;
-        case POL_TASK_INTERRUPTED: POL_REASON(buf, size, TASK_INTERRUPTED); return;
-        case POL_KILLED_BROKER_STOPPING: POL_REASON(buf, size, KILLED_BROKER_STOPPING); return;
-        case POL_CAP_NOT_A_CAPABILITY: pol_cap_unknown("--cap", "gpu", buf, size); return;
-        case POL_TRACE_CUT: POL_REASON(buf, size, TRACE_CUT, 37ULL); return;
+        case POL_TASK_CANCELLED:
+                POL_REASON(buf, size, TASK_CANCELLED, "the client");
+                return;
+        case POL_TASK_INTERRUPTED:
+                POL_REASON(buf, size, TASK_INTERRUPTED);
+                return;
+        case POL_KILLED_BROKER_STOPPING:
+                POL_REASON(buf, size, KILLED_BROKER_STOPPING);
+                return;
+        case POL_CAP_NOT_A_CAPABILITY:
+                pol_cap_unknown("--cap", "gpu", buf, size);
+                return;
+        case POL_CAP_SCOPE_NOT_NETWORK:
+                POL_REASON(buf, size, CAP_SCOPE_NOT_NETWORK, "--cap", "process=example.com");
+                return;
+        case POL_CAP_SCOPE_BAD:
+                POL_REASON(buf, size, CAP_SCOPE_BAD, "--cap", "http://example.com");
+                return;
+        case POL_CAP_SCOPE_TOO_MANY:
+                POL_REASON(buf, size, CAP_SCOPE_TOO_MANY, "--cap", 64u, "hosts");
+                return;
+        case POL_EGRESS_NOT_CLIENTS:
+                POL_REASON(buf, size, EGRESS_NOT_CLIENTS);
+                return;
+        case POL_PROXY_GONE:
+                POL_REASON(buf, size, PROXY_GONE);
+                return;
+        case POL_CAP_GRANTED_HOSTS:
+                POL_REASON(buf, size, CAP_GRANTED_HOSTS, "api.example.com, *.github.com");
+                return;
+        case POL_TRACE_CUT:
+                POL_REASON(buf, size, TRACE_CUT, 37ULL);
+                return;
         case POL_NOT_STORED:
                 POL_REASON(buf, size, NOT_STORED, "results/20261130T140447123456-3f0c9a1b2c3d4e5f.json",
                            "No space left on device");
@@ -1220,11 +1248,18 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_TRACE_CUT] = "the trace's last line, cut short when the broker ended, was removed (37 bytes)",
         [POL_KILLED_BROKER_STOPPING] = "killed: the broker is stopping",
         [POL_CAP_NOT_A_CAPABILITY] = "--cap: 'gpu' is not a capability (there are: network, process)",
-        [POL_NOT_STORED] =
-                "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
-                "could not be written (No space left on device)",
-        [POL_TRACE_INCOMPLETE] =
-                "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
+        [POL_CAP_SCOPE_NOT_NETWORK] = "--cap: 'process=example.com' names hosts, and only network takes them",
+        [POL_CAP_SCOPE_BAD] = "--cap: 'http://example.com' is not a host (a name, *.domain, an IPv4 address or "
+                              "[IPv6], each with :PORT or not) nor an address range (ADDRESS/PREFIX)",
+        [POL_CAP_SCOPE_TOO_MANY] = "--cap: more than 64 hosts",
+        [POL_EGRESS_NOT_CLIENTS] = "run_request.egress: the broker's to set (it opens the run's egress socket "
+                                   "for network granted), never a client's",
+        [POL_PROXY_GONE] = "cut at proxy: the egress proxy ended during the run (its connections were cut; "
+                           "nothing more was reachable)",
+        [POL_CAP_GRANTED_HOSTS] = "capability network granted for api.example.com, *.github.com",
+        [POL_NOT_STORED] = "the broker could not store this result: results/20261130T140447123456-3f0c9a1b2c3d4e5f.json "
+                           "could not be written (No space left on device)",
+        [POL_TRACE_INCOMPLETE] = "the trace is incomplete: 3 of its lines could not be written (No space left on device)",
         [POL_STORE_NOT_FOUND] = "no run 20261202T074000123456-0011223344556677 is stored here",
         [POL_STORE_FORBIDDEN] = "task task-20261202T074000123456-0011223344556677 belongs to another user",
         [POL_STORE_NO_OWNER] = "run r1 was stored before the broker recorded whose results are: only root may read it",
@@ -1389,18 +1424,42 @@ static const char *why_expected(enum pol_why w)
                 return "a direct-mode jail has no network namespace of its own to bind an egress socket into";
         case POL_WHY_CAP_EGRESS_ROOTLESS:
                 return "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)";
-        case POL_WHY_CAP_NEVER: return "never grantable";
-        case POL_WHY_CAP_NOT_APPROVED: return "not approved";
-        case POL_WHY_CAP_UNKNOWN: return "unknown capability";
-        case POL_WHY_SECCOMP_NETWORK: return "network denied by seccomp";
-        case POL_WHY_SECCOMP_PROCESS: return "process creation denied by seccomp";
-        case POL_WHY_SECCOMP_DEBUG: return "access to other processes denied by seccomp";
-        case POL_WHY_SECCOMP_MOUNT: return "mounting denied by seccomp";
-        case POL_WHY_SECCOMP_NAMESPACE: return "namespace changes denied by seccomp";
-        case POL_WHY_SECCOMP_KERNEL: return "kernel interface denied by seccomp";
-        case POL_WHY_SECCOMP_TTY: return "terminal input injection denied by seccomp";
-        case POL_WHY_SECCOMP_ABI: return "non-native syscall ABI denied by seccomp";
-        case _POL_WHY_MAX: break;
+        case POL_WHY_CAP_NEVER:
+                return "never grantable";
+        case POL_WHY_CAP_NOT_APPROVED:
+                return "not approved";
+        case POL_WHY_CAP_UNKNOWN:
+                return "unknown capability";
+        case POL_WHY_CAP_NET_FORBIDDEN:
+                return "the server's configuration forbids network";
+        case POL_WHY_CAP_NO_HOSTS:
+                return "no host was approved for it";
+        case POL_WHY_CAP_HOSTS_NOT_APPROVED:
+                return "none of the hosts asked for is approved";
+        case POL_WHY_CAP_EGRESS_NONE:
+                return "the server has no egress proxy configured";
+        case POL_WHY_CAP_EGRESS_DOWN:
+                return "the egress proxy cannot be reached";
+        case POL_WHY_CAP_EGRESS_REFUSED:
+                return "the egress proxy refused the run";
+        case POL_WHY_SECCOMP_NETWORK:
+                return "network denied by seccomp";
+        case POL_WHY_SECCOMP_PROCESS:
+                return "process creation denied by seccomp";
+        case POL_WHY_SECCOMP_DEBUG:
+                return "access to other processes denied by seccomp";
+        case POL_WHY_SECCOMP_MOUNT:
+                return "mounting denied by seccomp";
+        case POL_WHY_SECCOMP_NAMESPACE:
+                return "namespace changes denied by seccomp";
+        case POL_WHY_SECCOMP_KERNEL:
+                return "kernel interface denied by seccomp";
+        case POL_WHY_SECCOMP_TTY:
+                return "terminal input injection denied by seccomp";
+        case POL_WHY_SECCOMP_ABI:
+                return "non-native syscall ABI denied by seccomp";
+        case _POL_WHY_MAX:
+                break;
         }
         return NULL;
 }
@@ -1595,6 +1654,8 @@ static void format_agent_text(enum pol_agent_text t, char *buf, size_t size)
         case POL_AGENT_PROMPT_NAME_CUT: BRO_AGENT_TEXT(buf, size, PROMPT_NAME_CUT, 300ULL); return;
         case POL_AGENT_PROMPT_FINISH: BRO_AGENT_TEXT(buf, size, PROMPT_FINISH, "./artifacts"); return;
         case POL_AGENT_PROMPT_CAPS: BRO_AGENT_TEXT(buf, size, PROMPT_CAPS, "network", "none"); return;
+        case POL_AGENT_PROMPT_NETWORK: BRO_AGENT_TEXT(buf, size, PROMPT_NETWORK, "api.example.com, *.github.com"); return;
+        case POL_AGENT_PROMPT_NO_NETWORK: BRO_AGENT_TEXT(buf, size, PROMPT_NO_NETWORK); return;
         case POL_AGENT_PROMPT_TASK: BRO_AGENT_TEXT(buf, size, PROMPT_TASK, "Sum revenue by region."); return;
         case _POL_AGENT_TEXT_MAX: break;
         }
@@ -1692,6 +1753,12 @@ static const char *const agent_expected[_POL_AGENT_TEXT_MAX] = {
                                       "module, another path, another call): every other way to do the same is refused "
                                       "too, and each attempt is on the record. Do the task without it, or finish with "
                                       "final_answer saying what could not be done.",
+        [POL_AGENT_PROMPT_NETWORK] = "Network: if you declare network, your code may reach these hosts and no other: "
+                                     "api.example.com, *.github.com. Use urllib or requests as usual (the sandbox's "
+                                     "proxy, in HTTP_PROXY and HTTPS_PROXY, takes each request there); any other host "
+                                     "is refused at the proxy, and that refusal is final like any other.",
+        [POL_AGENT_PROMPT_NO_NETWORK] = "Network: no host is approved for this task: your code can reach none, "
+                                        "whatever it declares.",
         [POL_AGENT_PROMPT_CAPS] = "Capabilities: none is granted unless declared and approved. If the task cannot be "
                                   "done without one, declare it in the reply whose code needs it, on a line of its "
                                   "own, exactly in this form:\n{\"capabilitiesRequested\": [\"network\"]}\n"

@@ -960,7 +960,7 @@ static void test_run_result_json(void **state)
         static const char *const top_extra[] = { "request_id", "signal", "stdout_truncated", "stdout_bytes",
                                                  "stderr_truncated", "stderr_bytes", "artifacts_dir", "cgroup",
                                                  "variables", "variables_dropped", "final_answer",
-                                                 "not_stored" };
+                                                 "not_stored", "connections" };
         static const char *const iso[] = { "tier", "mechanisms" };
         static const char *const evk[] = { "t_ms", "layer", "kind", "op", "reason", "message", "line" };
         static const char *const ev_extra[] = { "col", "traceback" };
@@ -994,9 +994,9 @@ static void test_run_result_json(void **state)
         assert_string_equal(
                 s,
                 "{\"artifacts\":[{\"bytes\":12,\"path\":\"out/report.csv\",\"sha256\":\"ab\"}],\"artifacts_dir\":null,"
-                "\"blast_radius\":{\"limits\":{\"cpu_quota_pct\":null,\"cpu_s\":0,\"files_bytes\":0,\"memory_mb\":0,\"output_bytes\":0,"
+                "\"blast_radius\":{\"hosts\":[],\"limits\":{\"cpu_quota_pct\":null,\"cpu_s\":0,\"files_bytes\":0,\"memory_mb\":0,\"output_bytes\":0,"
                 "\"pids\":0,\"wall_s\":0},\"network\":\"none\",\"processes\":\"64\",\"read\":[],\"write\":[]},"
-                "\"capabilities\":{\"denied\":[],\"granted\":[],\"requested\":[]},\"cgroup\":null,\"cpu_ms\":4990,"
+                "\"capabilities\":{\"denied\":[],\"granted\":[],\"requested\":[]},\"cgroup\":null,\"connections\":[],\"cpu_ms\":4990,"
                 "\"events\":[{\"col\":null,\"kind\":\"print\",\"layer\":\"python\",\"line\":null,\"message\":null,\"op\":null,"
                 "\"reason\":null,\"t_ms\":5,\"traceback\":null},{\"col\":null,\"kind\":\"kill\",\"layer\":\"supervisor\","
                 "\"line\":3,\"message\":\"killed: timeout\",\"op\":\"wall clock\",\"reason\":\"timeout\","

@@ -54,11 +54,15 @@ TABLES: dict[str, list[tuple[str, int, bool, int, str | None]]] = {
     "capabilities": [("requested", STRV, REQ, 16, None), ("granted", STRV, REQ, 16, None),
                      ("denied", STRV, REQ, 16, None)],
     "blast_radius": [("read", STRV, REQ, 64, None), ("write", STRV, REQ, 64, None),
-                     ("network", STR, REQ, REASON_MAX, None), ("processes", STR, REQ, REASON_MAX, None),
+                     ("network", STR, REQ, 1024, None), ("hosts", STRV, OPT, 80, None),
+                     ("processes", STR, REQ, REASON_MAX, None),
                      ("limits", STRUCT, REQ, 0, "limits")],
     "cgroup": [("version", STR, REQ, 8, None)]
               + [(n, INT, OPT, 0, None) for n in
                  ("memory_peak_bytes", "oom_kills", "pids_peak", "forks_refused", "cpu_throttled_ms")],
+    "connection": [("host", STR, REQ, 256, None), ("port", UINT, REQ, 65535, None),
+                   ("address", STR, REQ, 64, None), ("bytes_out", UINT, REQ, 0, None),
+                   ("bytes_in", UINT, REQ, 0, None)],
     "variable_dropped": [("name", STR, REQ, NAME_MAX, None), ("type", STR, REQ, NAME_MAX, None),
                          ("reason", STR, REQ, REASON_MAX, None)],
     "run_result": [
@@ -75,7 +79,8 @@ TABLES: dict[str, list[tuple[str, int, bool, int, str | None]]] = {
         ("blast_radius", STRUCT, REQ, 0, "blast_radius"), ("cgroup", STRUCT, OPT, 0, "cgroup"),
         ("variables", STR, OPT, VARIABLES_MAX, None),
         ("variables_dropped", ARRAY, OPT, 100, "variable_dropped"),
-        ("final_answer", STR, OPT, FINAL_ANSWER_MAX, None), ("not_stored", STR, OPT, MESSAGE_MAX, None),
+        ("final_answer", STR, OPT, FINAL_ANSWER_MAX, None),
+        ("connections", ARRAY, OPT, 256, "connection"), ("not_stored", STR, OPT, MESSAGE_MAX, None),
     ],
     "mechanism": [("name", STR, REQ, 64, None), ("available", BOOL, REQ, 0, None),
                   ("probed", BOOL, REQ, 0, None), ("in_force", BOOL, REQ, 0, None),
@@ -200,7 +205,7 @@ def message(obj: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     """A decoded frame (v and type checked) as its type and its checked fields."""
     t = obj["type"]
     if t not in TABLES or t in ("limits", "event", "isolation", "artifact", "capabilities",
-                                "blast_radius", "cgroup", "variable_dropped", "mechanism",
+                                "blast_radius", "cgroup", "variable_dropped", "connection", "mechanism",
                                 "task_step", "deliverable", "list_entry"):
         raise ProtocolError(M.UNEXPECTED_TYPE.format(type=t))
     body = {k: v for k, v in obj.items() if k not in ("v", "type")}

@@ -237,7 +237,7 @@ def _caps(v: Iterable[str]) -> list[str]:
     --cap refuses it: the server would only deny it as unknown)."""
     out = _strings(v, "caps")
     for c in out:
-        if c not in CAPABILITIES:
+        if c.split("=", 1)[0] not in CAPABILITIES or (c.startswith("process=")):  # network=HOST,... (its hosts)
             raise ValueError(M.CAP_UNKNOWN.format(name=c, known=", ".join(CAPABILITIES)))
     return out
 

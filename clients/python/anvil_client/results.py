@@ -11,7 +11,7 @@ a name this client does not know is passed on, equal to none of the constants be
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Optional
 
 # The names of proto/names.h, for comparisons (an unknown name is kept as it came).
@@ -93,6 +93,7 @@ class BlastRadius:
     network: str
     processes: str
     limits: Limits
+    hosts: list[str] = field(default_factory=list)  # network granted: its hosts (the broker's)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,8 @@ class RunResult:
     final_answer: Optional[str]
     request_id: Optional[str] = None
     not_stored: Optional[str] = None
+    # network granted: each connection anvil-egress made ({host, port, address, bytes_out, bytes_in})
+    connections: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -184,11 +187,13 @@ class RunResult:
             peak_rss_mb=d["peak_rss_mb"], cpu_ms=d["cpu_ms"], wall_ms=d["wall_ms"],
             capabilities=Capabilities(**d["capabilities"]),
             blast_radius=BlastRadius(read=br["read"], write=br["write"], network=br["network"],
-                                     processes=br["processes"], limits=Limits(**br["limits"])),
+                                     processes=br["processes"], limits=Limits(**br["limits"]),
+                                     hosts=br.get("hosts") or []),
             cgroup=CgroupFigures(**d["cgroup"]) if d["cgroup"] else None,
             variables=d["variables"],
             variables_dropped=[VariableDropped(**v) for v in d["variables_dropped"] or []],
             final_answer=d["final_answer"], request_id=d["request_id"], not_stored=d["not_stored"],
+            connections=d.get("connections") or [],
         )
 
 
