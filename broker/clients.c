@@ -80,18 +80,12 @@ static void on_client_closed(struct proto_stream *s)
         free(c);
 }
 
-/* What only the broker may write in a run_request: its egress socket (relay.c opens it for a
- * run granted network; a client's own fd would be a way out the user never approved). And a
- * capability with hosts is read strictly (policy/cap_scope.h); a plain name is the
- * supervisor's to deny, as it always was. */
+/* A capability with hosts is read strictly (policy/cap_scope.h); a plain name is the
+ * supervisor's to deny, as it always was. (A client's egress fd was refused before this, in
+ * sandbox_request.) */
 static int run_request_check(struct bro_client *c, const struct proto_run_request *req)
 {
         char msg[512];
-        if (req->egress.set) {
-                bro_client_error(c, "bad_request", POL_REASON(msg, sizeof(msg), EGRESS_NOT_CLIENTS),
-                                 "run_request.egress", req->request_id);
-                return -EINVAL;
-        }
         const struct proto_strv *lists[] = { &req->capabilities_requested, &req->capabilities_approved };
         static const char *const fields[] = { "run_request.capabilities_requested",
                                               "run_request.capabilities_approved" };

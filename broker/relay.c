@@ -505,9 +505,9 @@ static void on_supervisor_closed(struct proto_stream *s)
         relay_maybe_free(r);
 }
 
-/* B2 -> B3. */
 static void on_connected(uv_connect_t *req, int status);
 
+/* B2: a supervisor connection of the run's own. */
 static void connect_supervisor(struct bro_relay *r)
 {
         r->connect.data = r;
@@ -515,6 +515,7 @@ static void connect_supervisor(struct bro_relay *r)
         uv_pipe_connect(&r->connect, &r->stream.pipe, r->srv->cfg.supervisor_path, on_connected);
 }
 
+/* B2 -> B3: connected (or failed: unavailable), the request re-encoded and sent. */
 static void on_connected(uv_connect_t *req, int status)
 {
         struct bro_relay *r = req->data;

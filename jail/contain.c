@@ -16,13 +16,13 @@
  *       here, cloned ahead of time (a spare), before any run exists; nothing of any run
  *       is in it until GO. Then the run's inputs and artifacts (under a rootless supervisor
  *       the child makes the artifacts tmpfs itself and sends it back), and pivot_root.
- *       A run granted network (GO's egress): its egress socket bound at JAIL_EGRESS_SOCK
- *       before pivot_root, then lo up and the relay's socket bound (netns.c)
+ *       A run granted network (GO's egress): lo up and the relay's socket bound (netns.c),
+ *       and the egress socket (the last fd after GO, O_PATH) kept for pid 1
  *   C6  hostname (utsns.c); a cgroup namespace (cgroupns.c)
  *   C7  rlimits (rlimit.c)
  *   C8  fds 0-3 for the runner, the sync socket at 4, the supervisor binary at 5, the
- *       supervisor's pidfd at 6 (both close-on-exec), the relay's socket at 7 (a run granted
- *       network), no others
+ *       supervisor's pidfd at 6 (both close-on-exec), the relay's socket at 7 and the egress
+ *       socket at 8 (a run granted network), no others
  *   C9  drop every capability, no_new_privs (caps.c)
  *   C10 Landlock (landlock.c): restrict ourselves to the jail's paths, no TCP, no signals or
  *       abstract sockets out of the domain; report what is in force (LANDLOCK) on the sync
@@ -178,7 +178,7 @@ static int wait_inputs(const struct jail_go *go, struct jail_inputs *in, int *fd
  * Everything goes through copies above the parked fds first (PARK_TMP_MIN), so no dup2
  * overwrites a source that is still needed; the artifacts mount fd (used in C5) is closed
  * with the rest. */
-static int place_fds(const int fds[JAIL_GO_FDS], int relay, struct anvil_err *err)
+static int place_fds(const int fds[JAIL_GO_FDS], int relay, int egress, struct anvil_err *err)
 {
         int tmp[4];
         for (int i = 0; i < 4; i++)
@@ -192,9 +192,9 @@ static int place_fds(const int fds[JAIL_GO_FDS], int relay, struct anvil_err *er
                 return anvil_err_sys(err, errno, "Failed to place the sync socket");
         /* The relay's socket for pid 1, which passes it to the relay alone (pid1.c): never
          * the runner's. Made above the parked fds (step_egress), so 7 is free to take. */
-        if (relay >= 0 && dup2(relay, JAIL_FD_RELAY) < 0) /* kept across the exec of pid 1 */
-                return anvil_err_sys(err, errno, "Failed to place the relay's socket");
-        if (close_range(relay >= 0 ? JAIL_FD_RELAY + 1 : JAIL_FD_PARENT + 1, ~0U, 0) < 0)
+        if (relay >= 0 && (dup2(relay, JAIL_FD_RELAY) < 0 || dup2(egress, JAIL_FD_EGRESS) < 0))
+                return anvil_err_sys(err, errno, "Failed to place the relay's sockets"); /* kept across the exec */
+        if (close_range(relay >= 0 ? JAIL_FD_EGRESS + 1 : JAIL_FD_PARENT + 1, ~0U, 0) < 0)
                 return anvil_err_sys(err, errno, "Failed to close inherited fds");
         return 0;
 }
@@ -221,7 +221,8 @@ struct child {
         int fds[JAIL_GO_FDS];
         struct jail_inputs *inputs;
         int input_fds[JAIL_INPUTS_MAX];
-        int relay; /* a run granted network: the relay's listening socket (C5), else -1 */
+        int relay;  /* a run granted network: the relay's listening socket (C5), else -1 */
+        int egress; /* a run granted network: its anvil-egress socket, O_PATH (C5), else -1 */
 };
 
 /* C2. If the supervisor dies, so does the jail. The environment strings are zeroed in place
@@ -333,6 +334,13 @@ static int step_egress(struct child *c, struct anvil_err *err)
         (void)close(fd);
         if (c->relay < 0)
                 return anvil_err_sys(err, errno, "Failed to keep the relay's socket");
+        /* the egress socket, the last of the fds that came after GO (the supervisor's) */
+        if (!c->inputs || c->inputs->n == 0)
+                return anvil_err_set(err, EINVAL, "No egress socket came with GO");
+        c->egress =
+                fcntl(c->input_fds[c->inputs->n - 1], F_DUPFD_CLOEXEC, PARK_TMP_MIN + JAIL_GO_FDS + JAIL_INPUTS_MAX);
+        if (c->egress < 0)
+                return anvil_err_sys(err, errno, "Failed to keep the egress socket");
         return 0;
 }
 
@@ -364,7 +372,7 @@ static int step_rlimits(struct child *c, struct anvil_err *err)
 /* C8 */
 static int step_fds(struct child *c, struct anvil_err *err)
 {
-        if (place_fds(c->fds, c->relay, err) < 0)
+        if (place_fds(c->fds, c->relay, c->egress, err) < 0)
                 return -1;
         c->sync = JAIL_FD_SYNC;
         return 0;
@@ -499,7 +507,7 @@ const int *volatile jail_child_sync;
 
 static int child_main(void *arg)
 {
-        struct child c = { .st = arg, .sync = ((const struct jail_static *)arg)->sync_fd, .relay = -1 };
+        struct child c = { .st = arg, .sync = ((const struct jail_static *)arg)->sync_fd, .relay = -1, .egress = -1 };
         CHILD_GUARD(&c);
         struct anvil_err err = ANVIL_ERR_INIT;
         const struct step *list = c.st->direct ? direct_steps : steps;

@@ -64,16 +64,23 @@
 /* fds as the runner receives them. */
 #define JAIL_FD_SPEC 0
 #define JAIL_FD_EVENTS 3
-#define JAIL_FD_SYNC 4 /* pid 1 only */
-#define JAIL_FD_NOTIFY 4 /* the runner only, until it has sent its seccomp listener (jail/seccomp.c) */
+#define JAIL_FD_SYNC 4    /* pid 1 only */
+#define JAIL_FD_NOTIFY 4  /* the runner only, until it has sent its seccomp listener (jail/seccomp.c) */
 #define JAIL_FD_INITEXE 5 /* anvil-init, only until its exec */
 #define JAIL_FD_PARENT 6  /* the supervisor's pidfd, only until the exec of pid 1 (C2-C11) */
 #define JAIL_FD_RELAY 7   /* a run granted network: the relay's listening socket, pid 1 only (relay.c) */
+#define JAIL_FD_EGRESS 8  /* a run granted network: its anvil-egress socket (O_PATH), pid 1 only (relay.c) */
 
-/* A run granted network (issue 17, docs/egress.md): its anvil-egress socket, bound read-only
- * at JAIL_EGRESS_SOCK (mountns.c), and the relay (relay.c) serving HTTP_PROXY on the jail's
- * own loopback at 127.0.0.1:JAIL_EGRESS_PORT, copying bytes to that socket unchanged. */
-#define JAIL_EGRESS_SOCK "/run/anvil/egress.sock"
+/* A run granted network (issue 17, docs/egress.md): its anvil-egress socket, the broker's
+ * O_PATH fd itself, held by pid 1 at JAIL_FD_EGRESS for the relay alone (no mount: the
+ * installed proxy's socket is in a mount namespace of its own, whose mounts cannot be cloned),
+ * and the relay (relay.c) serving HTTP_PROXY on the jail's own loopback at
+ * 127.0.0.1:JAIL_EGRESS_PORT, connecting to that socket through the fd (JAIL_EGRESS_SOCK: the
+ * kernel follows the fd's link to the socket whatever namespace its mount is in) and copying
+ * bytes unchanged. */
+#define JAIL_STR_(x) #x
+#define JAIL_STR(x) JAIL_STR_(x)
+#define JAIL_EGRESS_SOCK "/proc/self/fd/" JAIL_STR(JAIL_FD_EGRESS)
 #define JAIL_EGRESS_ADDR "127.0.0.1"
 #define JAIL_EGRESS_PORT 3128
 #define JAIL_EGRESS_PROXY "http://127.0.0.1:3128"
@@ -81,21 +88,21 @@
 
 /* Records on the sync socket (SOCK_SEQPACKET), one per datagram. */
 enum jail_msg_kind {
-        JAIL_MSG_GO = 1,      /* supervisor -> child: the run's part (struct jail_go);
+        JAIL_MSG_GO = 1,         /* supervisor -> child: the run's part (struct jail_go);
                                  supervisor -> pid 1: the jail is verified, start the runner */
-        JAIL_MSG_ERROR = 2,   /* child or pid 1 -> supervisor: building the jail failed */
-        JAIL_MSG_READY = 3,   /* pid 1 -> supervisor: built; verify me before any tool code runs */
-        JAIL_MSG_EXEC_OK = 4, /* pid 1 -> supervisor: the runner exec'd */
-        JAIL_MSG_EXIT = 5,    /* pid 1 -> supervisor: the runner's wait status and rusage */
-        JAIL_MSG_MAPPED = 6,  /* supervisor -> child: the uid/gid maps are written */
-        JAIL_MSG_PREPARED = 7, /* child -> supervisor: the run-independent root is built */
-        JAIL_MSG_NOTIFY = 8,  /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
-        JAIL_MSG_NOTIFY_OK = 9, /* supervisor -> pid 1 -> runner: the filter is seen in force from
+        JAIL_MSG_ERROR = 2,      /* child or pid 1 -> supervisor: building the jail failed */
+        JAIL_MSG_READY = 3,      /* pid 1 -> supervisor: built; verify me before any tool code runs */
+        JAIL_MSG_EXEC_OK = 4,    /* pid 1 -> supervisor: the runner exec'd */
+        JAIL_MSG_EXIT = 5,       /* pid 1 -> supervisor: the runner's wait status and rusage */
+        JAIL_MSG_MAPPED = 6,     /* supervisor -> child: the uid/gid maps are written */
+        JAIL_MSG_PREPARED = 7,   /* child -> supervisor: the run-independent root is built */
+        JAIL_MSG_NOTIFY = 8,     /* pid 1 -> supervisor: the runner's seccomp listener (SCM_RIGHTS) */
+        JAIL_MSG_NOTIFY_OK = 9,  /* supervisor -> pid 1 -> runner: the filter is seen in force from
                                    outside and its listener watched; the tool may start */
-        JAIL_MSG_INPUTS = 12, /* supervisor -> child: the input trees (struct jail_inputs) */
+        JAIL_MSG_INPUTS = 12,    /* supervisor -> child: the input trees (struct jail_inputs) */
         JAIL_MSG_ARTIFACTS = 11, /* child -> supervisor: the artifacts tmpfs it made (SCM_RIGHTS),
                                     when the supervisor is rootless and could not (C5) */
-        JAIL_MSG_LANDLOCK = 10, /* child -> supervisor: Landlock's ABI in force (status, 0: none)
+        JAIL_MSG_LANDLOCK = 10,  /* child -> supervisor: Landlock's ABI in force (status, 0: none)
                                   and its description, or why there is none (landlock.c) */
 };
 
@@ -160,18 +167,18 @@ struct jail_static {
  * supervisor with fsmount() and never attached on the host: the child moves it into its own
  * namespace at JAIL_ARTIFACTS, the supervisor reads it through its fd after the run. */
 struct jail_go {
-        uint32_t kind; /* JAIL_MSG_GO */
+        uint32_t kind;          /* JAIL_MSG_GO */
         uint32_t skip_landlock; /* test builds: the probe's --test-probe-break landlock, this run only */
         struct jail_rlimits rlimits;
-        uint64_t tmp_bytes; /* size of the private /tmp */
-        uint64_t artifacts_bytes; /* the files cap, for an artifacts tmpfs the child makes */
-        uint32_t make_artifacts;  /* rootless: the GO fd at JAIL_GO_ARTIFACTS is a placeholder;
+        uint64_t tmp_bytes;        /* size of the private /tmp */
+        uint64_t artifacts_bytes;  /* the files cap, for an artifacts tmpfs the child makes */
+        uint32_t make_artifacts;   /* rootless: the GO fd at JAIL_GO_ARTIFACTS is a placeholder;
                                      the child makes the tmpfs and sends it back (ARTIFACTS) */
-        uint32_t n_inputs; /* input trees that follow GO in one INPUTS message (struct jail_inputs) */
-        uint32_t egress;   /* granted network: the last of those trees is the run's egress socket
-                              (JAIL_EGRESS_SOCK), no input; lo up and the relay's socket (C5) */
-        char inputs_dir[PATH_MAX];    /* bound read-only at JAIL_INPUTS */
-        char run_dir[PATH_MAX];       /* direct: the run's directory on the host, the tool's cwd
+        uint32_t n_inputs;         /* input trees that follow GO in one INPUTS message (struct jail_inputs) */
+        uint32_t egress;           /* granted network: the last of those fds is the run's egress socket
+                              (O_PATH, for JAIL_FD_EGRESS), no input; lo up and the relay's socket (C5) */
+        char inputs_dir[PATH_MAX]; /* bound read-only at JAIL_INPUTS */
+        char run_dir[PATH_MAX];    /* direct: the run's directory on the host, the tool's cwd
                                          (inputs/, artifacts/ and tmp/ below it) */
 };
 #define JAIL_GO_FDS 5

@@ -265,25 +265,6 @@ static int run_entry(const struct jail_config *cfg, const struct pol_jail_path *
         }
 }
 
-/* A run granted network: its anvil-egress socket, a detached mount the supervisor cloned from
- * the broker's O_PATH fd (open_tree, never a path of the proxy's followed as root), moved
- * onto an empty file at JAIL_EGRESS_SOCK. Read-only: connect() to a socket needs no write to
- * its mount, and nothing can be made beside it (the root is read-only after pivot_root, and
- * Landlock grants no right below /run). The only socket file in the jail. */
-static int egress_socket(const struct jail_config *cfg, struct anvil_err *err)
-{
-        const char *dst = JAIL_EGRESS_SOCK + 1;
-        int r;
-        if (!cfg->inputs || cfg->inputs->n == 0)
-                return anvil_err_set(err, EINVAL, "No egress socket came with GO");
-        if ((r = make_target("run", true, err)) < 0 || (r = make_target("run/anvil", true, err)) < 0 ||
-            (r = make_target(dst, false, err)) < 0)
-                return r;
-        if (move_mount(cfg->input_fds[cfg->inputs->n - 1], "", AT_FDCWD, dst, MOVE_MOUNT_F_EMPTY_PATH) < 0)
-                return anvil_err_sys(err, errno, "Failed to attach the egress socket at %s", JAIL_EGRESS_SOCK);
-        return 0;
-}
-
 int jail_mountns_prepare(const struct jail_static *st)
 {
         return st->direct ? 0 : CLONE_NEWNS;
@@ -317,8 +298,6 @@ int jail_mountns_child_go(const struct jail_config *cfg, struct anvil_err *err)
         for (size_t i = 0; i < pol_jail_n_paths; i++)
                 if ((r = run_entry(cfg, &pol_jail_paths[i], err)) < 0)
                         return r;
-        if (cfg->go->egress && (r = egress_socket(cfg, err)) < 0)
-                return r;
         /* pivot_root(".", "."): the old root ends up stacked on the new one, and is detached. */
         if (syscall(SYS_pivot_root, ".", ".") < 0)
                 return anvil_err_sys(err, errno, "Failed to pivot_root");

@@ -17,7 +17,8 @@
  *      listener) is passed back, and only then does the runner close its end and start the
  *      tool. The end of the pair (the runner gone) or of the sync socket ends the wait
  *   P4b a run granted network (--relay): fork the relay (relay.c), which alone keeps the
- *      relay's listening socket (JAIL_FD_RELAY); it dies with the pid namespace
+ *      relay's listening socket (JAIL_FD_RELAY) and the egress socket (JAIL_FD_EGRESS); it
+ *      dies with the pid namespace
  *   P5 reap every process (SIGCHLD, through a signalfd); when the runner ends, report its
  *      wait status, rusage and whether /tmp was full, and exit: the kernel then kills
  *      whatever else is left in the pid namespace. Meanwhile the sync socket is watched:
@@ -250,8 +251,10 @@ int jail_pid1_main(int argc, char **argv, void (*relay_main)(int listen_fd))
         if (runner == 0) {
                 (void)close(ep[0]);
                 (void)close(sync_fd);
-                if (relay)
-                        (void)close(JAIL_FD_RELAY); /* the relay's alone (P4b) */
+                if (relay) { /* the relay's alone (P4b) */
+                        (void)close(JAIL_FD_RELAY);
+                        (void)close(JAIL_FD_EGRESS);
+                }
                 /* JAIL_FD_NOTIFY is the sync socket's number: free now, and not close-on-exec */
                 if (setsid() < 0 || prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || dup2(np[1], JAIL_FD_NOTIFY) < 0) {
                         int e = errno;
@@ -318,6 +321,7 @@ int jail_pid1_main(int argc, char **argv, void (*relay_main)(int listen_fd))
                         _exit(127);
                 }
                 (void)close(JAIL_FD_RELAY);
+                (void)close(JAIL_FD_EGRESS);
         }
         /* P5 */
         return reap(runner, sync_fd, watch);

@@ -1,6 +1,9 @@
 /* The relay of a run granted network (issue 17, docs/egress.md): urllib, requests and every
  * other HTTP client speak to a proxy over TCP only, and the jail's one way out is an AF_UNIX
- * socket, the run's anvil-egress socket at JAIL_EGRESS_SOCK. The relay accepts on
+ * socket, the run's anvil-egress socket, which pid 1 passed the relay alone as an O_PATH fd
+ * (JAIL_FD_EGRESS) and which it connects to through that fd's link (JAIL_EGRESS_SOCK,
+ * /proc/self/fd/8: the kernel follows it to the socket whatever mount namespace the proxy's
+ * socket file is in; no socket file is mounted in the jail). The relay accepts on
  * 127.0.0.1:JAIL_EGRESS_PORT of the jail's own network namespace (HTTP_PROXY and HTTPS_PROXY
  * name it, runner/main.c) and copies each connection's bytes to a new connection to that
  * socket, and back, unchanged. It reads nothing of them and decides nothing: the proxy, outside
@@ -11,8 +14,8 @@
  * use (a thread's buffers and fds are the tool's to read and replace). The relay is a process
  * of its own, which the tool's seccomp filter (no ptrace, no process_vm_*, no pidfd_getfd)
  * and the dumpable flag (cleared by pid 1, P1, and inherited) keep out of reach; it holds
- * nothing the tool could not have anyway (a connection to the proxy, which the tool can make
- * itself: the socket file is in its jail), so a relay the tool broke would gain it nothing.
+ * nothing but a way to the proxy, which does every check on whatever reaches it, so a relay
+ * the tool broke would gain it nothing.
  * It shares the jail's Landlock domain, so it too can bind nothing (its socket was bound at
  * C5, before Landlock) and reach no file the tool cannot.
  *

@@ -296,8 +296,6 @@
         X(CAP_SCOPE_TOO_MANY, "%s: more than %u %s")                                            \
         /* the broker's word on network (relay.c): the granted hosts parted by ", " */         \
         X(CAP_GRANTED_HOSTS, "capability network granted for %s")                               \
-        X(EGRESS_NOT_CLIENTS, "run_request.egress: the broker's to set (it opens the run's egress socket for " \
-                              "network granted), never a client's")                             \
         /* anvil-egress's control connection ended before the run did (relay.c) */             \
         X(PROXY_GONE, "cut at proxy: the egress proxy ended during the run (its connections were cut; nothing " \
                       "more was reachable)")                                                     \
@@ -387,7 +385,7 @@
         X(LL_TOPOLOGY, "mount changes denied")                                                  \
         X(CAP_NO_EGRESS, "the server grants no network until egress through the broker exists")  \
         X(CAP_EGRESS_DIRECT, "a direct-mode jail has no network namespace of its own to bind an egress socket into") \
-        X(CAP_EGRESS_ROOTLESS, "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)") \
+        X(CAP_EGRESS_ROOTLESS, "a rootless supervisor grants no network: its jails' way to the egress proxy is built and tested under a root supervisor only") \
         X(CAP_NEVER, "never grantable")                                                         \
         X(CAP_NOT_APPROVED, "not approved")                                                     \
         X(CAP_UNKNOWN, "unknown capability")                                                    \

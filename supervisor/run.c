@@ -880,24 +880,16 @@ static int rundir_failed(struct sup_run *run, int r, struct anvil_err *err)
                              strerror(-r));
 }
 
-/* A run granted network: its egress socket as a detached mount, cloned from the broker's O_PATH
- * fd (open_tree, AT_EMPTY_PATH: no path of the proxy's is followed as root), read-only,
- * nosuid, nodev, noexec, sent last among the input trees (the child binds it at
- * JAIL_EGRESS_SOCK, mountns.c). A socket whose mount is not in our namespace cannot be
- * cloned: the run fails, the sandbox's failure. */
+/* A run granted network: the broker's O_PATH fd of its egress socket itself, sent last among
+ * the input trees, for pid 1 to hold and the relay to connect through (JAIL_FD_EGRESS; no
+ * mount: the installed proxy's socket is in its unit's own mount namespace, whose mounts
+ * cannot be cloned). Root opens nothing through it and follows no path of the proxy's;
+ * pol_run_fds_check saw that it is a socket. */
 static int egress_tree(struct sup_run *run, struct anvil_err *err)
 {
         if (run->inputs->n >= JAIL_INPUTS_MAX)
                 return anvil_err_set(err, E2BIG, "No room for the egress socket among the input trees");
-        _cleanup_close_ int t = open_tree(run->egress_fd, "", AT_EMPTY_PATH | OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
-        if (t < 0)
-                return anvil_err_sys(err, errno, "Failed to clone the mount of the run's egress socket");
-        struct mount_attr a = { .attr_set =
-                                        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC };
-        if (mount_setattr(t, "", AT_EMPTY_PATH, &a, sizeof(a)) < 0)
-                return anvil_err_sys(err, errno, "Failed to make the egress socket's mount read-only");
-        close_reset(&run->egress_fd);
-        run->in_trees[run->inputs->n] = TAKE_FD(t);
+        run->in_trees[run->inputs->n] = TAKE_FD(run->egress_fd);
         run->inputs->names[run->inputs->n][0] = 0;
         run->inputs->n++;
         return 0;

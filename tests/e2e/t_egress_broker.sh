@@ -23,11 +23,11 @@ ip netns add "$NS" || fail "ip netns add failed"
 ip -n "$NS" link set lo up
 for a in 11.0.0.10/32 11.0.0.20/32; do ip -n "$NS" addr add "$a" dev lo; done
 NSX=(ip netns exec "$NS")
-# anvil-egress joins the namespace's network alone (nsenter --net), not a mount namespace of
-# its own as `ip netns exec` would give it: the supervisor clones the mount of the run's socket
-# from its fd, which it can do only for a mount of its own namespace (supervisor/run.c,
-# egress_tree). So the proxy reads the host's resolv.conf: its first IPv4 nameserver is given
-# to the namespace's loopback, and the test's DNS server answers there.
+# anvil-egress runs under `ip netns exec`, in a mount namespace of its own as its systemd unit
+# gives it (ProtectSystem=, PrivateTmp=): the run's socket fd is of a mount the supervisor's
+# namespace does not have, and the jail reaches it through the fd (jail/relay.c). No
+# /etc/netns resolv.conf is made, so the proxy reads the host's: its first IPv4 nameserver is
+# given to the namespace's loopback, and the test's DNS server answers there.
 DNS=$(awk '$1 == "nameserver" && $2 ~ /^[0-9.]+$/ {print $2; exit}' /etc/resolv.conf)
 [ -n "$DNS" ] || skip "no IPv4 nameserver in /etc/resolv.conf for the proxy to ask"
 ip -n "$NS" addr add "$DNS/32" dev lo
@@ -45,7 +45,7 @@ grep -q '^ready' "$T/net.log" || fail "the servers did not start: $(cat "$T/net.
 
 start_egress() {
         mkdir -p "$EGR" && chown 65534:65534 "$EGR"
-        nsenter --net="/run/netns/$NS" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
+        "${NSX[@]}" setpriv --reuid=65534 --regid=65534 --clear-groups -- "$ANVIL_BUILD/anvil-egress" \
                 --control "$EGR/control.sock" --run-dir "$EGR/runs" >>"$T/egr.log" 2>&1 &
         EGR_PID=$!
         OWN_PIDS+=("$EGR_PID")
@@ -170,7 +170,7 @@ except Exception as e:
     print(type(e).__name__, e)
 PY
 )
-expect_match "a client's run_request.egress" "run_request.egress: the broker's to set \(it opens the run's egress socket for network granted\), never a client's" "$out"
+expect_match "a client's run_request.egress" "run_request.egress: only the broker gives a run its egress socket; send network in capabilities_requested and capabilities_approved" "$out"
 
 echo "-- the proxy killed mid-run: the run sees the end, never an open network"
 nrun_bg() { ANVIL_SOCKET=$NET_SOCK timeout 120 "$CTL" run "$T/fetch.py" --input ca.pem="$T/cert.pem" --json "$@" >"$T/killed.json" 2>"$T/killed.err"; }

@@ -15,7 +15,8 @@
 # warm jails, jail building that belongs here.
 # +37 (issue 17 part 3): the broker's reasons for network's hosts in the catalog, and the
 # result's connections and blast_radius.hosts in proto/ (the supervisor encodes them empty).
-ROOT_LOC_MAX=14385
+# -12 (issue 17): the egress socket is no mount: the relay connects through its fd.
+ROOT_LOC_MAX=14374
 SCRIPT=$TOP/scripts/root-loc.sh
 
 # The rule, on a file whose count is known: two code lines, a directive, and comments, blank

@@ -973,9 +973,6 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_CAP_SCOPE_TOO_MANY:
                 POL_REASON(buf, size, CAP_SCOPE_TOO_MANY, "--cap", 64u, "hosts");
                 return;
-        case POL_EGRESS_NOT_CLIENTS:
-                POL_REASON(buf, size, EGRESS_NOT_CLIENTS);
-                return;
         case POL_PROXY_GONE:
                 POL_REASON(buf, size, PROXY_GONE);
                 return;
@@ -1252,8 +1249,6 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_CAP_SCOPE_BAD] = "--cap: 'http://example.com' is not a host (a name, *.domain, an IPv4 address or "
                               "[IPv6], each with :PORT or not) nor an address range (ADDRESS/PREFIX)",
         [POL_CAP_SCOPE_TOO_MANY] = "--cap: more than 64 hosts",
-        [POL_EGRESS_NOT_CLIENTS] = "run_request.egress: the broker's to set (it opens the run's egress socket "
-                                   "for network granted), never a client's",
         [POL_PROXY_GONE] = "cut at proxy: the egress proxy ended during the run (its connections were cut; "
                            "nothing more was reachable)",
         [POL_CAP_GRANTED_HOSTS] = "capability network granted for api.example.com, *.github.com",
@@ -1423,7 +1418,7 @@ static const char *why_expected(enum pol_why w)
         case POL_WHY_CAP_EGRESS_DIRECT:
                 return "a direct-mode jail has no network namespace of its own to bind an egress socket into";
         case POL_WHY_CAP_EGRESS_ROOTLESS:
-                return "a rootless supervisor cannot bind the egress socket into the jail (its mount is root's)";
+                return "a rootless supervisor grants no network: its jails' way to the egress proxy is built and tested under a root supervisor only";
         case POL_WHY_CAP_NEVER:
                 return "never grantable";
         case POL_WHY_CAP_NOT_APPROVED:
