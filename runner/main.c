@@ -605,6 +605,7 @@ int main(void)
         send_event("started", NULL, "tool started", 0, NULL);
         /* R8, R9 */
         int rc = run_tool(spec.source);
+        audit_tool_returned(&R); /* what runs from here with no frame, the tool registered */
         /* A process the tool forked returns here too: it finishes quietly, the run's events
          * are the first process's. */
         bool forked = getpid() != self;
