@@ -165,6 +165,7 @@
         /* the inputs' bytes, the bound of a warm jail's copies (unsigned long long) */          \
         X(WARM_COLD_TOO_LARGE, "a cold jail: its inputs' %llu bytes are over the %llu bytes a warm jail copies") \
         X(WARM_COLD_CAPS, "a cold jail: it asks for capabilities, and warm jails are built with none") \
+        X(WARM_COLD_LAYERS_OFF, "a cold jail: it asks for its Python layers off, and warm jails are built with them on") \
         /* the run's files cap, the default warm jails are built with (unsigned long long) */   \
         X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \
         X(WARM_COLD_NONE, "a cold jail: no warm jail was waiting")                              \

@@ -145,6 +145,11 @@ struct proto_run_request {
         /* The client follows the run: what the tool writes comes as run_output frames, as it
          * is written, besides the result's copy (run.c, "output as it comes"). */
         bool stream_output;
+        /* The run's Python layers off (no pre-check, no audit hook), to see the kernel layers
+         * alone, as the probe does: anvilctl verify's checks of them. The run says so (event
+         * layers_disabled); the kernel layers are the boundary either way, so a client gives
+         * up only its own run's explanations. A cold jail: warm ones are built with them on. */
+        bool python_layers_off;
 };
 
 struct proto_event {

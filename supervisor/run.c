@@ -1317,6 +1317,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         run->client = c;
         if (o)
                 run->opts = *o;
+        run->opts.python_layers_off |= req->python_layers_off; /* the request's own, for itself */
         run->jp.slot = -1;
         run->jp.pidfd = run->jp.sync_fd = run->art_fd = run->notify_fd = -1;
         for (unsigned i = 0; i < SUP_HELD_NS; i++)

@@ -862,6 +862,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_WARM_COLD_CAPS:
                 POL_REASON(buf, size, WARM_COLD_CAPS);
                 return;
+        case POL_WARM_COLD_LAYERS_OFF:
+                POL_REASON(buf, size, WARM_COLD_LAYERS_OFF);
+                return;
         case POL_WARM_COLD_FILES:
                 POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull);
                 return;
@@ -1224,6 +1227,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
                                      "system, which a warm jail does not copy",
         [POL_WARM_COLD_TOO_LARGE] = "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
         [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
+        [POL_WARM_COLD_LAYERS_OFF] = "a cold jail: it asks for its Python layers off, and warm jails are built with them on",
         [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
         [POL_WARM_COLD_MEMORY] = "a cold jail: its memory cap of 128 MB is under the 512 MB warm jails are built "
                                  "with, whose imports hold about 85 MB of it",
