@@ -120,8 +120,12 @@ static bool fd_path(long fd, char *buf, size_t size)
         return buf[0] == '/' && strncmp(buf, "/memfd:", 7) != 0; /* a memfd is memory, not a place */
 }
 
+static struct runner *path_arg_runner;
+
 /* A path argument as text: str, bytes or os.PathLike; an fd (os.listdir(fd), os.chmod(fd)) as
- * the place it names. False for anything else. */
+ * the place it names. False for anything else. An os.PathLike's __fspath__ may be the tool's
+ * own Python code (sqlite3.connect raises its event with the object as given): it runs with
+ * the hook judging again, as anywhere else, or what it does would pass unjudged. */
 static bool path_arg(PyObject *o, char *buf, size_t size)
 {
         if (!o)
@@ -131,9 +135,12 @@ static bool path_arg(PyObject *o, char *buf, size_t size)
                 PyErr_Clear();
                 return fd_path(fd, buf, size);
         }
+        bool in_hook = path_arg_runner->in_hook;
+        path_arg_runner->in_hook = false;
         PyObject *p = PyOS_FSPath(o);
+        path_arg_runner->in_hook = in_hook;
         if (!p) {
-                PyErr_Clear();
+                PyErr_Clear(); /* a refusal in it is on the record already */
                 return false;
         }
         const char *s = NULL;
@@ -386,6 +393,7 @@ static int hook(const char *event, PyObject *args, void *data)
 
 int audit_install(struct runner *r)
 {
+        path_arg_runner = r;
         return PySys_AddAuditHook(hook, r) == 0 ? 0 : -1;
 }
 
