@@ -207,6 +207,7 @@
         X(FINAL_ANSWER_NOT_JSON, "final_answer: the value (%s) %s")                             \
         /* bytes (unsigned long long), the limit (unsigned long long) */                        \
         X(FINAL_ANSWER_TOO_LARGE, "final_answer: the value's JSON is %llu bytes, over the limit of %llu") \
+        X(FINAL_ANSWER_ARGS, "final_answer takes one value: final_answer(value) or final_answer(answer=value)") \
         /* the pre-check (DESIGN §5): op ("import socket", "os.fork", "attribute __code__"), why */ \
         X(PRECHECK_BLOCKED, "blocked: %s (%s)")                                                 \
         /* path as written, roots as shown to the tool ("./inputs, ./artifacts") */             \

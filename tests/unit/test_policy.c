@@ -925,6 +925,9 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_FINAL_ANSWER_TOO_LARGE:
                 POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL);
                 return;
+        case POL_FINAL_ANSWER_ARGS:
+                POL_REASON(buf, size, FINAL_ANSWER_ARGS);
+                return;
         case POL_PRECHECK_BLOCKED:
                 POL_REASON(buf, size, PRECHECK_BLOCKED, "import socket", pol_why_text(POL_WHY_NETWORK));
                 return;
@@ -1250,6 +1253,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_FINAL_ANSWER] = "final answer recorded (14 bytes of JSON)",
         [POL_FINAL_ANSWER_NOT_JSON] = "final_answer: the value (set) is not JSON-serialisable",
         [POL_FINAL_ANSWER_TOO_LARGE] = "final_answer: the value's JSON is 300000 bytes, over the limit of 262144",
+        [POL_FINAL_ANSWER_ARGS] = "final_answer takes one value: final_answer(value) or final_answer(answer=value)",
         [POL_PRECHECK_BLOCKED] = "blocked: import socket (network denied by policy)",
         [POL_PRECHECK_READ_PATH] = "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",
         [POL_PRECHECK_WRITE_PATH] = "blocked: write path './artifacts/../outside.txt' outside ALLOWED_WRITE_PATHS "
