@@ -8,7 +8,7 @@
 # +19 (issue 17): the egress proxy's 16 reasons in the catalog and the layer and kind it records
 # (policy/reasons.h, proto/names.h), which the supervisor includes whole. +421 (issue 16): the
 # warm jails, jail building that belongs here.
-ROOT_LOC_MAX=14141
+ROOT_LOC_MAX=14182
 SCRIPT=$TOP/scripts/root-loc.sh
 
 # The rule, on a file whose count is known: two code lines, a directive, and comments, blank
