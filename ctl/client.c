@@ -180,3 +180,25 @@ int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char 
         proto_reader_free(&rd);
         return rc;
 }
+
+int ctl_artifact_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
+{
+        (void)fd;
+        struct ctl_artifact_rx *rx = ctx;
+        if (in->type == PROTO_ARTIFACT_DATA) {
+                const struct proto_bytes *d = &in->u.artifact_data.data;
+                int go = rx->piece(rx, d, rc);
+                if (go <= 0)
+                        return go;
+                SHA256Update(&rx->h, d->data, d->len);
+                rx->got += d->len;
+                return 1;
+        }
+        if (in->type != PROTO_ARTIFACT_END)
+                return -1;
+        rx->end = in->u.artifact_end;
+        memset(&in->u, 0, sizeof(in->u)); /* taken */
+        rx->ended = true;
+        *rc = 0;
+        return 0;
+}

@@ -5,6 +5,8 @@
  * where the broker is, one request sent, its frames read until the request ends. */
 #pragma once
 
+#include <sha2.h>
+
 #include "proto/proto.h"
 
 /* anvilctl's exit status (docs/cli.md, "Exit status"; the table atop ctl/main.c): 0 and the
@@ -51,6 +53,19 @@ typedef int (*ctl_frame_fn)(int fd, struct proto_msg *in, void *ctx, int *rc);
  * Each is said on stderr, or, with failed non-NULL, kept there as one line (malloc'd: an
  * error frame as "code: message") for the caller to show. Returns the exit status. */
 int ctl_follow(int fd, const char *what, ctl_frame_fn on_frame, void *ctx, char **failed);
+
+/* An artifact's copy as it comes (artifact_data frames, then artifact_end), for ctl_follow:
+ * every piece counted and hashed, the end taken. What is done with each piece is the
+ * caller's: piece returns 1 to go on, or 0 to end the request there (its exit status in
+ * *rc), before the piece is counted. Embed it first in the caller's own context. */
+struct ctl_artifact_rx {
+        int (*piece)(struct ctl_artifact_rx *rx, const struct proto_bytes *d, int *rc);
+        uint64_t got; /* all that came */
+        SHA2_CTX h;   /* SHA256Init'd by the caller */
+        struct proto_artifact_end end;
+        bool ended;
+};
+int ctl_artifact_frame(int fd, struct proto_msg *in, void *ctx, int *rc);
 
 /* The exit status for an error frame's code: EXIT_SANDBOX for "sandbox_failed", else
  * EXIT_REFUSED. */

@@ -160,6 +160,8 @@ static void help_run(void)
                "                      (docs/results.md)\n"
                "  --events            print JSON lines as the run goes, each with its \"type\", the\n"
                "                      run_result last\n"
+               "  --python-layers-off the run without its pre-check and audit hook, to see the kernel\n"
+               "                      layers alone (docs/security.md); the run says so\n"
                "  -o, --output DIR    copy the run's artifacts into DIR, as you (nothing there is\n"
                "                      overwritten or followed; docs/cli.md)\n"
                "  -h, --help          this text\n",
@@ -705,8 +707,8 @@ static int cmd_run(int argc, char **argv)
                 { "variables", required_argument, NULL, 'v' },
                 { "output", required_argument, NULL, 'o' },
                 { "events", no_argument, NULL, 'e' },
-                { "help", no_argument, NULL, 'h' },
-                { 0 },
+                { "python-layers-off", no_argument, NULL, 'L' },
+                { "help", no_argument, NULL, 'h' },        { 0 },
         };
         struct proto_msg m = { .type = PROTO_RUN_REQUEST };
         struct proto_run_request *req = &m.u.run_request;
@@ -779,6 +781,7 @@ static int cmd_run(int argc, char **argv)
                         break;
                 case 'j': view.json = true; break;
                 case 'e': view.events = true; break;
+                case 'L': req->python_layers_off = true; break;
                 case 'v':
                         free(req->variables);
                         req->variables = NULL;

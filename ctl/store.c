@@ -54,39 +54,27 @@ static bool safe_name(const char *p)
 }
 
 struct copy {
+        struct ctl_artifact_rx rx; /* first: ctl_artifact_frame's context */
         int fd;
-        uint64_t want, got;
-        SHA2_CTX h;
-        struct proto_artifact_end end;
-        bool ended, too_long;
+        uint64_t want;
+        bool too_long;
         int write_errno;
 };
 
-static int on_copy_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
+/* Each piece written to the file, unless it would make the copy longer than the artifact's
+ * listed size (then the copy ends, refused). */
+static int copy_piece(struct ctl_artifact_rx *rx, const struct proto_bytes *d, int *rc)
 {
-        (void)fd;
-        struct copy *cp = ctx;
-        if (in->type == PROTO_ARTIFACT_DATA) {
-                const struct proto_bytes *d = &in->u.artifact_data.data;
-                if (cp->got + d->len > cp->want) {
-                        cp->too_long = true;
-                        *rc = EXIT_REFUSED;
-                        return 0;
-                }
-                struct anvil_err err = ANVIL_ERR_INIT;
-                if (!cp->write_errno && fd_write_all(cp->fd, d->data, d->len, &err) < 0)
-                        cp->write_errno = err.code;
-                SHA256Update(&cp->h, d->data, d->len);
-                cp->got += d->len;
-                return 1;
+        struct copy *cp = (struct copy *)rx;
+        if (cp->rx.got + d->len > cp->want) {
+                cp->too_long = true;
+                *rc = EXIT_REFUSED;
+                return 0;
         }
-        if (in->type != PROTO_ARTIFACT_END)
-                return -1;
-        cp->end = in->u.artifact_end;
-        memset(&in->u, 0, sizeof(in->u)); /* taken */
-        cp->ended = true;
-        *rc = 0;
-        return 0;
+        struct anvil_err err = ANVIL_ERR_INIT;
+        if (!cp->write_errno && fd_write_all(cp->fd, d->data, d->len, &err) < 0)
+                cp->write_errno = err.code;
+        return 1;
 }
 
 /* One artifact into root: 0, or an exit status once said why. *conn is the broker's
@@ -98,12 +86,12 @@ static int copy_one(int *conn, int root, const char *id, const struct proto_arti
                 fprintf(stderr, "anvilctl: -o %s: '%s' is not a safe name: not copied\n", dir, a->path);
                 return EXIT_REFUSED;
         }
-        struct copy cp = { .fd = fd_create_beneath(root, a->path, 0777, 0666), .want = a->bytes };
+        struct copy cp = { .rx.piece = copy_piece, .fd = fd_create_beneath(root, a->path, 0777, 0666), .want = a->bytes };
         if (cp.fd < 0) {
                 fprintf(stderr, "anvilctl: -o %s: %s: not written: %s\n", dir, a->path, strerror(-cp.fd));
                 return EXIT_USAGE;
         }
-        SHA256Init(&cp.h);
+        SHA256Init(&cp.rx.h);
         char rid[32];
         request_id(rid, sizeof(rid));
         struct proto_msg m = { .type = PROTO_ARTIFACT_REQUEST };
@@ -121,18 +109,18 @@ static int copy_one(int *conn, int root, const char *id, const struct proto_arti
                 rc = 0;
         }
         if (rc == 0)
-                rc = ctl_follow(*conn, "the artifact's copy", on_copy_frame, &cp, &failed);
+                rc = ctl_follow(*conn, "the artifact's copy", ctl_artifact_frame, &cp, &failed);
         char hex[SHA256_DIGEST_STRING_LENGTH];
-        SHA256End(&cp.h, hex);
+        SHA256End(&cp.rx.h, hex);
         if (rc == 0 && cp.write_errno)
                 fprintf(stderr, "anvilctl: -o %s: %s: not written: %s\n", dir, a->path, strerror(cp.write_errno)),
                         rc = EXIT_USAGE;
-        else if (rc == 0 && (cp.got != cp.want || cp.end.bytes != cp.got || strcmp(cp.end.sha256, hex) != 0 ||
+        else if (rc == 0 && (cp.rx.got != cp.want || cp.rx.end.bytes != cp.rx.got || strcmp(cp.rx.end.sha256, hex) != 0 ||
                              (a->sha256[0] && strcmp(a->sha256, hex) != 0)))
                 fprintf(stderr,
                         "anvilctl: -o %s: %s: what came is not the artifact: %" PRIu64 " bytes, sha256 %s; the broker "
                         "counted %" PRIu64 " bytes, sha256 %s; the result lists %" PRIu64 " bytes, sha256 %s\n",
-                        dir, a->path, cp.got, hex, cp.end.bytes, cp.end.sha256 ? cp.end.sha256 : "-", a->bytes,
+                        dir, a->path, cp.rx.got, hex, cp.rx.end.bytes, cp.rx.end.sha256 ? cp.rx.end.sha256 : "-", a->bytes,
                         a->sha256[0] ? a->sha256 : "-"),
                         rc = EXIT_REFUSED;
         else if (cp.too_long)
@@ -141,9 +129,9 @@ static int copy_one(int *conn, int root, const char *id, const struct proto_arti
         else if (rc != 0)
                 fprintf(stderr, "anvilctl: -o %s: %s: not copied: %s\n", dir, a->path, failed ? failed : "?");
         free(failed);
-        free(cp.end.request_id);
-        free(cp.end.path);
-        free(cp.end.sha256);
+        free(cp.rx.end.request_id);
+        free(cp.rx.end.path);
+        free(cp.rx.end.sha256);
         (void)close(cp.fd);
         if (rc != 0) {
                 /* Nothing half-copied is left under its name. Safe: the name was made by us
@@ -162,7 +150,7 @@ static int copy_one(int *conn, int root, const char *id, const struct proto_arti
                 }
                 return rc;
         }
-        *bytes += cp.got;
+        *bytes += cp.rx.got;
         return 0;
 }
 

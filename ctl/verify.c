@@ -184,6 +184,7 @@ int vfy_run(struct vfy *v, const struct vfy_run *rq, struct proto_run_result *ou
         req->limits.cpu_s = rq->cpu_s * v->slow;
         req->limits.memory_mb = rq->memory_mb;
         req->limits.output_bytes = rq->output_bytes;
+        req->python_layers_off = rq->python_layers_off;
         if (!req->request_id || !req->source || push_strv(&req->capabilities_requested, rq->caps_requested) < 0 ||
             push_strv(&req->capabilities_approved, rq->caps_approved) < 0 ||
             (rq->input_name && push_input(&req->inputs, rq->input_name, rq->input_data) < 0)) {
@@ -414,19 +415,17 @@ bool vfy_check_python_escapes(struct vfy *v)
         return ok;
 }
 
-/* What a tool does to get past the Python layers: the calls go to libc through ctypes (the
- * module numpy has imported already: no import to see), each made from a worker thread of
- * concurrent.futures, so that the innermost Python frame is the library's and not the tool's
- * (the audit hook's "who asks" rules, policy/audit.c), and libc's calls raise no audit event
- * at all. docs/verify.md says why this is no news: the Python layers are not the boundary. */
+/* The kernel layers alone: the runs that use this ask for their Python layers off
+ * (run_request.python_layers_off, as the probe's do), and the calls go to libc through
+ * ctypes (the module numpy has imported already), which the audit hook would refuse. The
+ * run says its Python layers are off (event layers_disabled). docs/verify.md says why this
+ * shows what holds: the Python layers are not the boundary. */
 const char vfy_py_prelude[] =
         "import errno, hashlib\n"
-        "from concurrent.futures import ThreadPoolExecutor\n"
         "import numpy.core._internal as _ni\n"
         "ct = _ni.ctypes\n"
-        "pool = ThreadPoolExecutor(1)\n"
         "def lib(f, *a):\n"
-        "    return pool.submit(f, *a).result()\n"
+        "    return f(*a)\n"
         "libc = lib(ct.CDLL, None, 0, None, True)\n"
         "def call(name, *a):\n"
         "    r = lib(lib(getattr, libc, name), *a)\n"
@@ -510,7 +509,7 @@ bool vfy_check_kernel_escapes(struct vfy *v)
 {
         char src[4096];
         snprintf(src, sizeof(src), "%s%s", vfy_py_prelude, kernel_escapes);
-        struct vfy_run rq = { .source = src, .wall_s = 5, .cpu_s = 2, .memory_mb = 256 };
+        struct vfy_run rq = { .source = src, .wall_s = 5, .cpu_s = 2, .memory_mb = 256, .python_layers_off = true };
         if (vfy_run(v, &rq, &v->kernel_run) < 0)
                 return false;
         v->have_kernel_run = true;
@@ -522,6 +521,9 @@ bool vfy_check_kernel_escapes(struct vfy *v)
         if (py)
                 return vfy_fail(v, "the Python layers saw it (%s: %s): this check shows nothing of the kernel's", py->layer,
                                 py->message);
+        if (!vfy_event(r, PROTO_LAYER_RUNNER, PROTO_KIND_LAYERS_DISABLED))
+                return vfy_fail(v, "the run does not say its Python layers were off (layers_disabled)");
+        vfy_say("the run's Python layers: off, as it asked (layers_disabled)");
         bool ok = kernel_refused(v, r, "socket", "seccomp", "socket(AF_INET", "EPERM");
         ok = kernel_refused(v, r, "fork", "seccomp", "process creation", "EPERM") && ok;
         ok = kernel_refused(v, r, "write", "landlock", "outside.txt", "EACCES") && ok;

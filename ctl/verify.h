@@ -41,6 +41,7 @@ struct vfy_run {
         const char *const *caps_requested, *const *caps_approved; /* NULL-terminated, or NULL */
         const char *input_name, *input_data;                       /* one input file, or NULL */
         unsigned wait_s; /* how long to wait for the result beyond the wall clock */
+        bool python_layers_off; /* run_request.python_layers_off: the kernel layers alone */
 };
 
 /* Sends m (freed) and reads until its frame of type want, moved into out (size bytes): 0, or

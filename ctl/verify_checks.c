@@ -289,7 +289,7 @@ bool vfy_check_isolation(struct vfy *v)
         char path[96], src[4096];
         snprintf(path, sizeof(path), "/var/tmp/anvil-verify-canary-%d-%ld", (int)getpid(), (long)time(NULL));
         snprintf(src, sizeof(src), "%sprint('canary %%d %%s' %% call('open', b'%s', 0o301, 0o644))\n", vfy_py_prelude, path);
-        struct vfy_run rq = { .source = src, .wall_s = 5, .cpu_s = 2, .memory_mb = 256 };
+        struct vfy_run rq = { .source = src, .wall_s = 5, .cpu_s = 2, .memory_mb = 256, .python_layers_off = true };
         struct proto_run_result r;
         if (vfy_run(v, &rq, &r) < 0)
                 return false;

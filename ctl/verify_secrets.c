@@ -260,7 +260,7 @@ bool vfy_check_secrets(struct vfy *v)
                 snprintf(named, sizeof(named), "NAMED = ['/etc/shadow', '/etc/anvil/anvil.conf']\n");
         snprintf(src, sizeof(src), "%s%s%s", vfy_py_prelude, named, gather_tool);
         struct vfy_run rq = { .source = src, .wall_s = 20, .cpu_s = 10, .memory_mb = 512,
-                              .input_name = "canary.txt", .input_data = canary };
+                              .input_name = "canary.txt", .input_data = canary, .python_layers_off = true };
         struct proto_run_result r;
         if (vfy_run(v, &rq, &r) < 0)
                 goto out;

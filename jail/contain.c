@@ -274,6 +274,10 @@ static int step_userns(struct child *c, struct anvil_err *err)
 /* C5, before GO: the run-independent root. */
 static int step_root(struct child *c, struct anvil_err *err)
 {
+#ifdef ANVIL_TEST_BUILD
+        if (c->st->test_child_fail_before_go)
+                return anvil_err_set(err, EIO, "Failed to make the jail's root: --test-child-fail-before-go");
+#endif
         return jail_mountns_child(c->st, err);
 }
 

@@ -159,6 +159,9 @@ struct jail_static {
         /* Test builds only: the child allocates at C5 (after GO), to show the guard that fails a child
          * that allocates before exec (contain.c) sees it. */
         bool test_child_alloc;
+        /* Test builds only: the child fails at C5 before GO, to show the supervisor reports the
+         * child's own failure, not the GO it could then not send (run.c). */
+        bool test_child_fail_before_go;
 };
 
 /* GO: the run's own part, sent to a child that may have been cloned ahead of time (a spare),

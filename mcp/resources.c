@@ -172,40 +172,26 @@ bad:
 /* ---- reading one through the broker ---- */
 
 struct fetch {
+        struct ctl_artifact_rx rx; /* first: ctl_artifact_frame's context */
         size_t max;
         uint8_t *data;
         size_t len;
-        uint64_t got; /* all that came, kept or not */
-        SHA2_CTX h;
-        struct proto_artifact_end end;
-        bool ended;
 };
 
-static int on_fetch_frame(int fd, struct proto_msg *in, void *ctx, int *rc)
+/* Each piece kept while the whole stays within max; past it, counted (rx.got) and not kept. */
+static int fetch_piece(struct ctl_artifact_rx *rx, const struct proto_bytes *d, int *rc)
 {
-        (void)fd;
-        struct fetch *f = ctx;
-        if (in->type == PROTO_ARTIFACT_DATA) {
-                const struct proto_bytes *d = &in->u.artifact_data.data;
-                if (f->got + d->len <= f->max) {
-                        uint8_t *nd = realloc(f->data, f->len + d->len + 1);
-                        if (!nd)
-                                return -1;
-                        f->data = nd;
-                        memcpy(f->data + f->len, d->data, d->len);
-                        f->len += d->len;
-                }
-                SHA256Update(&f->h, d->data, d->len);
-                f->got += d->len;
-                return 1;
+        (void)rc;
+        struct fetch *f = (struct fetch *)rx;
+        if (f->rx.got + d->len <= f->max) {
+                uint8_t *nd = realloc(f->data, f->len + d->len + 1);
+                if (!nd)
+                        return -1;
+                f->data = nd;
+                memcpy(f->data + f->len, d->data, d->len);
+                f->len += d->len;
         }
-        if (in->type != PROTO_ARTIFACT_END)
-                return -1;
-        f->end = in->u.artifact_end;
-        memset(&in->u, 0, sizeof(in->u)); /* taken */
-        f->ended = true;
-        *rc = 0;
-        return 0;
+        return 1;
 }
 
 /* 0; or 1 refused (why: "code: message"), 2 Anvil unreachable, 3 too large (*len: its size), 4
@@ -216,35 +202,35 @@ int mcp_artifact_fetch(struct mcp_call *c, const char *run_id, const char *path,
         struct proto_msg m = { .type = PROTO_ARTIFACT_REQUEST };
         m.u.artifact_request =
                 (struct proto_artifact_request){ .request_id = c->rid, .id = (char *)run_id, .path = (char *)path };
-        struct fetch f = { .max = max };
-        SHA256Init(&f.h);
+        struct fetch f = { .rx.piece = fetch_piece, .max = max };
+        SHA256Init(&f.rx.h);
         *why = NULL;
         int fd = ctl_send_request_why(&m, "the artifact request", NULL, 0, why);
         if (fd < 0)
                 return -fd == EXIT_CONNECT ? 2 : 1;
         mcp_call_set_fd(c, fd, false);
-        int rc = ctl_follow(fd, "the artifact's copy", on_fetch_frame, &f, why);
+        int rc = ctl_follow(fd, "the artifact's copy", ctl_artifact_frame, &f, why);
         mcp_call_set_fd(c, -1, false);
         (void)close(fd);
         char hex[SHA256_DIGEST_STRING_LENGTH];
-        SHA256End(&f.h, hex);
+        SHA256End(&f.rx.h, hex);
         int r = 0;
-        if (rc != 0 || !f.ended) {
+        if (rc != 0 || !f.rx.ended) {
                 r = rc == EXIT_CONNECT || rc == 0 ? 2 : 1;
-        } else if (f.got > max) {
-                *len = f.got;
+        } else if (f.rx.got > max) {
+                *len = f.rx.got;
                 r = 3;
-        } else if (f.end.bytes != f.got || !f.end.sha256 || strcmp(f.end.sha256, hex) != 0) {
+        } else if (f.rx.end.bytes != f.rx.got || !f.rx.end.sha256 || strcmp(f.rx.end.sha256, hex) != 0) {
                 free(*why);
                 if (asprintf(why, "%llu bytes, sha256 %s; the broker counted %llu bytes, sha256 %s",
-                             (unsigned long long)f.got, hex, (unsigned long long)f.end.bytes,
-                             f.end.sha256 ? f.end.sha256 : "-") < 0)
+                             (unsigned long long)f.rx.got, hex, (unsigned long long)f.rx.end.bytes,
+                             f.rx.end.sha256 ? f.rx.end.sha256 : "-") < 0)
                         *why = NULL;
                 r = 4;
         }
-        free(f.end.request_id);
-        free(f.end.path);
-        free(f.end.sha256);
+        free(f.rx.end.request_id);
+        free(f.rx.end.path);
+        free(f.rx.end.sha256);
         if (r == 0) {
                 *data = f.data ? f.data : calloc(1, 1);
                 *len = f.len;

@@ -183,6 +183,41 @@ bool pol_passthrough_match(unsigned set, const char *filename, const char *stdli
         return false;
 }
 
+/* The trampolines of CPython 3.11's stdlib: each calls what it was given and decides nothing.
+ * A C callable (a ctypes function, exec, importlib.import_module's C parts) handed to one of
+ * them runs with it as the innermost frame, and would otherwise be judged as that module's
+ * own call. */
+static const struct {
+        const char *file, *func;
+} trampolines[] = {
+        { "threading.py", "run" },              /* Thread.run: self._target(...); Timer.run */
+        { "threading.py", "_bootstrap_inner" }, /* the bottom of every threading thread */
+        { "threading.py", "_bootstrap" },
+        { "concurrent/futures/thread.py", "run" },              /* _WorkItem.run: self.fn(*self.args) */
+        { "concurrent/futures/thread.py", "_worker" },          /* the worker's loop */
+        { "concurrent/futures/_base.py", "_invoke_callbacks" }, /* add_done_callback's fn(self) */
+        { "concurrent/futures/_base.py", "add_done_callback" },
+        { "weakref.py", "__call__" },         /* finalize.__call__: func(*args) */
+        { "weakref.py", "_exitfunc" },        /* finalize's atexit */
+        { "contextlib.py", "_exit_wrapper" }, /* ExitStack.callback */
+        { "contextlib.py", "__exit__" },      /* ExitStack.__exit__: cb(*exc_details) */
+        { "functools.py", "_method" },        /* partialmethod's bound call */
+        { "functools.py", "__get__" },        /* cached_property: self.func(instance) */
+        { "sched.py", "run" },                /* scheduler.run: action(*argument) */
+        { "asyncio/events.py", "_run" },      /* Handle._run: call_soon's callback */
+};
+
+bool pol_trampoline_match(const char *filename, const char *func, const char *stdlib)
+{
+        size_t sl = stdlib ? strlen(stdlib) : 0;
+        if (!sl || !func || strncmp(filename, stdlib, sl) != 0 || filename[sl] != '/')
+                return false;
+        for (size_t i = 0; i < ELEMENTSOF(trampolines); i++)
+                if (strcmp(filename + sl + 1, trampolines[i].file) == 0 && strcmp(func, trampolines[i].func) == 0)
+                        return true;
+        return false;
+}
+
 /* Globals that run code or reach the system when an unpickler loads them: a pickle of the
  * tool's own data needs none of them. */
 static const char *const unpickle_modules[] = {

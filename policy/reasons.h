@@ -175,6 +175,7 @@
         /* the inputs' bytes, the bound of a warm jail's copies (unsigned long long) */          \
         X(WARM_COLD_TOO_LARGE, "a cold jail: its inputs' %llu bytes are over the %llu bytes a warm jail copies") \
         X(WARM_COLD_CAPS, "a cold jail: it asks for capabilities, and warm jails are built with none") \
+        X(WARM_COLD_LAYERS_OFF, "a cold jail: it asks for its Python layers off, and warm jails are built with them on") \
         /* the run's files cap, the default warm jails are built with (unsigned long long) */   \
         X(WARM_COLD_FILES, "a cold jail: its files cap of %llu bytes is not the %llu bytes warm jails are built with") \
         X(WARM_COLD_NONE, "a cold jail: no warm jail was waiting")                              \
@@ -216,6 +217,7 @@
         X(FINAL_ANSWER_NOT_JSON, "final_answer: the value (%s) %s")                             \
         /* bytes (unsigned long long), the limit (unsigned long long) */                        \
         X(FINAL_ANSWER_TOO_LARGE, "final_answer: the value's JSON is %llu bytes, over the limit of %llu") \
+        X(FINAL_ANSWER_ARGS, "final_answer takes one value: final_answer(value) or final_answer(answer=value)") \
         /* the pre-check (DESIGN §5): op ("import socket", "os.fork", "attribute __code__"), why */ \
         X(PRECHECK_BLOCKED, "blocked: %s (%s)")                                                 \
         /* path as written, roots as shown to the tool ("./inputs, ./artifacts") */             \

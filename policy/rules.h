@@ -201,6 +201,15 @@ const struct pol_audit_rule *pol_audit_rule(const char *event, const struct pol_
  * inspect: "/usr/lib/python3.11/inspect.py" with stdlib "/usr/lib/python3.11"). */
 bool pol_passthrough_match(unsigned passthrough, const char *filename, const char *stdlib);
 
+/* A stdlib function whose only work is to call a callable it was handed (threading's
+ * Thread.run, a ThreadPoolExecutor's work item, weakref.finalize, an ExitStack's callbacks):
+ * what that callable does is the intent of whoever handed it over, so such a frame is
+ * passed through for every rule, and a walk that passes through them all to the bottom of
+ * a thread the tool started (or, once the tool's code has returned, of the interpreter's
+ * end: atexit) is the tool asking. filename as in pol_passthrough_match; func the code
+ * object's co_name. */
+bool pol_trampoline_match(const char *filename, const char *func, const char *stdlib);
+
 /* pickle.find_class(module, name): does loading this global execute code or reach the
  * system? os, posix, subprocess, sys, builtins eval/exec/__import__/compile/getattr/open,
  * ctypes, socket, importlib, shutil, pty, multiprocessing, marshal, runpy, ... */

@@ -67,6 +67,7 @@ static const struct proto_field run_request_f[] = {
         F(struct proto_run_request, args, "args", PF_STRV, OPT, PROTO_ARGS_MAX, NULL),
         F(struct proto_run_request, stream_output, "stream_output", PF_BOOL, OPT, 0, NULL),
         F(struct proto_run_request, egress, "egress", PF_OPT_INT, OPT, 0, NULL),
+        F(struct proto_run_request, python_layers_off, "python_layers_off", PF_BOOL, OPT, 0, NULL),
 };
 static SCHEMA(run_request_s, struct proto_run_request, "run_request", run_request_f);
 

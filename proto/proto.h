@@ -149,6 +149,11 @@ struct proto_run_request {
          * an O_PATH fd of the run's anvil-egress socket, as an input's fd is an index. Only
          * with `network` approved; the supervisor binds it into the jail (docs/egress.md). */
         struct proto_opt_int egress;
+        /* The run's Python layers off (no pre-check, no audit hook), to see the kernel layers
+         * alone, as the probe does: anvilctl verify's checks of them. The run says so (event
+         * layers_disabled); the kernel layers are the boundary either way, so a client gives
+         * up only its own run's explanations. A cold jail: warm ones are built with them on. */
+        bool python_layers_off;
 };
 
 struct proto_event {

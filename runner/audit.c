@@ -36,33 +36,53 @@ static bool tools_code(struct runner *r, const char *fn)
         return pol_path_verdict(resolved, POL_ACCESS_WRITE, &r->roots) == POL_WHY_NONE;
 }
 
+/* Past the last frame without meeting a library's own: the tool, on a thread other than the
+ * one that ran the tool's code (every thread of a run is there because the tool started it,
+ * directly or through a library: its work is the tool's intent, whatever frames carry it),
+ * and on that thread once the tool's code has returned (atexit, weakref callbacks and
+ * finalizers run at the interpreter's end call what the tool registered). Before that, a
+ * hook called with no frame on the tool's thread is the runtime's own doing. */
+static bool bottom_is_tool(struct runner *r)
+{
+        if (r->displaying)
+                return false; /* the interpreter's own report of an exception (unraisable_audited) */
+        return PyThread_get_thread_ident() != r->tool_thread || r->tool_returned;
+}
+
 /* True if the first frame out from the innermost that is not in one of the rule's
- * pass-through modules is the tool's own code. No frame at all: the runtime, not the tool. */
+ * pass-through modules, nor a trampoline (policy/audit.c: a stdlib function that only calls
+ * what it was handed), is the tool's own code, or if there is none and bottom_is_tool. */
 static bool tool_asks(struct runner *r, unsigned passthrough)
 {
         PyFrameObject *f = PyEval_GetFrame(); /* borrowed */
         Py_XINCREF(f);
-        bool tool = false;
+        bool tool = false, decided = false;
         while (f) {
                 PyCodeObject *code = PyFrame_GetCode(f);
                 const char *fn = code ? PyUnicode_AsUTF8(code->co_filename) : NULL;
-                Py_XDECREF(code);
+                const char *func = code && fn ? PyUnicode_AsUTF8(code->co_name) : NULL;
+                Py_XDECREF(code); /* fn and func stay alive: the frame holds its code */
                 if (!fn) {
                         PyErr_Clear();
+                        decided = true;
                         break;
                 }
                 if (tools_code(r, fn)) {
-                        tool = true;
+                        tool = decided = true;
                         break;
                 }
-                if (!passthrough || !pol_passthrough_match(passthrough, fn, r->stdlib))
+                if (!pol_trampoline_match(fn, func, r->stdlib) &&
+                    (!passthrough || !pol_passthrough_match(passthrough, fn, r->stdlib))) {
+                        decided = true;
                         break;
+                }
                 PyFrameObject *back = PyFrame_GetBack(f);
                 Py_DECREF(f);
                 f = back;
         }
         Py_XDECREF(f);
-        return tool;
+        PyErr_Clear();
+        return decided ? tool : bottom_is_tool(r);
 }
 
 /* The line of the innermost frame of the tool's own code, 0 if none is on the stack. */
@@ -101,8 +121,12 @@ static bool fd_path(long fd, char *buf, size_t size)
         return buf[0] == '/' && strncmp(buf, "/memfd:", 7) != 0; /* a memfd is memory, not a place */
 }
 
+static struct runner *path_arg_runner;
+
 /* A path argument as text: str, bytes or os.PathLike; an fd (os.listdir(fd), os.chmod(fd)) as
- * the place it names. False for anything else. */
+ * the place it names. False for anything else. An os.PathLike's __fspath__ may be the tool's
+ * own Python code (sqlite3.connect raises its event with the object as given): it runs with
+ * the hook judging again, as anywhere else, or what it does would pass unjudged. */
 static bool path_arg(PyObject *o, char *buf, size_t size)
 {
         if (!o)
@@ -112,9 +136,12 @@ static bool path_arg(PyObject *o, char *buf, size_t size)
                 PyErr_Clear();
                 return fd_path(fd, buf, size);
         }
+        bool in_hook = path_arg_runner->in_hook;
+        path_arg_runner->in_hook = false;
         PyObject *p = PyOS_FSPath(o);
+        path_arg_runner->in_hook = in_hook;
         if (!p) {
-                PyErr_Clear();
+                PyErr_Clear(); /* a refusal in it is on the record already */
                 return false;
         }
         const char *s = NULL;
@@ -415,6 +442,7 @@ static int hook(const char *event, PyObject *args, void *data)
 
 int audit_install(struct runner *r)
 {
+        path_arg_runner = r;
         return PySys_AddAuditHook(hook, r) == 0 ? 0 : -1;
 }
 
@@ -534,6 +562,29 @@ static PyObject *io_open_audited(PyObject *self, PyObject *const *args, size_t n
 static PyMethodDef io_open_def = { "open", (PyCFunction)(void (*)(void))io_open_audited, METH_FASTCALL | METH_KEYWORDS,
                                    "open, its opener seen by Anvil's audit hook" };
 
+/* sys.unraisablehook: how the interpreter reports an exception nobody can catch (a thread of
+ * _thread's, an atexit callback, a finalizer), with no frame on the stack. Its traceback
+ * compiles each shown line to mark it ("compile" events, the line's own file named): that
+ * is the interpreter's doing, not the tool's, though bottom_is_tool would say otherwise.
+ * This wrapper of the default hook marks the report while it runs; a hook the tool sets
+ * itself is judged as its own code. */
+static PyObject *unraisable_original;
+static struct runner *unraisable_runner;
+
+static PyObject *unraisable_audited(PyObject *self, PyObject *arg)
+{
+        (void)self;
+        struct runner *r = unraisable_runner;
+        bool was = r->displaying;
+        r->displaying = true;
+        PyObject *res = PyObject_CallOneArg(unraisable_original, arg);
+        r->displaying = was;
+        return res;
+}
+
+static PyMethodDef unraisable_def = { "unraisablehook", (PyCFunction)(void (*)(void))unraisable_audited, METH_O,
+                                      "sys.unraisablehook, its report seen by Anvil's audit hook" };
+
 /* Replaces name in each of the modules with the wrapper made from def. */
 static int wrap(const char *const *modules, const char *name, PyMethodDef *def, PyObject **original)
 {
@@ -575,11 +626,14 @@ int audit_arm(struct runner *r)
         static const char *const posixsubprocess[] = { "_posixsubprocess", NULL }, *const osmods[] = { "posix", "os",
                                                                                                        NULL };
         static const char *const iomods[] = { "builtins", "io", "_io", NULL };
+        static const char *const sysmods[] = { "sys", NULL };
         os_open_runner = r;
         io_open_runner = r;
+        unraisable_runner = r;
         if (wrap(posixsubprocess, "fork_exec", &fork_exec_def, &fork_exec_original) < 0 ||
             wrap(osmods, "open", &os_open_def, &os_open_original) < 0 ||
-            wrap(iomods, "open", &io_open_def, &io_open_original) < 0) {
+            wrap(iomods, "open", &io_open_def, &io_open_original) < 0 ||
+            wrap(sysmods, "unraisablehook", &unraisable_def, &unraisable_original) < 0) {
                 PyErr_Print();
                 return -1;
         }
@@ -592,8 +646,14 @@ int audit_arm(struct runner *r)
                 PyErr_Print();
                 return -1;
         }
+        r->tool_thread = PyThread_get_thread_ident();
         r->armed = true;
         return 0;
+}
+
+void audit_tool_returned(struct runner *r)
+{
+        r->tool_returned = true;
 }
 
 void audit_finish(struct runner *r)

@@ -287,6 +287,26 @@ static PyObject *take_exception(void)
         return value;
 }
 
+/* The tool ended on a refusal: anvil.SandboxBlocked itself, or an exception a library raised
+ * while handling one (urllib turns the refusal of a socket call into URLError, with the
+ * refusal as its __context__, or __cause__ with `raise ... from`). The links are walked
+ * as CPython stores them, bounded: a chain the tool made into a loop ends the walk. */
+static bool ends_on_refusal(PyObject *exc)
+{
+        if (!R.sandbox_blocked)
+                return false;
+        PyObject *e = exc;
+        for (int i = 0; e && i < 32; i++) {
+                if (PyObject_TypeCheck(e, (PyTypeObject *)R.sandbox_blocked))
+                        return true;
+                PyObject *next = ((PyBaseExceptionObject *)e)->cause; /* borrowed */
+                if (!next || !PyExceptionInstance_Check(next))
+                        next = ((PyBaseExceptionObject *)e)->context;
+                e = next && PyExceptionInstance_Check(next) ? next : NULL;
+        }
+        return false;
+}
+
 /* Reports the pending exception (R9), prints it as Python would, returns the exit code. */
 static int report_exception(void)
 {
@@ -308,7 +328,7 @@ static int report_exception(void)
                 return rc;
         }
         PyObject *exc = take_exception();
-        if (R.sandbox_blocked && PyObject_TypeCheck(exc, (PyTypeObject *)R.sandbox_blocked))
+        if (ends_on_refusal(exc))
                 R.stopped_by_refusal = true;
         PyObject *tb = PyException_GetTraceback(exc);
         PyObject *type_name = PyObject_GetAttrString((PyObject *)Py_TYPE(exc), "__name__");
@@ -605,6 +625,7 @@ int main(void)
         send_event("started", NULL, "tool started", 0, NULL);
         /* R8, R9 */
         int rc = run_tool(spec.source);
+        audit_tool_returned(&R); /* what runs from here with no frame, the tool registered */
         /* A process the tool forked returns here too: it finishes quietly, the run's events
          * are the first process's. */
         bool forked = getpid() != self;

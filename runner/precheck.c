@@ -13,6 +13,7 @@
 #include "runner/runner.h"
 
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "lib/cleanup.h"
@@ -341,8 +342,36 @@ static void check_module(struct pc *pc, PyObject *node, const char *module)
         }
 }
 
+/* "scheme://...": the length of its scheme (a letter, then letters, digits, '+', '-', '.'),
+ * or 0 if path is no URL. */
+static size_t url_scheme(const char *path)
+{
+        const char *sep = strstr(path, "://");
+        if (!sep || sep == path || !((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z'))
+                return 0;
+        for (const char *p = path; p < sep; p++)
+                if (!((*p | 0x20) >= 'a' && (*p | 0x20) <= 'z') && !(*p >= '0' && *p <= '9') && *p != '+' &&
+                    *p != '-' && *p != '.')
+                        return 0;
+        return (size_t)(sep - path);
+}
+
 static void check_path(struct pc *pc, PyObject *node, const char *path, bool write)
 {
+        /* A URL where a path may go (pd.read_csv, read_json, urlopen, to_csv('s3://...')) is a
+         * network attempt, not a file: refused as one unless the network capability was
+         * granted (then the audit hook judges the connection). file:// names a path. */
+        size_t scheme = url_scheme(path);
+        if (scheme == 4 && strncasecmp(path, "file", 4) == 0)
+                path += 7;
+        else if (scheme) {
+                if (pc->r->caps.granted[POL_CAP_NETWORK])
+                        return;
+                char op[PATH_MAX + 16];
+                snprintf(op, sizeof(op), "open URL '%s'", path);
+                finding(pc, node, op, POL_WHY_NETWORK_CAP);
+                return;
+        }
         if (!path[0] || strcmp(path, ":memory:") == 0 || strncmp(path, "file::memory:", 13) == 0 ||
             (pc->chdir && path[0] != '/'))
                 return;

@@ -34,6 +34,9 @@ struct runner {
         /* the audit hook */
         bool armed;
         bool in_hook;
+        unsigned long tool_thread; /* the thread that armed the hook and runs the tool's code */
+        bool tool_returned;        /* the tool's code has returned: what runs now, it registered */
+        bool displaying;           /* the interpreter reports an unraisable exception */
         /* While os.open(path, flags, dir_fd=fd) runs: the directory fd names, which its
          * "open" event (that carries no dir_fd) is relative to; NULL otherwise. */
         const char *open_base;
@@ -83,4 +86,5 @@ void vars_collect(struct runner *r);
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
 int audit_arm(struct runner *r);      /* R6c: after the pre-check, before the tool's first line */
-void audit_finish(struct runner *r);  /* the summary of refusals not recorded */
+void audit_tool_returned(struct runner *r); /* R9: the tool's code has returned (see tool_asks) */
+void audit_finish(struct runner *r);        /* the summary of refusals not recorded */

@@ -213,10 +213,28 @@ static PyObject *final_answer(PyObject *self, PyObject *value)
         return NULL;
 }
 
+/* final_answer(value), or final_answer(answer=value) as smolagents' tool is called (its
+ * parameter's name; value=, the name our prompt shows, too). */
+static PyObject *final_answer_call(PyObject *self, PyObject *args, PyObject *kwargs)
+{
+        Py_ssize_t nargs = PyTuple_GET_SIZE(args), nkw = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+        PyObject *value = NULL; /* borrowed */
+        if (nargs == 1 && nkw == 0)
+                value = PyTuple_GET_ITEM(args, 0);
+        else if (nargs == 0 && nkw == 1 && !(value = PyDict_GetItemString(kwargs, "answer")))
+                value = PyDict_GetItemString(kwargs, "value");
+        if (!value) {
+                char msg[PROTO_REASON_MAX];
+                PyErr_SetString(PyExc_TypeError, POL_REASON(msg, sizeof(msg), FINAL_ANSWER_ARGS));
+                return NULL;
+        }
+        return final_answer(self, value);
+}
+
 static PyMethodDef final_answer_def = {
-        "final_answer", final_answer, METH_O,
-        "final_answer(value): records value (JSON-serialisable) as the run's final answer and ends the tool "
-        "successfully (raises anvil.FinalAnswer, a SystemExit with code 0)."
+        "final_answer", (PyCFunction)(void (*)(void))final_answer_call, METH_VARARGS | METH_KEYWORDS,
+        "final_answer(value), or final_answer(answer=value): records value (JSON-serialisable) as the run's final "
+        "answer and ends the tool successfully (raises anvil.FinalAnswer, a SystemExit with code 0)."
 };
 
 /* ---- decoding ---- */

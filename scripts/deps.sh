@@ -7,8 +7,10 @@
 #   jail:    Debian's python3 with the data stack (pandas, numpy, matplotlib, and what a tool
 #            over CSVs reaches for: scipy, openpyxl for Excel, lxml, jinja2, yaml); `file`,
 #            which platform.architecture() runs (pre-warmed by the supervisor)
-#   tests:   libcmocka-dev, jq (JSON in the end-to-end tests), python3-requests (a tool's other
-#            HTTP client, through a granted run's proxy: t_egress_jail.sh), openssl (a self-signed
+#   tests:   python3-tk (Tcl, whose `exec` forks in C: the break-it panel's process attempt
+#            that only the kernel sees, web/breakit/process_kernel.py); libcmocka-dev, jq (JSON in
+#            the end-to-end tests), python3-requests (a tool's other HTTP client, through a granted
+#            run's proxy: t_egress_jail.sh), openssl (a self-signed
 #            certificate for the model client's TLS test); nodejs and npm, for the official MCP
 #            SDK's client that tests anvil-mcp (tests/mcp: `npm ci` from its lock); curl (the HTTP client of the web UI's tests),
 #            chromium (the page's browser tests: Debian's Chromium, headless, driven by
@@ -24,7 +26,7 @@ PKGS=(
         libcurl4-openssl-dev libjansson-dev libmicrohttpd-dev libcmocka-dev
         libmd-dev libinih-dev libhttp-parser-dev
         python3 python3-pandas python3-numpy python3-matplotlib
-        python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file
+        python3-scipy python3-openpyxl python3-lxml python3-jinja2 python3-yaml file python3-tk
         jq openssl bubblewrap help2man nodejs curl chromium
         python3-msgpack python3-requests
 )

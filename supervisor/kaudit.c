@@ -319,11 +319,17 @@ static void drain_done(struct sup_kaudit *ka, struct sup_run *run, const char *i
         if (run->ka.abi <= 0 || !sup_run_reached(run, SUP_RUN_VERIFIED))
                 return; /* nothing to explain */
         struct audit_status st;
+        int got = 0;
         if (!incomplete && ka && ka->reading && run->ka.audit_on) {
                 if (ka->overflows != run->ka.overflows_at_start) {
                         snprintf(why, sizeof(why), "the supervisor's audit socket overflowed and dropped records");
                         incomplete = why;
-                } else if (audit_get(ka, &st) == 0 && st.lost != run->ka.lost_at_start) {
+                } else if ((got = ka->srv->cfg.test_kaudit_get_fails ? -EIO : audit_get(ka, &st)) < 0) {
+                        /* Without the kernel's count, a lost record cannot be ruled out: said. */
+                        snprintf(why, sizeof(why), "the kernel's count of lost records could not be read (%s)",
+                                 strerror(-got));
+                        incomplete = why;
+                } else if (st.lost != run->ka.lost_at_start) {
                         snprintf(why, sizeof(why), "the kernel lost %u audit records during the run",
                                  st.lost - run->ka.lost_at_start);
                         incomplete = why;

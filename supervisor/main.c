@@ -515,6 +515,7 @@ int main(int argc, char **argv)
                 .test_no_sync_watch = srv.cfg.test_no_sync_watch,
                 .test_no_signal_reset = srv.cfg.test_no_signal_reset,
                 .test_child_alloc = srv.cfg.test_child_alloc,
+                .test_child_fail_before_go = srv.cfg.test_child_fail_before_go,
         };
         if (srv.jail.landlock_abi > 0) {
                 char ll[96];

@@ -114,6 +114,8 @@ enum {
         O_TEST_NO_SYNC_WATCH,
         O_TEST_NO_SIGNAL_RESET,
         O_TEST_CHILD_ALLOC,
+        O_TEST_KAUDIT_GET_FAILS,
+        O_TEST_CHILD_FAIL_BEFORE_GO,
         O_TEST_COPY_STEP_MS,
         O_TEST_NO_CAP_DROP,
         O_TEST_CAP_WITHHOLD,
@@ -163,6 +165,8 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-sync-watch", O_TEST_NO_SYNC_WATCH, 0),
         CMD("test-no-signal-reset", O_TEST_NO_SIGNAL_RESET, 0),
         CMD("test-child-alloc", O_TEST_CHILD_ALLOC, 0),
+        CMD("test-kaudit-get-fails", O_TEST_KAUDIT_GET_FAILS, 0),
+        CMD("test-child-fail-before-go", O_TEST_CHILD_FAIL_BEFORE_GO, 0),
         CMD("test-copy-step-ms", O_TEST_COPY_STEP_MS, CFG_ARG),
         CMD("test-no-cap-drop", O_TEST_NO_CAP_DROP, 0),
         CMD("test-cap-withhold", O_TEST_CAP_WITHHOLD, CFG_ARG | CFG_REPEATABLE),
@@ -291,6 +295,14 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                 /* Only to show the guard of a test build (jail/contain.c) catches an
                  * allocation in the jail's child before exec (t_child_no_alloc). */
                 cfg->test_child_alloc = true;
+                break;
+        case O_TEST_KAUDIT_GET_FAILS:
+                /* Only to show a failed AUDIT_GET at a run's drain is said (t_kaudit_get). */
+                cfg->test_kaudit_get_fails = true;
+                break;
+        case O_TEST_CHILD_FAIL_BEFORE_GO:
+                /* Only to show the child's own failure is reported (t_child_fail_go). */
+                cfg->test_child_fail_before_go = true;
                 break;
         case O_TEST_COPY_STEP_MS:
                 /* Only to hold an input's copy in flight (16 MiB a step), for the tests of what

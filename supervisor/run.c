@@ -596,6 +596,26 @@ static ssize_t sync_recv(int sync_fd, struct jail_msg *m, int *fd)
         return fd_recv_fds(sync_fd, m, sizeof(*m), fd, 1, &n_fds, MSG_DONTWAIT, NULL);
 }
 
+/* A GO that could not be sent (the child gone: EPIPE): the child's ERROR record, if it sent
+ * one before it exited, is what the run failed of; it replaces err's message. Other records
+ * before it (PREPARED, LANDLOCK) are passed over: the run ends here. */
+static void child_error(struct sup_run *run, struct anvil_err *err)
+{
+        struct jail_msg m;
+        int fd;
+        for (int i = 0; i < 8; i++) {
+                ssize_t n = sync_recv(run->jp.sync_fd, &m, &fd);
+                close_reset(&fd);
+                if (n != (ssize_t)sizeof(m))
+                        return;
+                m.msg[sizeof(m.msg) - 1] = 0;
+                if (m.kind == JAIL_MSG_ERROR && m.msg[0]) {
+                        anvil_err_set(err, err->code, "%s", m.msg);
+                        return;
+                }
+        }
+}
+
 /* S3-S8: the child's and pid 1's records on the sync socket: ERROR and LANDLOCK (S3), READY (S4),
  * EXEC_OK (S5), NOTIFY (S6a), EXIT (S8). */
 static void sync_drain(struct sup_run *run)
@@ -1134,6 +1154,8 @@ static int run_spawn_jail(struct sup_run *run, struct anvil_err *err)
                                  srv->cfg.rootless || srv->cfg.direct ? placeholder : run->art_fd };
         r = jail_contain_go(run->jp.sync_fd, &go, fds, err);
         close_reset_many(child, ELEMENTSOF(child));
+        if (r < 0)
+                child_error(run, err); /* why the child is gone, rather than the send that found it */
         if (r == 0 && go.n_inputs)
                 r = jail_contain_inputs(run->jp.sync_fd, run->inputs, run->in_trees, err);
         run_drop_inputs(run);
@@ -1380,6 +1402,7 @@ static int run_begin(struct sup_server *srv, struct sup_client *c, struct proto_
         run->client = c;
         if (o)
                 run->opts = *o;
+        run->opts.python_layers_off |= req->python_layers_off; /* the request's own, for itself */
         run->jp.slot = -1;
         run->jp.pidfd = run->jp.sync_fd = run->art_fd = run->notify_fd = -1;
         for (unsigned i = 0; i < SUP_HELD_NS; i++)

@@ -71,6 +71,8 @@ struct sup_config {
         bool test_no_sync_watch;    /* test builds only: pid 1 does not watch its sync socket */
         unsigned test_copy_step_ms; /* test builds only: a pause before each step of an input's copy */
         bool test_child_alloc;      /* test builds only: the jail's child allocates, for its guard's control */
+        bool test_kaudit_get_fails; /* test builds only: AUDIT_GET at a run's drain fails (kaudit.c) */
+        bool test_child_fail_before_go; /* test builds only: the jail's child fails before GO */
         bool test_no_signal_reset;  /* test builds only: children execute with our signal state */
         bool test_no_cap_drop;      /* test builds only: every capability kept after start-up */
         int test_cap_withhold[8];   /* test builds only: dropped too, to show each kept one is needed */

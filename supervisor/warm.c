@@ -176,6 +176,8 @@ bool sup_warm_cold_reason(const struct sup_server *srv, const struct proto_run_r
         uint64_t mem = srv->cfg.limits.r[PROTO_LIMIT_MEMORY_MB].dflt;
         if (req->capabilities_requested.n || req->egress.set) /* a granted run is never warm */
                 POL_REASON(msg, size, WARM_COLD_CAPS);
+        else if (req->python_layers_off)
+                POL_REASON(msg, size, WARM_COLD_LAYERS_OFF);
         else if (lim->files_bytes != files)
                 POL_REASON(msg, size, WARM_COLD_FILES, (unsigned long long)lim->files_bytes, (unsigned long long)files);
         else if (lim->memory_mb < mem) /* the imports hold ~90 MB of it: a small cap is the tool's alone, cold */

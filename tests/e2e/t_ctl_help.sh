@@ -133,7 +133,7 @@ expect_eq "complete -p anvilctl" "complete -o filenames -F _anvilctl anvilctl" "
 want="anvilctl |run submit runs tasks show trace probe verify ui help
 anvilctl --|--help --version
 anvilctl run --ti|--timeout
-anvilctl run --|--input --timeout --cpu --memory --cap --variables --json --events --output --help
+anvilctl run --|--input --timeout --cpu --memory --cap --variables --json --events --python-layers-off --output --help
 anvilctl run --cap |network process
 anvilctl run |tool.py
 anvilctl submit |task.json

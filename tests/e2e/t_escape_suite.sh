@@ -14,6 +14,8 @@
 #                   was before the run (absent, or the same type, mode, owner, size, mtime,
 #                   inode and sha256).
 #   expect-stdout:  a line the tool's stdout must contain             (optional)
+#   expect-exception: what a blocked tool ended on, when a library wrapped the refusal
+#                   (urllib's URLError): the "exception" event's message  (optional)
 # The header ends at the first line that is not of that form.
 #
 # What is checked for every attempt, besides the header's expectations:
@@ -95,7 +97,7 @@ for f in "${attempts[@]}"; do
         [ -f "$f" ] || { bad "$name" "no such attempt $f"; continue; }
 
         # The header.
-        layer='' status='' message='' attempt='' stdout_line='' untouched=() herr=''
+        layer='' status='' message='' attempt='' stdout_line='' exc_line='' untouched=() herr=''
         while IFS= read -r line; do
                 [[ "$line" =~ ^#\ ([a-z-]+):\ (.*)$ ]] || break
                 key=${BASH_REMATCH[1]}
@@ -108,6 +110,7 @@ for f in "${attempts[@]}"; do
                 attempt) attempt=$val ;;
                 host-untouched) untouched+=("$val") ;;
                 expect-stdout) stdout_line=$val ;;
+                expect-exception) exc_line=$val ;;
                 *) herr="unknown header key '$key'" ;;
                 esac
         done <"$f"
@@ -154,7 +157,10 @@ for f in "${attempts[@]}"; do
         else
                 [ "$started" = 1 ] || errs+=("the tool did not start (a refusal at run time needs a run)")
                 [ "$n_precheck" = 0 ] || errs+=("the pre-check found something: the audit hook's refusal is not what stopped it")
-                if [ "$status" = blocked ]; then
+                if [ "$status" = blocked ] && [ -n "$exc_line" ]; then
+                        n=$(jq --arg m "$exc_line" '[.events[] | select(.kind == "exception" and .message == $m)] | length' "$r")
+                        [ "$n" -ge 1 ] || errs+=("the tool did not end on $exc_line")
+                elif [ "$status" = blocked ]; then
                         n=$(jq --arg m "anvil.SandboxBlocked: $message" \
                                 '[.events[] | select(.kind == "exception" and .op == "SandboxBlocked" and .message == $m)] | length' "$r")
                         [ "$n" -ge 1 ] || errs+=("the tool did not end on anvil.SandboxBlocked: $message")

@@ -189,6 +189,21 @@ PY
 tool fa_large.py <<'PY'
 final_answer("x" * 300000)
 PY
+tool fa_kw.py <<'PY'
+final_answer(answer={"by": "keyword"})
+PY
+tool fa_value_kw.py <<'PY'
+final_answer(value=[1, 2])
+PY
+tool fa_two.py <<'PY'
+final_answer(1, 2)
+PY
+tool fa_none.py <<'PY'
+final_answer()
+PY
+tool fa_other_kw.py <<'PY'
+final_answer(result=3)
+PY
 final() { # RUN LABEL
         local run=$1 l=$2
         $run "$T/fa.py"
@@ -207,6 +222,16 @@ final() { # RUN LABEL
         expect_eq "$l: final_answer in a thread: it ends that thread only" "ok the main thread goes on" \
                 "$(j '"\(.status) \(.stdout)"')"
         expect_eq "$l: final_answer in a thread: recorded" '"from a thread"' "$(j .final_answer)"
+        $run "$T/fa_kw.py"
+        expect_eq "$l: final_answer(answer=...): status and value" 'ok {"by":"keyword"}' "$(j '"\(.status) \(.final_answer)"')"
+        $run "$T/fa_value_kw.py"
+        expect_eq "$l: final_answer(value=...): status and value" 'ok [1,2]' "$(j '"\(.status) \(.final_answer)"')"
+        for name in fa_two fa_none fa_other_kw; do
+                $run "$T/$name.py"
+                expect_eq "$l: $name: a clear error, no answer" \
+                        "error TypeError: final_answer takes one value: final_answer(value) or final_answer(answer=value) null" \
+                        "$(j '"\(.status) \(.events[] | select(.kind == "exception") | .message) \(.final_answer)"')"
+        done
         local c msg
         for c in "fa_set|TypeError: final_answer: the value (set) is not JSON-serialisable" \
                 "fa_nested|TypeError: final_answer: the value (dict) is not JSON-serialisable (holds a value of type set)" \

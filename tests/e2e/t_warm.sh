@@ -144,6 +144,11 @@ tool hello.py <<<'print("hello")'
 run_json "$T/hello.py" --cap network
 expect_eq "a run asking for a capability" "a cold jail: it asks for capabilities, and warm jails are built with none" "$(cold_msg)"
 expect_eq "its status" ok "$(j .status)"
+warm_now
+run_json "$T/hello.py" --python-layers-off
+expect_eq "a run asking for its Python layers off" \
+        "a cold jail: it asks for its Python layers off, and warm jails are built with them on" "$(cold_msg)"
+expect_eq "its Python layers said off" 1 "$(j '[.events[] | select(.kind == "layers_disabled")] | length')"
 head -c $((17 * 1024 * 1024)) /dev/zero >"$T/big.bin"
 run_json "$T/hello.py" --input "$T/big.bin"
 expect_eq "a run with inputs over the copy bound" "a cold jail: its inputs' 17825792 bytes are over the 16777216 bytes a warm jail copies" "$(cold_msg)"

@@ -825,14 +825,33 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_LAYERS_IN_FORCE:
                 POL_REASON(buf, size, LAYERS_IN_FORCE, "landlock ABI 7, no_new_privs, only fds 0-3");
                 return;
-        case POL_WARM_READY: POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)"); return;
-        case POL_WARM_TAKEN: POL_REASON(buf, size, WARM_TAKEN, 1234ull); return;
-        case POL_WARM_COLD_NOT_COPIED: POL_REASON(buf, size, WARM_COLD_NOT_COPIED); return;
-        case POL_WARM_COLD_TOO_LARGE: POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull); return;
-        case POL_WARM_COLD_CAPS: POL_REASON(buf, size, WARM_COLD_CAPS); return;
-        case POL_WARM_COLD_FILES: POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull); return;
-        case POL_WARM_COLD_MEMORY: POL_REASON(buf, size, WARM_COLD_MEMORY, 128ull, 512ull); return;
-        case POL_WARM_COLD_NONE: POL_REASON(buf, size, WARM_COLD_NONE); return;
+        case POL_WARM_READY:
+                POL_REASON(buf, size, WARM_READY, "numpy, pandas, matplotlib (Agg)");
+                return;
+        case POL_WARM_TAKEN:
+                POL_REASON(buf, size, WARM_TAKEN, 1234ull);
+                return;
+        case POL_WARM_COLD_NOT_COPIED:
+                POL_REASON(buf, size, WARM_COLD_NOT_COPIED);
+                return;
+        case POL_WARM_COLD_TOO_LARGE:
+                POL_REASON(buf, size, WARM_COLD_TOO_LARGE, 20000000ull, 16777216ull);
+                return;
+        case POL_WARM_COLD_CAPS:
+                POL_REASON(buf, size, WARM_COLD_CAPS);
+                return;
+        case POL_WARM_COLD_LAYERS_OFF:
+                POL_REASON(buf, size, WARM_COLD_LAYERS_OFF);
+                return;
+        case POL_WARM_COLD_FILES:
+                POL_REASON(buf, size, WARM_COLD_FILES, 1024ull, 67108864ull);
+                return;
+        case POL_WARM_COLD_MEMORY:
+                POL_REASON(buf, size, WARM_COLD_MEMORY, 128ull, 512ull);
+                return;
+        case POL_WARM_COLD_NONE:
+                POL_REASON(buf, size, WARM_COLD_NONE);
+                return;
         case POL_SECCOMP_VERIFIED:
                 POL_REASON(buf, size, SECCOMP_VERIFIED,
                            "the runner's /proc status: Seccomp 2, Seccomp_filters 1, NoNewPrivs 1");
@@ -860,7 +879,12 @@ static void format_reason(enum pol_reason r, char *buf, size_t size)
         case POL_FINAL_ANSWER_NOT_JSON:
                 POL_REASON(buf, size, FINAL_ANSWER_NOT_JSON, "set", "is not JSON-serialisable");
                 return;
-        case POL_FINAL_ANSWER_TOO_LARGE: POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL); return;
+        case POL_FINAL_ANSWER_TOO_LARGE:
+                POL_REASON(buf, size, FINAL_ANSWER_TOO_LARGE, 300000ULL, 262144ULL);
+                return;
+        case POL_FINAL_ANSWER_ARGS:
+                POL_REASON(buf, size, FINAL_ANSWER_ARGS);
+                return;
         case POL_PRECHECK_BLOCKED:
                 POL_REASON(buf, size, PRECHECK_BLOCKED, "import socket", pol_why_text(POL_WHY_NETWORK));
                 return;
@@ -1142,8 +1166,8 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_WARM_COLD_TOO_LARGE] =
                 "a cold jail: its inputs' 20000000 bytes are over the 16777216 bytes a warm jail copies",
         [POL_WARM_COLD_CAPS] = "a cold jail: it asks for capabilities, and warm jails are built with none",
-        [POL_WARM_COLD_FILES] =
-                "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
+        [POL_WARM_COLD_LAYERS_OFF] = "a cold jail: it asks for its Python layers off, and warm jails are built with them on",
+        [POL_WARM_COLD_FILES] = "a cold jail: its files cap of 1024 bytes is not the 67108864 bytes warm jails are built with",
         [POL_WARM_COLD_MEMORY] = "a cold jail: its memory cap of 128 MB is under the 512 MB warm jails are built "
                                  "with, whose imports hold about 85 MB of it",
         [POL_WARM_COLD_NONE] = "a cold jail: no warm jail was waiting",
@@ -1165,6 +1189,7 @@ static const char *const reason_expected[_POL_REASON_MAX] = {
         [POL_FINAL_ANSWER] = "final answer recorded (14 bytes of JSON)",
         [POL_FINAL_ANSWER_NOT_JSON] = "final_answer: the value (set) is not JSON-serialisable",
         [POL_FINAL_ANSWER_TOO_LARGE] = "final_answer: the value's JSON is 300000 bytes, over the limit of 262144",
+        [POL_FINAL_ANSWER_ARGS] = "final_answer takes one value: final_answer(value) or final_answer(answer=value)",
         [POL_PRECHECK_BLOCKED] = "blocked: import socket (network denied by policy)",
         [POL_PRECHECK_READ_PATH] =
                 "blocked: read path '/etc/passwd' outside ALLOWED_READ_PATHS (./inputs, ./artifacts)",

@@ -93,9 +93,19 @@ static void test_sources(void **state)
                 { "a source that does not parse", "x = (\n", 0 },
                 { "an empty source", "", 0 },
                 { "non-ASCII names", "d\u00e9j\u00e0 = 1\nprint(d\u00e9j\u00e0)\n", 0 },
+                { "a URL read: a network attempt", "import pandas as pd\npd.read_csv('http://127.0.0.1/x.csv')\n", 1 },
+                { "a URL written", "import pandas as pd\npd.DataFrame().to_csv('s3://bucket/x.csv')\n", 1 },
+                { "a file URL inside the roots", "import pandas as pd\npd.read_csv('file:///usr/share/x.csv')\n", 0 },
+                { "a file URL outside them", "import pandas as pd\npd.read_csv('file:///etc/shadow')\n", 1 },
+                { "a path with :// in it, no URL", "open('/usr/share/a://b')\n", 0 },
         };
         for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
                 check(cases[i].what, cases[i].source, cases[i].findings);
+        /* With the network granted, a URL is no finding: the audit hook judges the fetch. */
+        R.caps.granted[POL_CAP_NETWORK] = true;
+        check("a URL read, network granted", "import pandas as pd\npd.read_csv('http://127.0.0.1/x.csv')\n", 0);
+        check("a file URL outside the roots, network granted", "import pandas as pd\npd.read_csv('file:///etc/shadow')\n", 1);
+        R.caps.granted[POL_CAP_NETWORK] = false;
 }
 
 static void test_edges(void **state)

@@ -652,6 +652,52 @@ static void test_passthrough(void **state)
                                  passthrough_cases[i].match ? "true" : "false");
 }
 
+/* ---- pol_trampoline_match ---- */
+
+static const struct {
+        const char *file, *func, *stdlib;
+        bool match;
+} trampoline_cases[] = {
+        { STDLIB "/threading.py", "run", STDLIB, true },
+        { STDLIB "/threading.py", "_bootstrap_inner", STDLIB, true },
+        { STDLIB "/threading.py", "_bootstrap", STDLIB, true },
+        { STDLIB "/concurrent/futures/thread.py", "run", STDLIB, true },
+        { STDLIB "/concurrent/futures/thread.py", "_worker", STDLIB, true },
+        { STDLIB "/concurrent/futures/_base.py", "_invoke_callbacks", STDLIB, true },
+        { STDLIB "/weakref.py", "__call__", STDLIB, true },
+        { STDLIB "/contextlib.py", "_exit_wrapper", STDLIB, true },
+        { STDLIB "/sched.py", "run", STDLIB, true },
+        { STDLIB "/asyncio/events.py", "_run", STDLIB, true },
+        /* a module's own work, not a trampoline: judged as the library's */
+        { STDLIB "/threading.py", "start", STDLIB, false },
+        { STDLIB "/threading.py", "invoke_excepthook", STDLIB, false },
+        { STDLIB "/threading.py", "<module>", STDLIB, false },
+        { STDLIB "/concurrent/futures/thread.py", "<module>", STDLIB, false },
+        { STDLIB "/concurrent/futures/thread.py", "submit", STDLIB, false },
+        { STDLIB "/weakref.py", "__init__", STDLIB, false },
+        { STDLIB "/contextlib.py", "contextmanager", STDLIB, false },
+        /* the same names elsewhere: the tool's own threading.py, a library's run */
+        { "/work/threading.py", "run", STDLIB, false },
+        { "/work/artifacts/concurrent/futures/thread.py", "run", STDLIB, false },
+        { "/usr/lib/python3/dist-packages/pandas/core/apply.py", "run", STDLIB, false },
+        { STDLIB "-threading.py", "run", STDLIB, false },
+        { STDLIB "/threading.py", "run", NULL, false },
+        { STDLIB "/threading.py", NULL, STDLIB, false },
+        { "<tool>", "run", STDLIB, false },
+};
+
+static void test_trampoline(void **state)
+{
+        (void)state;
+        for (size_t i = 0; i < ELEMENTSOF(trampoline_cases); i++)
+                if (pol_trampoline_match(trampoline_cases[i].file, trampoline_cases[i].func, trampoline_cases[i].stdlib) !=
+                    trampoline_cases[i].match)
+                        fail_msg("pol_trampoline_match(\"%s\", %s, %s): want %s", trampoline_cases[i].file,
+                                 trampoline_cases[i].func ? trampoline_cases[i].func : "NULL",
+                                 trampoline_cases[i].stdlib ? trampoline_cases[i].stdlib : "NULL",
+                                 trampoline_cases[i].match ? "true" : "false");
+}
+
 /* ---- pol_unpickle_denied ---- */
 
 static const struct {
@@ -770,6 +816,7 @@ int main(void)
                 cmocka_unit_test(test_audit_table),
                 cmocka_unit_test(test_audit_unknown),
                 cmocka_unit_test(test_passthrough),
+                cmocka_unit_test(test_trampoline),
                 cmocka_unit_test(test_unpickle),
         };
         return cmocka_run_group_tests_name("rules_paths", tests, NULL, NULL);

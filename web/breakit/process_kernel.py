@@ -1,28 +1,13 @@
 # Try to break it: start a process where the Python layers cannot see it.
-# Calls the C library's system() through ctypes, without importing ctypes: numpy has already
-# imported it, and a computed attribute name is nothing the pre-check can resolve. The audit
-# hook judges native calls by who asks (numpy itself loads libraries through ctypes), and
-# every native step here is made by a worker thread of concurrent.futures, a library's frame,
-# so it lets them by. glibc's system() then clones a child for the shell: seccomp refuses the
-# clone() and the supervisor records it from outside the jail.
-from concurrent.futures import ThreadPoolExecutor
+# The shell command is run by Tcl, the interpreter inside tkinter (Python's standard library):
+# its `exec` command forks the child itself, in C, not through os or subprocess, so the audit
+# hook has no event to judge, and tkinter is no process module to the pre-check. The kernel
+# does: seccomp refuses the fork's clone() and the supervisor records it from outside the
+# jail. (This variant used to call libc's system() through ctypes from a ThreadPoolExecutor
+# worker; the audit hook now judges what a thread the tool started does as the tool's.)
+import tkinter
 
-import numpy as np
+COMMAND = "exec uname -a"
 
-COMMAND = b"uname -a"
-
-native = getattr(np, "ctypes" + "lib").ctypes  # the ctypes module numpy loaded
-pool = ThreadPoolExecutor(max_workers=1)
-
-
-def call(fn, *args):
-    """fn(*args), called from the pool's worker rather than from this file."""
-    return pool.submit(fn, *args).result()
-
-
-libc = call(native.CDLL, None)
-system = call(getattr, libc, "system")
-status = call(system, COMMAND)
-if status != 0:
-    raise RuntimeError(f"could not run {COMMAND.decode()!r}: system() returned {status}")
-print(f"ran {COMMAND.decode()!r}")
+tcl = tkinter.Tcl()  # Tcl alone: no window, no display
+print(tcl.eval(COMMAND))
