@@ -78,6 +78,13 @@ int vars_init(struct runner *r);
 int vars_bind(struct runner *r, const char *variables, char *msg, size_t size);
 void vars_collect(struct runner *r);
 
+/* exit.c (R10): exit_warm_prepare (R6w, after the imports): the data stack's objects frozen
+ * out of the end's scan. exit_fast: the tool's threads joined, its atexit handlers run, its
+ * files flushed and closed, C stdio flushed (skip: test builds' control, none of it); the exit
+ * code (120 if flushing stdout failed). The caller then sends its events and _exit()s. */
+void exit_warm_prepare(void);
+int exit_fast(int rc, bool skip);
+
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
 int audit_arm(struct runner *r);      /* R6c: after the pre-check, before the tool's first line */

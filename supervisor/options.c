@@ -108,6 +108,7 @@ enum {
         O_TEST_NO_PYTHON_LAYERS,
         O_TEST_PROBE_BREAK,
         O_TEST_SKIP_SECCOMP,
+        O_TEST_NO_EXIT_FLUSH,
         O_TEST_NO_USERNS,
         O_TEST_SKIP_LANDLOCK,
         O_TEST_NO_PDEATHSIG,
@@ -157,6 +158,7 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-python-layers", O_TEST_NO_PYTHON_LAYERS, 0),
         CMD("test-probe-break", O_TEST_PROBE_BREAK, CFG_ARG),
         CMD("test-skip-seccomp", O_TEST_SKIP_SECCOMP, 0),
+        CMD("test-no-exit-flush", O_TEST_NO_EXIT_FLUSH, 0),
         CMD("test-no-userns", O_TEST_NO_USERNS, 0),
         CMD("test-skip-landlock", O_TEST_SKIP_LANDLOCK, 0),
         CMD("test-no-pdeathsig", O_TEST_NO_PDEATHSIG, 0),
@@ -271,6 +273,11 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                 /* Only to show Landlock holds alone where seccomp would refuse first (a TCP
                  * socket): runners load no filter, and none is expected. */
                 cfg->test_skip_seccomp = true;
+                break;
+        case O_TEST_NO_EXIT_FLUSH:
+                /* Only the control of the tests that a tool's files are complete at its end
+                 * (t_exit_flush): runners _exit without joining, atexit or flushing. */
+                cfg->test_no_exit_flush = true;
                 break;
         case O_TEST_SKIP_LANDLOCK:
                 /* Only to show the runner's own check refuses a run whose Landlock is missing
