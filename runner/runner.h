@@ -3,8 +3,9 @@
  * everything here may be subverted by the tool it runs, so nothing here is trusted by the
  * supervisor beyond what it checks from outside (its events are decoded as strictly as a
  * client's frame). Only this folder is compiled with Python's headers. */
-/* anvil-py's parts: main.c runs the steps; events.c writes events on fd 3; precheck.c is the
- * pre-check (an AST walk in C); audit.c is the audit hook. The rules are policy/'s. */
+/* anvil-py's parts: main.c runs the steps; exit.c is the fast end (R10); events.c writes
+ * events on fd 3; precheck.c is the pre-check (an AST walk in C); audit.c is the audit hook.
+ * The rules are policy/'s. */
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
