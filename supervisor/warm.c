@@ -12,9 +12,11 @@
  * sent. It serves that one run and is torn down as every run is.
  *
  * The pool: --warm of them, one built at a time (the imports cost a core for half a second),
- * and only while a core is idle: fewer runs in flight than the supervisor has CPUs (warm_cpus:
- * its affinity mask), and fewer tasks runnable on the machine than that, our own look aside
- * (/proc/loadavg's count at this instant: other work on the machine takes cores too). The
+ * with no run in flight, or else only while a core is idle: fewer runs in flight than the
+ * supervisor has CPUs (warm_cpus: its affinity mask), and fewer tasks runnable on the machine
+ * than that, our own look aside (/proc/loadavg's count at this instant: other work on the
+ * machine takes cores too; with no run in flight it takes none of a run's, and a busy
+ * machine would otherwise never see the pool refilled). The
  * bound: a build is one process on one core; on an idle core it takes no run's CPU; where
  * every core is busy, a build would take a share of a run's core, and waits until one is
  * idle (a build beside a run on a busy two-core machine doubled that run's time). One at a time
@@ -127,8 +129,9 @@ static void warm_look(uv_timer_t *t)
                         building += r->warm == SUP_WARM_BUILDING;
                 }
         bool want = !warm_shrink(srv, pending) && building == 0 && pending < srv->cfg.warm;
-        if (want && (srv->n_runs >= warm_cpus || runnable_others() >= warm_cpus)) {
-                /* No core idle: the imports would take a share of a run's. */
+        if (want && srv->n_runs > 0 && (srv->n_runs >= warm_cpus || runnable_others() >= warm_cpus)) {
+                /* Runs in flight and no core idle: the imports would take a share of a run's
+                 * (with none in flight, the build takes no run's, whatever else is running). */
                 (void)uv_timer_start(t, warm_look, WARM_IDLE_MS, 0);
                 return;
         }
