@@ -109,6 +109,7 @@ enum {
         O_TEST_PROBE_BREAK,
         O_TEST_SKIP_SECCOMP,
         O_TEST_NO_EXIT_FLUSH,
+        O_TEST_MACHINE_IDLE,
         O_TEST_NO_USERNS,
         O_TEST_SKIP_LANDLOCK,
         O_TEST_NO_PDEATHSIG,
@@ -159,6 +160,7 @@ static const struct cfg_opt opts[] = {
         CMD("test-probe-break", O_TEST_PROBE_BREAK, CFG_ARG),
         CMD("test-skip-seccomp", O_TEST_SKIP_SECCOMP, 0),
         CMD("test-no-exit-flush", O_TEST_NO_EXIT_FLUSH, 0),
+        CMD("test-machine-idle", O_TEST_MACHINE_IDLE, 0),
         CMD("test-no-userns", O_TEST_NO_USERNS, 0),
         CMD("test-skip-landlock", O_TEST_SKIP_LANDLOCK, 0),
         CMD("test-no-pdeathsig", O_TEST_NO_PDEATHSIG, 0),
@@ -278,6 +280,11 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                 /* Only the control of the tests that a tool's files are complete at its end
                  * (t_exit_flush): runners _exit without joining, atexit or flushing. */
                 cfg->test_no_exit_flush = true;
+                break;
+        case O_TEST_MACHINE_IDLE:
+                /* Only for t_warm's refill policy on a shared machine: the warm pool counts
+                 * no task runnable but its own runs (warm.c runnable_others). */
+                cfg->test_machine_idle = true;
                 break;
         case O_TEST_SKIP_LANDLOCK:
                 /* Only to show the runner's own check refuses a run whose Landlock is missing

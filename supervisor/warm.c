@@ -54,8 +54,10 @@ static unsigned warm_cpus;
 
 /* Tasks runnable on the machine now, this one aside (/proc/loadavg: "0.5 0.4 0.3 R/T last");
  * the CPUs' count if it cannot be read, so that nothing is built on a guess. */
-static unsigned runnable_others(void)
+static unsigned runnable_others(const struct sup_server *srv)
 {
+        if (srv->cfg.test_machine_idle)
+                return 0;
         char buf[128];
         unsigned run, total;
         if (fd_read_small("/proc/loadavg", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0 ||
@@ -129,7 +131,7 @@ static void warm_look(uv_timer_t *t)
                         building += r->warm == SUP_WARM_BUILDING;
                 }
         bool want = !warm_shrink(srv, pending) && building == 0 && pending < srv->cfg.warm;
-        if (want && srv->n_runs > 0 && (srv->n_runs >= warm_cpus || runnable_others() >= warm_cpus)) {
+        if (want && srv->n_runs > 0 && (srv->n_runs >= warm_cpus || runnable_others(srv) >= warm_cpus)) {
                 /* Runs in flight and no core idle: the imports would take a share of a run's
                  * (with none in flight, the build takes no run's, whatever else is running). */
                 (void)uv_timer_start(t, warm_look, WARM_IDLE_MS, 0);
