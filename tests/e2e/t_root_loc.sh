@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 # +19 (issue 17): the egress proxy's 16 reasons in the catalog and the layer and kind it records
 # (policy/reasons.h, proto/names.h), which the supervisor includes whole. +421 (issue 16): the
-# warm jails, jail building that belongs here. +29 (issue 16, the fast end): the warm pool's
+# warm jails, jail building that belongs here. +39 (issue 16, the fast end): the warm pool's
 # refill while a core is idle (warm.c, 25) and the test build's --test-no-exit-flush and
 # --test-machine-idle (14).
 ROOT_LOC_MAX=14172
