@@ -27,8 +27,9 @@
  *       those lists: the permanent generation (gc.freeze). A warm jail freezes the data
  *       stack's objects after its imports (exit_warm_prepare), so the scan sees only the
  *       run's objects, and keeps the io objects open at that moment to close with the rest; a
- *       tool that froze or unfroze itself (the freeze count differs) gets gc.unfreeze() and
- *       a scan of everything. Outermost first: each round closes the open ones no other open
+ *       tool that called gc.freeze itself (exit_watch_freeze, R5, puts a watch in its place;
+ *       the freeze count is no sign, as frozen objects that die leave it) gets gc.unfreeze()
+ *       and a scan of everything; one that unfroze put them back where the scan looks. Outermost first: each round closes the open ones no other open
  *       one refers to (directly or through its __dict__), so a TextIOWrapper flushes into its
  *       buffer before that is closed; a cycle of them is closed together. The interpreter's
  *       own standard streams (sys.__stdout__ etc., their buffers and raw files) are flushed,
@@ -45,8 +46,35 @@
 
 #include <stdio.h>
 
-static PyObject *warm_open;   /* the io objects open when the warm jail froze its imports */
-static long warm_frozen = -1; /* gc.get_freeze_count() then; -1: nothing frozen by us */
+static PyObject *warm_open;      /* the io objects open when the warm jail froze its imports */
+static PyObject *gc_freeze_orig; /* gc.freeze itself; the tool's gc.freeze is freeze_watch */
+static bool tool_froze;          /* the tool called gc.freeze: its objects may be hidden */
+
+/* gc.freeze as the tool sees it: said here, then done. The tool cannot reach the original
+ * (gc.get_referrers and gc.get_referents are refused to it by the audit hook). */
+static PyObject *freeze_watch(PyObject *self, PyObject *args)
+{
+        (void)self;
+        (void)args;
+        tool_froze = true;
+        return gc_freeze_orig ? PyObject_CallNoArgs(gc_freeze_orig) : Py_NewRef(Py_None);
+}
+
+static PyMethodDef freeze_def = { "freeze", freeze_watch, METH_NOARGS,
+                                  "gc.freeze(), watched by Anvil's runner: its end then scans every object" };
+
+int exit_watch_freeze(void)
+{
+        PyObject *gc = PyImport_ImportModule("gc");
+        PyObject *w = PyCFunction_New(&freeze_def, NULL);
+        gc_freeze_orig = gc ? PyObject_GetAttrString(gc, "freeze") : NULL;
+        int r = gc && w && gc_freeze_orig && PyObject_SetAttrString(gc, "freeze", w) == 0 ? 0 : -1;
+        Py_XDECREF(w);
+        Py_XDECREF(gc);
+        if (r < 0)
+                PyErr_Print();
+        return r;
+}
 
 static PyObject *io_base(void)
 {
@@ -181,15 +209,6 @@ static void collect_open(PyObject *objs, PyTypeObject *base, PyObject *std, PyOb
         PyErr_Clear();
 }
 
-static long freeze_count(PyObject *gc)
-{
-        PyObject *n = PyObject_CallMethod(gc, "get_freeze_count", NULL);
-        long v = n ? PyLong_AsLong(n) : -1;
-        Py_XDECREF(n);
-        PyErr_Clear();
-        return v;
-}
-
 void exit_warm_prepare(void)
 {
         PyObject *gc = PyImport_ImportModule("gc");
@@ -202,9 +221,7 @@ void exit_warm_prepare(void)
         if (objs && base && std && warm_open)
                 collect_open(objs, (PyTypeObject *)base, std, warm_open);
         Py_XDECREF(objs);
-        r = objs ? PyObject_CallMethod(gc, "freeze", NULL) : NULL;
-        if (r)
-                warm_frozen = freeze_count(gc);
+        r = objs && gc_freeze_orig ? PyObject_CallNoArgs(gc_freeze_orig) : NULL;
         Py_XDECREF(r);
         Py_XDECREF(std);
         Py_XDECREF(base);
@@ -277,8 +294,8 @@ int exit_fast(int rc, bool skip)
         PyObject *std = std_streams();
         PyObject *open = PyDict_New();
         if (gc && base && std && open) {
-                if (freeze_count(gc) != (warm_frozen >= 0 ? warm_frozen : 0)) {
-                        /* the tool froze (or unfroze) objects itself: scan them all */
+                if (tool_froze) {
+                        /* the tool froze objects itself: scan them all */
                         PyObject *u = PyObject_CallMethod(gc, "unfreeze", NULL);
                         Py_XDECREF(u);
                 }

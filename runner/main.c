@@ -558,7 +558,7 @@ int main(void)
                 return 125;
         prewarm_platform(&spec);
         /* R5 */
-        if (vars_init(&R) < 0)
+        if (vars_init(&R) < 0 || exit_watch_freeze() < 0)
                 return 125;
         /* R6: from here on, every layer the tier promises is in force. */
         if (layers_in_force(&spec) < 0)

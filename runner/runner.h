@@ -84,6 +84,7 @@ void vars_collect(struct runner *r);
  * files flushed and closed, C stdio flushed (skip: test builds' control, none of it); the exit
  * code (120 if flushing stdout failed). The caller then sends its events and _exit()s. */
 void exit_warm_prepare(void);
+int exit_watch_freeze(void); /* R5: the tool's gc.freeze watched; 0, or -1 (on stderr) */
 int exit_fast(int rc, bool skip);
 
 /* audit.c */
