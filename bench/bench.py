@@ -18,7 +18,7 @@ with Anvil's runs, so that the machine's load falls on all of them alike:
       runs, and per idle spare jail, beside an idle bwrap + python3 and an idle python3.
 The issue's targets are printed beside each ratio, met or not met as observed. Warm runs go
 through a second supervisor with --warm 1 (warm_argv() below), each taken only once a warm
-jail waits (the wait not timed); (d) has no warm column (the pool refills only when idle).
+jail waits (the wait not timed); (d) has no warm column (one warm jail, rebuilt one at a time).
 Needs root (the supervisor) and bubblewrap.
 """
 import argparse
@@ -125,7 +125,7 @@ class Bench:
                os.path.join(self.dir, "sup.sock"), "--listen", self.sock, "--state-dir",
                os.path.join(self.dir, "broker")]
         self.daemon("broker", bro)
-        # The warm pair: one warm jail, refilled when no run is in flight (supervisor/warm.c).
+        # The warm pair: one warm jail, refilled one at a time (supervisor/warm.c).
         wsup = [os.path.join(self.build, "anvil-supervisor"), "--config", "/dev/null", "--listen",
                 os.path.join(self.dir, "wsup.sock"), "--state-dir", os.path.join(self.dir, "wsup"), "--keep-runs",
                 "20", "--max-runs", str(MAX_RUNS), "--uid-base", str(self.a.uid_base + WARM_UID_OFFSET),
@@ -296,7 +296,7 @@ class Bench:
     def throughput(self, kind, clients, seconds):
         out = {}
         for s in ("anvil", "warm", "bwrap", "python"):
-            if s == "warm":  # the pool refills only when no run is in flight: a rate of cold runs
+            if s == "warm":  # one warm jail, rebuilt in about a second: a rate of cold runs
                 out[s] = None
                 continue
             out[s] = {}

@@ -9,9 +9,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-# (d) has no warm figure: the warm pool refills only when no run is in flight (supervisor/warm.c),
-# so concurrent clients would time cold jails under the warm name.
-NA_WARM = "n/a (the warm pool refills only when no run is in flight)"
+# (d) has no warm figure: the bench's warm supervisor has one warm jail (--warm 1), rebuilt one at
+# a time in about a second of imports (supervisor/warm.c), so concurrent clients would mostly
+# time cold jails under the warm name.
+NA_WARM = "n/a (one warm jail, rebuilt in about a second: most runs would be cold)"
 NAMES = {"anvil": "anvil cold", "warm": "anvil warm", "bwrap": "bwrap --unshare-all python3 cold",
          "python": "python3 cold"}
 ORDER = ("anvil", "warm", "bwrap", "python")

@@ -37,9 +37,11 @@
  *   R9b an agent's step (spec.save_source): when the tool ended with code 0 having written an
  *       artifact, its source is saved beside it as write_roots[0]/tool.py, never over a file
  *       the tool wrote itself; event "source_saved" or "source_not_saved" with why. After
- *       Py_FinalizeEx, so the tool's threads and its output are done
- *   R10 finalize (flushes the tool's output), the summary of refusals not recorded, event
- *       "blocked" if a refusal ended the tool, event "finished", exit with the tool's code
+ *       R10's fast end, so the tool's threads and its output are done
+ *   R10 the fast end (exit.c): the tool's threads joined, its atexit handlers run, its open
+ *       files flushed and closed, C stdio flushed, as Python's end would, without
+ *       Py_FinalizeEx; the summary of refusals not recorded, event "blocked" if a refusal
+ *       ended the tool, event "finished", _exit with the tool's code
  *
  * What runs before the filter (R1-R5), and why none of it handles untrusted input. The
  * request's own bytes, the tool's source and its variables (what the model wrote), are first
@@ -85,7 +87,6 @@
 #include "policy/reasons.h"
 #include "proto/proto.h"
 
-
 static struct runner R;
 
 static void send_event(const char *kind, const char *op, const char *message, long line, const char *tb)
@@ -126,7 +127,8 @@ static void save_source(const struct proto_run_spec *spec)
                 send_event("source_not_saved", NULL, msg, 0, NULL);
         } else if (fd_write_all(fd, spec->source, strlen(spec->source), &err) < 0) {
                 (void)unlinkat(dfd, POL_SOURCE_ARTIFACT, 0);
-                snprintf(msg, sizeof(msg), "the source was not saved as artifacts/%s: %s", POL_SOURCE_ARTIFACT, err.msg);
+                snprintf(msg, sizeof(msg), "the source was not saved as artifacts/%s: %s", POL_SOURCE_ARTIFACT,
+                         err.msg);
                 send_event("source_not_saved", NULL, msg, 0, NULL);
         } else {
                 snprintf(msg, sizeof(msg), "the source saved as artifacts/%s", POL_SOURCE_ARTIFACT);
@@ -181,7 +183,8 @@ static int start_python(void)
         preconfig.utf8_mode = 1;
         PyStatus pst = Py_PreInitialize(&preconfig);
         if (PyStatus_Exception(pst)) {
-                fprintf(stderr, "anvil-py: cannot pre-initialize the interpreter: %s\n", pst.err_msg ? pst.err_msg : "?");
+                fprintf(stderr, "anvil-py: cannot pre-initialize the interpreter: %s\n",
+                        pst.err_msg ? pst.err_msg : "?");
                 return -1;
         }
         PyConfig config;
@@ -431,7 +434,8 @@ static PyObject *syscmd_file(PyObject *self, PyObject *args, PyObject *kwargs)
 }
 
 static PyMethodDef syscmd_file_def = { "_syscmd_file", (PyCFunction)(void (*)(void))syscmd_file,
-                                       METH_VARARGS | METH_KEYWORDS, "`file -b` of the interpreter, run outside the jail by Anvil" };
+                                       METH_VARARGS | METH_KEYWORDS,
+                                       "`file -b` of the interpreter, run outside the jail by Anvil" };
 
 static void prewarm_platform(const struct proto_run_spec *spec)
 {
@@ -524,6 +528,7 @@ static int warm_wait(struct proto_run_spec *spec)
                 }
                 Py_DECREF(m);
         }
+        exit_warm_prepare();
         char msg[160];
         send_event("warm_ready", NULL, POL_REASON(msg, sizeof(msg), WARM_READY, "numpy, pandas, matplotlib (Agg)"), 0,
                    NULL);
@@ -573,7 +578,7 @@ int main(void)
                 return 125;
         prewarm_platform(&spec);
         /* R5 */
-        if (vars_init(&R) < 0)
+        if (vars_init(&R) < 0 || exit_watch_freeze() < 0)
                 return 125;
         /* R6: from here on, every layer the tier promises is in force. */
         if (layers_in_force(&spec) < 0)
@@ -612,9 +617,9 @@ int main(void)
                         snprintf(msg, sizeof(msg), "the pre-check refused the tool (%d finding%s); none of it ran",
                                  findings, findings == 1 ? "" : "s");
                         send_event("blocked", NULL, msg, 0, NULL);
-                        (void)Py_FinalizeEx();
                         send_event("finished", NULL, "tool finished with exit code 1", 0, NULL);
-                        return 1;
+                        (void)fflush(NULL);
+                        _exit(1); /* none of the tool ran: nothing of its to flush */
                 }
                 /* R6c */
                 if (audit_arm(&R) < 0)
@@ -633,9 +638,9 @@ int main(void)
          * encoded is judged as the tool's. */
         if (!forked)
                 vars_collect(&R);
-        /* R10 */
-        if (Py_FinalizeEx() < 0 && rc == 0)
-                rc = 120; /* as python3 does when flushing stdout fails */
+        /* R10: the fast end (exit.c): no Py_FinalizeEx, whose teardown of the data stack
+         * cost ~120-200 ms; what the tool wrote is complete before the events below. */
+        rc = exit_fast(rc, spec.test_break && strcmp(spec.test_break, "exit-flush") == 0);
         if (!forked) {
                 audit_finish(&R);
                 if (R.stopped_by_refusal)
@@ -646,5 +651,5 @@ int main(void)
                 snprintf(msg, sizeof(msg), "tool finished with exit code %d", rc);
                 send_event("finished", NULL, msg, 0, NULL);
         }
-        return rc;
+        _exit(rc);
 }

@@ -3,8 +3,9 @@
  * everything here may be subverted by the tool it runs, so nothing here is trusted by the
  * supervisor beyond what it checks from outside (its events are decoded as strictly as a
  * client's frame). Only this folder is compiled with Python's headers. */
-/* anvil-py's parts: main.c runs the steps; events.c writes events on fd 3; precheck.c is the
- * pre-check (an AST walk in C); audit.c is the audit hook. The rules are policy/'s. */
+/* anvil-py's parts: main.c runs the steps; exit.c is the fast end (R10); events.c writes
+ * events on fd 3; precheck.c is the pre-check (an AST walk in C); audit.c is the audit hook.
+ * The rules are policy/'s. */
 #pragma once
 
 #define PY_SSIZE_T_CLEAN
@@ -82,6 +83,14 @@ int inforce_kernel_layers(const struct proto_run_spec *spec, char *seen, size_t 
 int vars_init(struct runner *r);
 int vars_bind(struct runner *r, const char *variables, char *msg, size_t size);
 void vars_collect(struct runner *r);
+
+/* exit.c (R10): exit_warm_prepare (R6w, after the imports): the data stack's objects frozen
+ * out of the end's scan. exit_fast: the tool's threads joined, its atexit handlers run, its
+ * files flushed and closed, C stdio flushed (skip: test builds' control, none of it); the exit
+ * code (120 if flushing stdout failed). The caller then sends its events and _exit()s. */
+void exit_warm_prepare(void);
+int exit_watch_freeze(void); /* R5: the tool's gc.freeze watched; 0, or -1 (on stderr) */
+int exit_fast(int rc, bool skip);
 
 /* audit.c */
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */

@@ -530,6 +530,10 @@ int main(int argc, char **argv)
         }
         if (srv.cfg.test_skip_seccomp)
                 log_warn("TEST MODE: runners load no seccomp filter");
+        if (srv.cfg.test_machine_idle)
+                log_warn("TEST MODE: the warm pool counts no other load on the machine");
+        if (srv.cfg.test_no_exit_flush)
+                log_warn("TEST MODE: runners end without joining threads, atexit or flushing files");
         if (srv.cfg.test_skip_landlock)
                 log_warn("TEST MODE: jails apply no Landlock; runners are told to expect it and must refuse");
         if (srv.cfg.test_no_pdeathsig)

@@ -108,6 +108,8 @@ enum {
         O_TEST_NO_PYTHON_LAYERS,
         O_TEST_PROBE_BREAK,
         O_TEST_SKIP_SECCOMP,
+        O_TEST_NO_EXIT_FLUSH,
+        O_TEST_MACHINE_IDLE,
         O_TEST_NO_USERNS,
         O_TEST_SKIP_LANDLOCK,
         O_TEST_NO_PDEATHSIG,
@@ -159,6 +161,8 @@ static const struct cfg_opt opts[] = {
         CMD("test-no-python-layers", O_TEST_NO_PYTHON_LAYERS, 0),
         CMD("test-probe-break", O_TEST_PROBE_BREAK, CFG_ARG),
         CMD("test-skip-seccomp", O_TEST_SKIP_SECCOMP, 0),
+        CMD("test-no-exit-flush", O_TEST_NO_EXIT_FLUSH, 0),
+        CMD("test-machine-idle", O_TEST_MACHINE_IDLE, 0),
         CMD("test-no-userns", O_TEST_NO_USERNS, 0),
         CMD("test-skip-landlock", O_TEST_SKIP_LANDLOCK, 0),
         CMD("test-no-pdeathsig", O_TEST_NO_PDEATHSIG, 0),
@@ -275,6 +279,16 @@ static int apply_test(struct sup_config *cfg, const struct cfg_src *w, struct an
                 /* Only to show Landlock holds alone where seccomp would refuse first (a TCP
                  * socket): runners load no filter, and none is expected. */
                 cfg->test_skip_seccomp = true;
+                break;
+        case O_TEST_NO_EXIT_FLUSH:
+                /* Only the control of the tests that a tool's files are complete at its end
+                 * (t_exit_flush): runners _exit without joining, atexit or flushing. */
+                cfg->test_no_exit_flush = true;
+                break;
+        case O_TEST_MACHINE_IDLE:
+                /* Only for t_warm's refill policy on a shared machine: the warm pool counts
+                 * no task runnable but its own runs (warm.c runnable_others). */
+                cfg->test_machine_idle = true;
                 break;
         case O_TEST_SKIP_LANDLOCK:
                 /* Only to show the runner's own check refuses a run whose Landlock is missing

@@ -858,6 +858,8 @@ static int send_spec(struct sup_run *run, struct anvil_err *err)
         s->test_break = (char *)run->opts.test_break;
         if (!s->test_break && run->srv->cfg.test_skip_seccomp)
                 s->test_break = "seccomp";
+        if (!s->test_break && run->srv->cfg.test_no_exit_flush)
+                s->test_break = "exit-flush";
         /* What the probed tier promises, the runner refuses to go without; the probe's own
          * run finds out, and promises nothing. */
         s->expect_seccomp =

@@ -65,6 +65,8 @@ struct sup_config {
         bool test_no_python_layers; /* test builds only (ANVIL_TEST_BUILD) */
         const char *test_probe_break; /* test builds only: a layer the probe's jail leaves out */
         bool test_skip_seccomp;       /* test builds only: runs load no seccomp filter */
+        bool test_no_exit_flush;      /* test builds only: runners end without the flush */
+        bool test_machine_idle;       /* test builds only: the warm pool sees no other load */
         bool test_no_userns;          /* test builds only: as if no user namespace could be made */
         bool test_skip_landlock;    /* test builds only: jails apply no Landlock (kaudit.c) */
         bool test_no_pdeathsig;     /* test builds only: jails set no parent-death signal */

@@ -12,12 +12,22 @@
  * sent. It serves that one run and is torn down as every run is.
  *
  * The pool: --warm of them, one built at a time (the imports cost a core for half a second),
- * and only while no run is in flight (a build beside a run doubled its time on two cores);
- * refilled after each take and each end; none built, and one waiting killed per look, while
+ * with no run in flight, or else only while a core is idle: fewer runs in flight than the
+ * supervisor has CPUs (warm_cpus: its affinity mask), and fewer tasks runnable on the machine
+ * than that, our own look aside (/proc/loadavg's count at this instant: other work on the
+ * machine takes cores too; with no run in flight it takes none of a run's, and a busy
+ * machine would otherwise never see the pool refilled). The
+ * bound: a build is one process on one core; on an idle core it takes no run's CPU; where
+ * every core is busy, a build would take a share of a run's core, and waits until one is
+ * idle (a build beside a run on a busy two-core machine doubled that run's time). One at a time
+ * bounds what a run admitted during a build shares with it to one core's worth, for half a
+ * second. Refilled after each take and each end, so a pool taken under a light load is full
+ * again before the next request; none built, and one waiting killed per look, while
  * MemAvailable is under --warm-min-available-mb, said once in the log each way. At stop they
  * are killed with every live run (sup_runs_kill_all) and torn down the normal way. */
 #define _GNU_SOURCE
 #include <inttypes.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +49,22 @@
 
 #define WARM_LOOK_MS 1000
 #define WARM_IDLE_MS 20
+
+static unsigned warm_cpus;
+
+/* Tasks runnable on the machine now, this one aside (/proc/loadavg: "0.5 0.4 0.3 R/T last");
+ * the CPUs' count if it cannot be read, so that nothing is built on a guess. */
+static unsigned runnable_others(const struct sup_server *srv)
+{
+        if (srv->cfg.test_machine_idle)
+                return 0;
+        char buf[128];
+        unsigned run, total;
+        if (fd_read_small("/proc/loadavg", buf, sizeof(buf), FD_READ_PREFIX, NULL) <= 0 ||
+            sscanf(buf, "%*s %*s %*s %u/%u", &run, &total) != 2 || run == 0)
+                return warm_cpus;
+        return run - 1;
+}
 
 static bool warm_pending(const struct sup_run *r)
 {
@@ -105,8 +131,9 @@ static void warm_look(uv_timer_t *t)
                         building += r->warm == SUP_WARM_BUILDING;
                 }
         bool want = !warm_shrink(srv, pending) && building == 0 && pending < srv->cfg.warm;
-        if (want && srv->n_runs > 0) {
-                /* Idle only: the imports would take a core from the runs in flight. */
+        if (want && srv->n_runs > 0 && (srv->n_runs >= warm_cpus || runnable_others(srv) >= warm_cpus)) {
+                /* Runs in flight and no core idle: the imports would take a share of a run's
+                 * (with none in flight, the build takes no run's, whatever else is running). */
                 (void)uv_timer_start(t, warm_look, WARM_IDLE_MS, 0);
                 return;
         }
@@ -114,6 +141,7 @@ static void warm_look(uv_timer_t *t)
                 struct proto_run_request req = { .source = "" };
                 struct sup_run_opts o = { .warm = true, .done = warm_done };
                 struct anvil_err err = ANVIL_ERR_INIT;
+                log_info("warm: building a warm jail (%u run%s in flight)", srv->n_runs, srv->n_runs == 1 ? "" : "s");
                 if (sup_run_internal(srv, &req, &o, &err) < 0)
                         log_warn("warm jail: %s", err.msg);
         }
@@ -134,6 +162,13 @@ void sup_warm_start(struct sup_server *srv)
                 log_warn("warm: not without user namespaces (the direct rung): every run is cold");
                 srv->cfg.warm = 0;
         }
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        int n = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : 1;
+        warm_cpus = n > 0 ? (unsigned)n : 1;
+        if (srv->cfg.warm)
+                log_info("warm: %u warm jail%s, built while fewer than %u runs are in flight and a core is idle",
+                         srv->cfg.warm, srv->cfg.warm == 1 ? "" : "s", warm_cpus);
 }
 
 void sup_warm_stop(struct sup_server *srv)

@@ -38,7 +38,7 @@ import json, re, struct, sys, zlib
 table, out = sys.argv[1], sys.argv[2]
 N = r"\d+\.\d"
 NUMS = rf" +{N} +{N} +{N}"
-NA = r" +n/a \(the warm pool refills only when no run is in flight\)"
+NA = r" +n/a \(one warm jail, rebuilt in about a second: most runs would be cold\)"
 MET = r"(met|not met)"
 lat = lambda t, tcold, twarm: [
     rf"  anvil cold{NUMS} +\d+\.\d\dx +\d+\.\d\dx  {tcold}$",

@@ -16,6 +16,10 @@
 # +37 (issue 17 part 3): the broker's reasons for network's hosts in the catalog, and the
 # result's connections and blast_radius.hosts in proto/ (the supervisor encodes them empty).
 # -12 (issue 17): the egress socket is no mount: the relay connects through its fd.
+# +39 (issue 16, the fast end): the warm pool's refill while a core is idle (warm.c, 25) and
+# the test build's --test-no-exit-flush and --test-machine-idle (14).
+# +49 (fixes): run_request.python_layers_off and its warm check (7), a catalog entry (1), the
+# child's error read before GO and the lost-count check at drain, with their test switches (41).
 ROOT_LOC_MAX=14374
 SCRIPT=$TOP/scripts/root-loc.sh
 

@@ -240,6 +240,53 @@ ANVIL_SOCKET="$T/direct.sock" run_json "$T/hello.py"
 expect_eq "a direct run's status" ok "$(j .status)"
 expect_eq "a direct run took no warm jail" "" "$(warm_msg)"
 
+# 8c. The pool refills while runs are in flight, bounded by the CPUs (supervisor/warm.c): with
+# fewer runs in flight than CPUs, a taken jail is rebuilt beside the run; with as many runs in
+# flight as CPUs, none is built until one ends. The other half of the bound (no build beside a
+# run while other work keeps every core busy) depends on the machine's load: this supervisor
+# is told to count none (--test-machine-idle), so that the test is the same on a shared one.
+cpus=$(nproc)
+start_sup refill 963000000 --warm 1 --spares 0 --max-runs $((cpus + 2)) --test-machine-idle
+rlog="$T/refill.log"
+grep -q "warm: 1 warm jail, built while fewer than $cpus runs are in flight and a core is idle" "$rlog" ||
+        fail "the refill supervisor does not state its bound: $(grep 'warm:' "$rlog")"
+rwait() { # N: until N warm jails have reported waiting in the refill supervisor's log
+        for _ in $(seq 300); do
+                [ "$(grep -c ': a warm jail, waiting' "$rlog")" -ge "$1" ] && return
+                sleep 0.1
+        done
+        fail "no warm jail waiting ($1 expected): $(tail -5 "$rlog")"
+}
+rwait 1
+tool sleep6.py <<<'import time; time.sleep(6); print("slept")'
+ANVIL_SOCKET="$T/refill.sock" "$CTL" run "$T/sleep6.py" --json >"$T/long.json" 2>&1 &
+long=$!
+rwait 2 # a new warm jail waiting, built while the long run (which took the first) runs
+kill -0 "$long" 2>/dev/null || fail "the long run ended before the refill was seen: nothing shown"
+expect_match "the refill's build, with a run in flight" "warm: building a warm jail \(1 run in flight\)" "$(grep 'warm: building' "$rlog" | tail -1)"
+wait "$long"
+expect_eq "the long run, warm" "a warm jail" "$(jq -r '[.events[] | select(.kind == "warm") | .message][0]' "$T/long.json" | cut -c1-11)"
+# The bound: as many runs in flight as CPUs (cold ones: a memory cap under the warm default),
+# then the waiting jail taken by a short run: no build until a long run ends.
+pids=()
+for _ in $(seq "$cpus"); do
+        ANVIL_SOCKET="$T/refill.sock" "$CTL" run "$T/sleep6.py" --memory 400 --json >/dev/null 2>&1 &
+        pids+=($!)
+done
+for _ in $(seq 100); do
+        [ "$(grep -c ': started for' "$rlog")" -ge $((cpus + 2)) ] && break
+        sleep 0.1
+done
+builds=$(grep -c 'warm: building' "$rlog")
+ANVIL_SOCKET="$T/refill.sock" run_json "$T/hello.py"
+expect_match "the short run took the waiting jail" '^a warm jail' "$(warm_msg)"
+sleep 2
+for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null || fail "a long run ended early: the bound is not shown"; done
+expect_eq "builds while $cpus runs were in flight on $cpus CPUs" "$builds" "$(grep -c 'warm: building' "$rlog")"
+wait "${pids[@]}"
+rwait 3
+expect_match "the build once they ended" "warm: building a warm jail \([0-$((cpus - 1))] runs? in flight\)" "$(grep 'warm: building' "$rlog" | tail -1)"
+
 # 9. Stopping with a warm jail waiting leaves no jail process and no run cgroup.
 # jail_procs: processes that executed the state directory's anvil-py (a jail's runner, and what
 # it could start); its pid 1 is in the jail's cgroup, which cannot be removed while it lives
