@@ -42,10 +42,18 @@ static bool tools_code(struct runner *r, const char *fn)
  * and on that thread once the tool's code has returned (atexit, weakref callbacks and
  * finalizers run at the interpreter's end call what the tool registered). Before that, a
  * hook called with no frame on the tool's thread is the runtime's own doing. */
+static bool runtime_call; /* audit_runtime: the runner's own gc calls at its end (exit.c) */
+
+void audit_runtime(bool on)
+{
+        runtime_call = on;
+}
+
 static bool bottom_is_tool(struct runner *r)
 {
-        if (r->displaying)
-                return false; /* the interpreter's own report of an exception (unraisable_audited) */
+        if (r->displaying || runtime_call)
+                return false; /* the interpreter's own report of an exception (unraisable_audited),
+                                 or the runner's own scan at its end (exit.c: no code of the tool's runs) */
         return PyThread_get_thread_ident() != r->tool_thread || r->tool_returned;
 }
 

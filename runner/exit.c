@@ -40,8 +40,10 @@
  * by a cycle is not finalized; Python's own end does not promise that either.
  *
  * All of it runs with the audit hook armed: the tool's atexit handlers, its __del__ and its
- * close() methods are the tool's code and judged as such. The gc calls made here, from C
- * with no Python frame, are the runtime's (audit.c: no frame, not the tool). */
+ * close() methods are the tool's code and judged as such. gc.get_objects and gc.get_referents,
+ * called from C with no Python frame, are the runtime's (audit_runtime): the originals, taken
+ * before the tool's first line, which run nothing of the tool's; a close() or a `closed` the
+ * tool defined is not wrapped so, and is judged as the tool's. */
 #include "runner/runner.h"
 
 #include <stdio.h>
@@ -49,6 +51,31 @@
 static PyObject *warm_open;      /* the io objects open when the warm jail froze its imports */
 static PyObject *gc_freeze_orig; /* gc.freeze itself; the tool's gc.freeze is freeze_watch */
 static bool tool_froze;          /* the tool called gc.freeze: its objects may be hidden */
+/* gc.get_objects and gc.get_referents as they were before the tool's first line (R5): the end
+ * calls these, never what the tool may have put in the gc module's place, as the runtime's
+ * (audit_runtime) */
+static PyObject *gc_get_objects_orig, *gc_get_referents_orig;
+
+static void gc_originals(PyObject *gc)
+{
+        if (!gc_get_objects_orig)
+                gc_get_objects_orig = PyObject_GetAttrString(gc, "get_objects");
+        if (!gc_get_referents_orig)
+                gc_get_referents_orig = PyObject_GetAttrString(gc, "get_referents");
+        PyErr_Clear();
+}
+
+/* gc.get_objects(), the original, with its audit event the runtime's: it runs nothing of the
+ * tool's. */
+static PyObject *gc_objects(void)
+{
+        if (!gc_get_objects_orig)
+                return NULL;
+        audit_runtime(true);
+        PyObject *objs = PyObject_CallNoArgs(gc_get_objects_orig);
+        audit_runtime(false);
+        return objs;
+}
 
 /* gc.freeze as the tool sees it: said here, then done. The tool cannot reach the original
  * (gc.get_referrers and gc.get_referents are refused to it by the audit hook). */
@@ -68,6 +95,8 @@ int exit_watch_freeze(void)
         PyObject *gc = PyImport_ImportModule("gc");
         PyObject *w = PyCFunction_New(&freeze_def, NULL);
         gc_freeze_orig = gc ? PyObject_GetAttrString(gc, "freeze") : NULL;
+        if (gc)
+                gc_originals(gc);
         int r = gc && w && gc_freeze_orig && PyObject_SetAttrString(gc, "freeze", w) == 0 ? 0 : -1;
         Py_XDECREF(w);
         Py_XDECREF(gc);
@@ -129,7 +158,9 @@ static PyObject *std_streams(void)
 /* Marks in `inner` every open candidate that o refers to, directly or through a dict. */
 static void mark_inner(PyObject *getref, PyObject *o, PyObject *open, PyObject *inner)
 {
+        audit_runtime(true); /* the original gc.get_referents runs nothing of the tool's */
         PyObject *refs = PyObject_CallOneArg(getref, o);
+        audit_runtime(false);
         if (!refs || !PyList_Check(refs)) {
                 Py_XDECREF(refs);
                 PyErr_Clear();
@@ -157,7 +188,8 @@ static void mark_inner(PyObject *getref, PyObject *o, PyObject *open, PyObject *
 /* E5: `open` maps key -> object; closes them outermost first. */
 static void close_all(PyObject *gc, PyObject *open)
 {
-        PyObject *getref = PyObject_GetAttrString(gc, "get_referents");
+        (void)gc;
+        PyObject *getref = Py_XNewRef(gc_get_referents_orig);
         for (int round = 0; getref && PyDict_GET_SIZE(open) > 0 && round < 64; round++) {
                 PyObject *inner = PyDict_New();
                 PyObject *items = PyDict_Items(open);
@@ -216,7 +248,9 @@ void exit_warm_prepare(void)
         PyObject *std = std_streams();
         PyObject *r = gc ? PyObject_CallMethod(gc, "collect", NULL) : NULL;
         Py_XDECREF(r);
-        PyObject *objs = gc ? PyObject_CallMethod(gc, "get_objects", NULL) : NULL;
+        if (gc)
+                gc_originals(gc); /* before the tool's first line (R6w) */
+        PyObject *objs = gc ? gc_objects() : NULL;
         warm_open = PyDict_New();
         if (objs && base && std && warm_open)
                 collect_open(objs, (PyTypeObject *)base, std, warm_open);
@@ -299,7 +333,7 @@ int exit_fast(int rc, bool skip)
                         PyObject *u = PyObject_CallMethod(gc, "unfreeze", NULL);
                         Py_XDECREF(u);
                 }
-                PyObject *objs = PyObject_CallMethod(gc, "get_objects", NULL);
+                PyObject *objs = gc_objects();
                 if (!objs || !PyList_Check(objs))
                         PyErr_Clear();
                 else

@@ -96,4 +96,7 @@ int exit_fast(int rc, bool skip);
 int audit_install(struct runner *r);  /* before Py_InitializeFromConfig */
 int audit_arm(struct runner *r);      /* R6c: after the pre-check, before the tool's first line */
 void audit_tool_returned(struct runner *r); /* R9: the tool's code has returned (see tool_asks) */
+/* Around a call of the runner's own that runs no code of the tool's and has no frame (exit.c's
+ * gc.get_objects and gc.get_referents): its audit events are the runtime's, not the tool's. */
+void audit_runtime(bool on);
 void audit_finish(struct runner *r);        /* the summary of refusals not recorded */
